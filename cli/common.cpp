@@ -1,0 +1,42 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "tutti/core/error.hpp"
+
+namespace tutti::cli {
+
+void emit(const Globals& g, const std::string& text) {
+  if (g.output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::ofstream out(g.output, std::ios::binary);
+  if (!out) throw InputError(g.output + ": cannot write output file");
+  out << text;
+  if (!out) throw InputError(g.output + ": write failed");
+}
+
+void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, j.dump(2) + "\n"); }
+
+void note(const Globals& g, const std::string& text) {
+  if (g.verbosity < 0) return;
+  std::fputs(text.c_str(), stderr);
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stderr);
+}
+
+int not_landed(const std::string& what, int issue) {
+  std::fprintf(stderr,
+               "tutti: %s has not landed yet (tracked in issue %d); refusing to print invented "
+               "numbers.\n",
+               what.c_str(), issue);
+  return kUsage;
+}
+
+}  // namespace tutti::cli

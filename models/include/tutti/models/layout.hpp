@@ -1,0 +1,36 @@
+#pragma once
+// Parallel layout and numeric types shared by workloads, engines and the execution backend.
+#include <string>
+#include <string_view>
+
+namespace tutti {
+
+enum class DType { FP32, TF32, BF16, FP16, FP8 };
+/// Bytes per element of a dtype (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
+double dtype_bytes(DType d);
+const char* to_string(DType d);
+
+enum class Recompute { None, Selective, Full };
+enum class PipeSchedule { OneFOneB, Interleaved, GPipe };
+
+/// A parallel layout. GPUs = tp * pp * dp * cp; ep divides dp*cp (experts are sharded over ep ranks
+/// taken from the data-parallel ranks, as Megatron-Core does).
+struct Layout {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  int vp = 1;                 ///< Virtual stages per rank (interleaved 1F1B when > 1).
+  int zero = 1;               ///< ZeRO stage 0..3 (3 == FSDP full sharding).
+  bool fsdp = false;          ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
+  bool sequence_parallel = true;  ///< Megatron SP (only meaningful when tp > 1).
+  int micro_batch = 1;        ///< Sequences per micro-batch.
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  Recompute recompute = Recompute::None;
+
+  int gpus() const { return tp * pp * dp * cp; }
+};
+
+/// Parses "tp=8,pp=4,cp=1,ep=1,zero=1,vp=2,mb=1,dp=4,sp=1,recompute=selective,schedule=1f1b"
+/// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
+Layout parse_layout_flag(std::string_view text, Layout base = {});
+std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."
+
+}  // namespace tutti

@@ -1,0 +1,110 @@
+#pragma once
+// The Program: the contract between workloads and every engine (DESIGN.md "Data flow").
+// One Program describes one training iteration (one optimizer step over the global batch).
+//
+// Ranks that do the same work are described once as a RankClass with a multiplicity: with the
+// Megatron rank order (tp fastest, then cp, then dp, then pp slowest; EP groups are carved out of
+// dp x cp), all ranks of one pipeline stage run the same op list, so a Program has one class per
+// pipeline stage (pp classes), whatever the GPU count. A 16,384-GPU job stays small.
+//
+// Communication ops name their group by parallel dimension (GroupDim); the concrete ranks of a
+// group are a formula of the layout (group_ranks), never stored.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tutti/models/layout.hpp"
+
+namespace tutti {
+
+enum class OpKind : std::uint8_t {
+  Gemm,        ///< C[m,n] += A[m,k] B[k,n], `batch` independent GEMMs of that shape.
+  Attention,   ///< Fused attention (flash-style): batch*heads, seq_q, seq_kv, head_dim.
+  MemBound,    ///< Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
+  Collective,  ///< NCCL-style collective over a group (see Coll, GroupDim).
+  Send,        ///< Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
+  Recv,        ///< Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
+};
+
+enum class Coll : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+
+/// The parallel dimension a communication group spans. DPxCP is the data-parallel gradient group
+/// when context parallelism is on (Megatron reduces gradients over dp*cp ranks).
+enum class GroupDim : std::uint8_t { TP, CP, DP, DPxCP, EP, PP };
+
+/// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so
+/// DP gradient reduction overlaps backward compute, and PP sends overlap the next micro-batch.
+enum class Stream : std::uint8_t { Compute, CommTP, CommCP, CommDP, CommEP, CommPP };
+constexpr int kNumStreams = 6;
+
+enum class Phase : std::uint8_t { Forward, Backward, Recompute, Optimizer, Other };
+
+struct Op {
+  OpKind kind = OpKind::MemBound;
+  Stream stream = Stream::Compute;
+  DType dtype = DType::BF16;
+  Phase phase = Phase::Other;
+  Coll coll = Coll::AllReduce;      ///< Collective only.
+  GroupDim group = GroupDim::TP;    ///< Collective only.
+  std::uint16_t name = 0;           ///< Index into Program::names ("layer.qkv", "dp.grad_rs").
+  std::int16_t peer_delta = 0;      ///< Send/Recv: peer stage = this stage + peer_delta.
+  std::uint32_t group_size = 1;     ///< Collective: ranks in the group.
+  std::uint32_t tag = 0;            ///< Send/Recv: a Send and a Recv with equal tags match.
+  std::uint32_t microbatch = 0;     ///< Which micro-batch (for traces and schedules).
+  // Shapes. Gemm: m, n, k, batch. Attention: batch = micro_batch*heads, m = seq_q, n = seq_kv,
+  // k = head_dim (causal flag in `causal`).
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool causal = false;
+  double flops = 0;  ///< FLOPs this op executes on this rank (2mnk*batch for a Gemm).
+  /// MemBound: bytes read+written in HBM. Collective: the buffer size as nccl-tests reports
+  /// "size" (all_reduce: the buffer; all_gather: the gathered output; reduce_scatter: the full
+  /// input; all_to_all: the whole send buffer). Send/Recv: message bytes.
+  double bytes = 0;
+  /// Indices (into this class's `ops`) of ops that must finish before this one starts,
+  /// stored as a range in RankClass::deps. Ops on one stream also run in order.
+  std::uint32_t dep_begin = 0, dep_count = 0;
+};
+
+/// All ranks of one pipeline stage: the same ops, `multiplicity` times.
+struct RankClass {
+  int stage = 0;                      ///< Pipeline stage (0..pp-1).
+  std::uint32_t multiplicity = 1;     ///< Number of ranks in this class (tp*cp*dp).
+  std::vector<Op> ops;                ///< In program order.
+  std::vector<std::uint32_t> deps;    ///< Dependency lists, ranges referenced by Op::dep_*.
+};
+
+struct Program {
+  Layout layout;
+  int world = 1;                      ///< Total ranks (GPUs).
+  std::vector<RankClass> classes;     ///< One per pipeline stage, in stage order.
+  std::vector<std::string> names;     ///< Op name table.
+  // Iteration-level facts, for rates and MFU.
+  double tokens_per_iteration = 0;    ///< global_batch * seq_len (0 for non-token models).
+  double samples_per_iteration = 0;   ///< global_batch.
+  double model_flops_per_iteration = 0;     ///< Without recompute (MFU numerator).
+  double hardware_flops_per_iteration = 0;  ///< With recompute (HFU numerator).
+  DType dtype = DType::BF16;
+
+  /// Interns a name, returning its index for Op::name.
+  std::uint16_t intern(const std::string& name);
+};
+
+/// Global rank of the rank with coordinates (tp, cp, dp, pp) in the Megatron order.
+int rank_of(const Layout& l, int tp, int cp, int dp, int pp);
+
+/// Coordinates of a global rank.
+struct RankCoords {
+  int tp = 0, cp = 0, dp = 0, pp = 0;
+};
+RankCoords coords_of(const Layout& l, int rank);
+
+/// The global ranks of the `dim` group that contains `rank`, in ring order.
+/// O(group size). EP groups are `ep` consecutive dp indices (within the same tp, cp, pp).
+std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
+
+const char* to_string(OpKind k);
+const char* to_string(Coll c);
+const char* to_string(GroupDim g);
+const char* to_string(Stream s);
+
+}  // namespace tutti

@@ -1,0 +1,103 @@
+#include "tutti/models/program.hpp"
+
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+std::uint16_t Program::intern(const std::string& name) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<std::uint16_t>(i);
+  check_internal(names.size() < 65535, "Program: too many op names");
+  names.push_back(name);
+  return static_cast<std::uint16_t>(names.size() - 1);
+}
+
+int rank_of(const Layout& l, int tp, int cp, int dp, int pp) {
+  return tp + l.tp * (cp + l.cp * (dp + l.dp * pp));
+}
+
+RankCoords coords_of(const Layout& l, int rank) {
+  RankCoords c;
+  c.tp = rank % l.tp;
+  rank /= l.tp;
+  c.cp = rank % l.cp;
+  rank /= l.cp;
+  c.dp = rank % l.dp;
+  c.pp = rank / l.dp;
+  return c;
+}
+
+std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
+  RankCoords c = coords_of(l, rank);
+  std::vector<int> g;
+  switch (dim) {
+    case GroupDim::TP:
+      for (int i = 0; i < l.tp; ++i) g.push_back(rank_of(l, i, c.cp, c.dp, c.pp));
+      break;
+    case GroupDim::CP:
+      for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, c.dp, c.pp));
+      break;
+    case GroupDim::DP:
+      for (int i = 0; i < l.dp; ++i) g.push_back(rank_of(l, c.tp, c.cp, i, c.pp));
+      break;
+    case GroupDim::DPxCP:
+      for (int d = 0; d < l.dp; ++d)
+        for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
+      break;
+    case GroupDim::EP: {
+      int base = (c.dp / l.ep) * l.ep;
+      for (int i = 0; i < l.ep; ++i) g.push_back(rank_of(l, c.tp, c.cp, base + i, c.pp));
+      break;
+    }
+    case GroupDim::PP:
+      for (int i = 0; i < l.pp; ++i) g.push_back(rank_of(l, c.tp, c.cp, c.dp, i));
+      break;
+  }
+  return g;
+}
+
+const char* to_string(OpKind k) {
+  switch (k) {
+    case OpKind::Gemm: return "gemm";
+    case OpKind::Attention: return "attention";
+    case OpKind::MemBound: return "membound";
+    case OpKind::Collective: return "collective";
+    case OpKind::Send: return "send";
+    case OpKind::Recv: return "recv";
+  }
+  return "?";
+}
+const char* to_string(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return "all_reduce";
+    case Coll::AllGather: return "all_gather";
+    case Coll::ReduceScatter: return "reduce_scatter";
+    case Coll::AllToAll: return "alltoall";
+    case Coll::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+const char* to_string(GroupDim g) {
+  switch (g) {
+    case GroupDim::TP: return "tp";
+    case GroupDim::CP: return "cp";
+    case GroupDim::DP: return "dp";
+    case GroupDim::DPxCP: return "dpxcp";
+    case GroupDim::EP: return "ep";
+    case GroupDim::PP: return "pp";
+  }
+  return "?";
+}
+const char* to_string(Stream s) {
+  switch (s) {
+    case Stream::Compute: return "compute";
+    case Stream::CommTP: return "comm_tp";
+    case Stream::CommCP: return "comm_cp";
+    case Stream::CommDP: return "comm_dp";
+    case Stream::CommEP: return "comm_ep";
+    case Stream::CommPP: return "comm_pp";
+  }
+  return "?";
+}
+
+}  // namespace tutti

@@ -1,0 +1,41 @@
+#include "tutti/sim/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace tutti {
+
+double Breakdown::exposed_comm_total() const {
+  double s = 0;
+  for (double x : exposed_comm_s) s += x;
+  return s;
+}
+
+void to_json(nlohmann::json& j, const SimResult& r) {
+  using nlohmann::json;
+  json exposed = json::object();
+  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dpxcp", "ep", "pp"};
+  for (int i = 0; i < 6; ++i) exposed[kDims[i]] = r.breakdown.exposed_comm_s[i];
+  json links = json::array();
+  for (const auto& l : r.bottleneck_links)
+    links.push_back({{"link", l.name}, {"tier", to_string(l.tier)},
+                     {"utilization", l.utilization}, {"bytes", l.bytes}});
+  j = json{{"engine", r.engine},
+           {"iteration_time_s", r.iteration_time_s},
+           {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+           {"samples_per_s", r.samples_per_s},
+           {"tflops_per_gpu", r.tflops_per_gpu},
+           {"mfu", r.mfu},
+           {"hfu", r.hfu},
+           {"breakdown",
+            {{"compute_s", r.breakdown.compute_s},
+             {"exposed_comm_s", exposed},
+             {"bubble_s", r.breakdown.bubble_s},
+             {"other_s", r.breakdown.other_s}}},
+           {"bottleneck_links", links},
+           {"iterations", r.iterations},
+           {"time_to_train_s", r.time_to_train_s},
+           {"memory_per_gpu_bytes", r.memory_per_gpu_bytes},
+           {"wall_s", r.wall_s}};
+}
+
+}  // namespace tutti

@@ -1,0 +1,65 @@
+#pragma once
+// The cluster as a graph of devices and directed links, with routing as a formula (no graph
+// search on big fabrics). Engines route every flow through Topology::route.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tutti {
+
+enum class DeviceKind : std::uint8_t { GPU, NVSwitch, NIC, Switch };
+
+/// Link tiers, for reporting utilisation hot spots and bills of materials.
+enum class Tier : std::uint8_t {
+  NVLink,     ///< GPU <-> NVSwitch (or GPU <-> GPU in a mesh)
+  PCIe,       ///< GPU <-> NIC inside a node
+  Access,     ///< NIC <-> leaf switch
+  LeafSpine,  ///< leaf <-> spine
+  SpineCore,  ///< spine <-> core (3-tier)
+  Local,      ///< dragonfly intra-group
+  Global,     ///< dragonfly inter-group
+  Torus,      ///< torus neighbour link
+};
+const char* to_string(Tier t);
+
+struct Device {
+  DeviceKind kind;
+  std::uint32_t index;  ///< Index among devices of its kind (GPU index == rank).
+  std::uint8_t level;   ///< Switch level (0 leaf, 1 spine, 2 core); 0 otherwise.
+};
+
+struct Link {
+  std::uint32_t src, dst;  ///< Device ids.
+  double bandwidth_Bps;    ///< Per direction (each direction is its own Link).
+  double latency_s;
+  Tier tier;
+};
+
+/// A routed cluster. Subclasses are the fabric generators; route() is their formula.
+class Topology {
+ public:
+  virtual ~Topology() = default;
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Link>& links() const { return links_; }
+  int num_gpus() const { return num_gpus_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  std::uint32_t gpu_device(int gpu) const { return gpu_device_[gpu]; }
+
+  /// Clears `out` and fills it with the link ids of the path from GPU `src` to GPU `dst`
+  /// (src != dst). `hash` picks among equal-cost paths (ECMP), deterministically.
+  /// Must be O(path length) and allocation-free once `out` has capacity.
+  virtual void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+
+  /// Human description ("rail-optimized fat-tree, 3 tiers, 1:1").
+  virtual std::string describe() const = 0;
+
+ protected:
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  std::vector<std::uint32_t> gpu_device_;
+  int num_gpus_ = 0;
+  int gpus_per_node_ = 1;
+};
+
+}  // namespace tutti
