@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
 #include "tutti/sim/facility.hpp"
 
 namespace tutti {
@@ -21,12 +22,66 @@ void check_options(const FacilityOptions& o) {
   if (!(o.maintenance_frac_per_year >= 0 && o.maintenance_frac_per_year <= 1))
     bad("maintenance_frac_per_year", o.maintenance_frac_per_year, "0..1");
   if (!(o.utilization > 0 && o.utilization <= 1)) bad("utilization", o.utilization, "0 < u <= 1");
+  if (!(o.power_cap_W >= 0)) bad("power_cap_W", o.power_cap_W, ">= 0 W (0 = TDP)");
   if (!(o.min_clock_factor > 0 && o.min_clock_factor <= 1))
     bad("min_clock_factor", o.min_clock_factor, "0 < f <= 1");
   if (!(o.checkpoint_interval_s >= 0))
     bad("checkpoint_interval_s", o.checkpoint_interval_s, ">= 0 (0 = Young's optimum)");
   if (o.monte_carlo_trials < 0 || o.monte_carlo_trials > 1000000)
     bad("monte_carlo_trials", o.monte_carlo_trials, "0..1000000");
+}
+
+namespace {
+std::string fmt(const char* f, double a);
+}  // namespace
+
+FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
+  constexpr const char* kExpected =
+      "comma-separated KEY=VALUE with KEY in life, facility_life, maintenance, utilization, "
+      "power_cap, min_clock, profile, restart, interval, trials";
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto comma = text.find(',', pos);
+    auto item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
+    pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InputError("--facility", std::string(item), "\"" + std::string(item) + "\"", kExpected);
+    std::string key(item.substr(0, eq)), val(item.substr(eq + 1));
+    auto fail = [&](const std::string& expected) -> double {
+      throw InputError("--facility", key, "\"" + val + "\"", expected);
+    };
+    auto number = [&](double lo, double hi) {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(val, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != val.size() || val.empty() || !(v >= lo && v <= hi))
+        return fail("a number in [" + fmt("%g", lo) + ", " + fmt("%g", hi) + "]");
+      return v;
+    };
+    auto quantity = [&](Dim d) {
+      auto v = parse_quantity(val, d);
+      if (!v || !(*v >= 0)) return fail(dim_expectation(d));
+      return *v;
+    };
+    if (key == "life") o.hardware_life_years = number(0.1, 50);
+    else if (key == "facility_life") o.facility_life_years = number(0.1, 100);
+    else if (key == "maintenance") o.maintenance_frac_per_year = number(0, 1);
+    else if (key == "utilization") o.utilization = number(1e-3, 1);
+    else if (key == "power_cap") o.power_cap_W = quantity(Dim::Power);
+    else if (key == "min_clock") o.min_clock_factor = number(0.01, 1);
+    else if (key == "profile") o.reliability_profile = val;
+    else if (key == "restart") o.restart_s = quantity(Dim::Time);
+    else if (key == "interval") o.checkpoint_interval_s = val == "young" ? 0.0 : quantity(Dim::Time);
+    else if (key == "trials") o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
+    else throw InputError("--facility", key, "\"" + std::string(item) + "\"", kExpected);
+  }
+  return o;
 }
 
 namespace {
@@ -47,12 +102,16 @@ void check_inputs(const FacilityInputs& in) {
 
 }  // namespace
 
-FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions& o,
+FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityOptions& o,
                                  const Retimer& retime) {
   check_options(o);
-  check_inputs(in);
+  check_inputs(in_given);
+  FacilityInputs in = in_given;
+  if (o.power_cap_W > 0) in.gpu.power_cap_W = o.power_cap_W;
   FacilityResult r;
-  r.cooling = solve_cooling(in, o, retime);
+  r.options = o;
+  Retimer rt = retime ? retime : Retimer([&in](double s) { return rescale_times(in.times, s); });
+  r.cooling = solve_cooling(in, o, rt);
   const IterationTimes& t = r.cooling.times;
   r.power = compute_power(in, t, r.cooling.throttle_factor);
   r.storage = compute_storage(in, t);
@@ -201,7 +260,15 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
               {"storage", storage},
               {"time_to_train_s", num(r.time_to_train_s)},
               {"effective_time_to_train_s", num(r.effective_time_to_train_s)},
-              {"notes", r.notes}};
+              {"notes", r.notes},
+              {"assumptions",
+               {{"hardware_life_years", r.options.hardware_life_years},
+                {"facility_life_years", r.options.facility_life_years},
+                {"maintenance_frac_per_year", r.options.maintenance_frac_per_year},
+                {"utilization", r.options.utilization},
+                {"power_cap_W", r.options.power_cap_W > 0 ? num(r.options.power_cap_W) : json(nullptr)},
+                {"min_clock_factor", r.options.min_clock_factor},
+                {"reliability_profile", r.options.reliability_profile}}}};
 }
 
 namespace {

@@ -147,3 +147,23 @@ TEST_CASE("facility reliability: schema and parser agree") {
   both_reject("profiles.0.classes.0.failures", -2, false);
   both_reject("profiles.0.classes", json::array(), false);
 }
+
+TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%, as reported") {
+  // 16,384 H100, 405B parameters x 14 B (bf16 weights + fp32 master and Adam moments) written to
+  // Tectonic at its 2 TB/s sustained rate (hardware-facts.md 5). Llama 3 reports > 90% effective
+  // training time. (The 10 min restart default was bounded with this report, so this checks the
+  // chain of formulas with published inputs rather than predicting the report independently.)
+  FacilityInputs in = testing::small_cluster();
+  in.gpus = 16384;
+  in.nodes = 2048;
+  in.nics = 16384;
+  in.network_links = 3 * 16384;
+  in.checkpoint_bytes = 405e9 * 14;
+  in.storage_write_Bps = 2e12;
+  FacilityOptions o;
+  o.monte_carlo_trials = 200;
+  ReliabilityResult r = compute_reliability(in, o, 54 * 86400.0);
+  CHECK(r.goodput > 0.90);
+  CHECK(r.goodput < 0.97);
+  CHECK(r.monte_carlo.p50_s == doctest::Approx(r.effective_time_to_train_s).epsilon(0.02));
+}

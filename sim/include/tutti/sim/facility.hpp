@@ -13,6 +13,7 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tutti {
@@ -109,10 +110,17 @@ struct FacilityOptions {
   double restart_s = -1;             ///< < 0: the profile's restart time.
   double checkpoint_interval_s = 0;  ///< 0: Young's optimum sqrt(2 C M).
   int monte_carlo_trials = 1000;     ///< 0 disables the Monte-Carlo estimate.
+  double power_cap_W = 0;            ///< > 0: overrides the GPU power cap (nvidia-smi -pl).
   std::uint64_t seed = 1;
 };
 /// Throws InputError naming the option when a value is out of range.
 void check_options(const FacilityOptions& o);
+/// Parses the `--facility` flag, comma-separated KEY=VALUE on top of `base`:
+///   life=5 (hardware years), facility_life=15, maintenance=0.05 (of capex per year),
+///   utilization=0.8, power_cap=500W, min_clock=0.2, profile=llama3, restart=10min,
+///   interval=30min (checkpoint interval; "young" for the optimum), trials=1000.
+/// Throws InputError (file "--facility") naming the bad item and what was expected.
+FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions base = {});
 
 // ------------------------------------------------------------------------------------------
 // Power
@@ -299,6 +307,7 @@ struct FacilityResult {
   double time_to_train_s = 0;      ///< After throttling and data stalls, before failures.
   double effective_time_to_train_s = 0;  ///< Including checkpoints, rework and restarts.
   std::vector<std::string> notes;  ///< Assumptions that matter for this case.
+  FacilityOptions options;         ///< The options used (reported as "assumptions").
 };
 
 /// Runs all models. Throws InputError for out-of-range options or inputs (e.g. no GPUs).
