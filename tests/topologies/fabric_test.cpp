@@ -328,7 +328,11 @@ TEST_CASE("fabric: dual-plane and RoCE variants") {
   Cluster r = make_cluster(p);
   CHECK(r.transport.kind == "roce");
   CHECK(r.facts.switches[0].radix == 128);
-  Cluster ib = make_cluster(ClusterParams{.name = "ib", .node = "dgx-h100", .nodes = 64, .fabric = "fat_tree"});
+  ClusterParams q;
+  q.node = "dgx-h100";
+  q.nodes = 64;
+  q.fabric = "fat_tree";
+  Cluster ib = make_cluster(q);
   r.topology->route(0, 100, 1, path);
   double roce_lat = r.topology->path_latency_s(path);
   ib.topology->route(0, 100, 1, path);
