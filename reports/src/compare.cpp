@@ -49,7 +49,7 @@ constexpr Dim kDims[] = {{"tp", "TP"},       {"cp", "CP"}, {"dp", "DP"},
                          {"dpxcp", "DP×CP"}, {"ep", "EP"}, {"pp", "PP"}};
 
 struct Arch {
-  std::string name, file, description, error;
+  std::string name, file, description, error, layout;
   bool ok = false;
   json sim, topo, over;
   double gpus = kNaN;
@@ -67,6 +67,7 @@ Arch read_arch(const json& a, double tokens) {
   r.description = get_str(a, "description");
   r.ok = a.value("ok", false);
   r.error = get_str(a, "error");
+  r.layout = get_str(a, "layout");
   r.sim = a.value("simulation", json::object());
   r.topo = a.value("topology", json::object());
   r.over = a.value("oversubscription", json::object());
@@ -199,18 +200,24 @@ Table bom_table(const Arch& a) {
   const json& bom = a.topo.contains("bom") ? a.topo.at("bom") : json();
   auto add = [&](const std::string& key, const json& e) {
     if (!e.is_object()) return;
+    // Lines the topology marks as not network (the nodes themselves) belong to compute capex.
+    if (e.contains("network") && e.at("network").is_boolean() && !e.at("network").get<bool>()) return;
     std::string item = first_str(e, {"item", "part", "name", "id"});
     if (item.empty()) item = key;
-    std::string tier = first_str(e, {"tier", "where", "role"});
-    if (!tier.empty()) item += " (" + tier + ")";
+    std::string where = first_str(e, {"role", "tier", "where"});
+    if (!where.empty()) item += " (" + where + ")";
     double count = first_num(e, {"count", "quantity", "qty"});
     double unit = first_num(e, {"unit_price_usd", "price_usd_each", "unit_usd"});
-    double cost = first_num(e, {"cost_usd", "total_usd", "capex_usd", "price_usd"});
+    double cost = first_num(e, {"price_usd", "cost_usd", "total_usd", "capex_usd"});
     if (!std::isfinite(cost) && std::isfinite(unit) && std::isfinite(count)) cost = unit * count;
     if (!std::isfinite(unit) && std::isfinite(cost) && count > 0) unit = cost / count;
     double power = first_num(e, {"power_W", "total_power_W"});
-    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"kind", "type", "category"})),
-                      Cell::num(count), Cell::num(unit), Cell::num(cost), Cell::num(power)});
+    double unit_power = first_num(e, {"unit_power_W"});
+    if (!std::isfinite(power) && std::isfinite(unit_power) && std::isfinite(count)) power = unit_power * count;
+    bool estimate = e.contains("price_estimate") && e.at("price_estimate").is_boolean() && e.at("price_estimate").get<bool>();
+    std::string hint = estimate ? "estimated price (the catalog marks it so)" : "";
+    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"category", "kind", "type"})), Cell::num(count),
+                      Cell::num(unit, hint), Cell::num(cost, hint), Cell::num(power)});
   };
   if (bom.is_array())
     for (const auto& e : bom) add({}, e);
@@ -243,6 +250,7 @@ Section summary_section(const std::vector<Arch>& as, const json& data) {
       {"cluster_file", "Cluster file", Unit::Text, ""},
       {"status", "Status", Unit::Text, "ok, or why the simulation failed"},
       {"gpus", "GPUs", Unit::Count, ""},
+      {"layout", "Layout", Unit::Text, "Parallel layout used on this cluster"},
       {"iteration_time_s", "Iteration", Unit::Seconds, "Simulated time of one training iteration"},
       {"time_to_train_s", "Time to train", Unit::Seconds,
        "Iterations × iteration time (before failures)"},
@@ -267,6 +275,7 @@ Section summary_section(const std::vector<Arch>& as, const json& data) {
     auto best = [&](int b) { return many && b == i; };
     t.rows.push_back({Cell::str(a.name, a.description), Cell::str(a.file),
                       a.ok ? Cell::str("ok") : Cell::str("failed", a.error), Cell::num(a.gpus),
+                      a.layout.empty() ? Cell::none() : Cell::str(a.layout),
                       num_best(a.iter_s, best(b_iter)), num_best(a.ttt_s, best(b_ttt)),
                       Cell::num(a.tok_per_s_gpu), Cell::num(a.mfu),
                       num_best(a.exposed_s, best(b_exp)), num_best(a.net_capex_usd, best(b_net)),
