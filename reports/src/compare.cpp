@@ -201,7 +201,8 @@ Table bom_table(const Arch& a) {
   auto add = [&](const std::string& key, const json& e) {
     if (!e.is_object()) return;
     // Lines the topology marks as not network (the nodes themselves) belong to compute capex.
-    if (e.contains("network") && e.at("network").is_boolean() && !e.at("network").get<bool>()) return;
+    if (e.contains("network") && e.at("network").is_boolean() && !e.at("network").get<bool>())
+      return;
     std::string item = first_str(e, {"item", "part", "name", "id"});
     if (item.empty()) item = key;
     std::string where = first_str(e, {"role", "tier", "where"});
@@ -213,11 +214,14 @@ Table bom_table(const Arch& a) {
     if (!std::isfinite(unit) && std::isfinite(cost) && count > 0) unit = cost / count;
     double power = first_num(e, {"power_W", "total_power_W"});
     double unit_power = first_num(e, {"unit_power_W"});
-    if (!std::isfinite(power) && std::isfinite(unit_power) && std::isfinite(count)) power = unit_power * count;
-    bool estimate = e.contains("price_estimate") && e.at("price_estimate").is_boolean() && e.at("price_estimate").get<bool>();
+    if (!std::isfinite(power) && std::isfinite(unit_power) && std::isfinite(count))
+      power = unit_power * count;
+    bool estimate = e.contains("price_estimate") && e.at("price_estimate").is_boolean() &&
+                    e.at("price_estimate").get<bool>();
     std::string hint = estimate ? "estimated price (the catalog marks it so)" : "";
-    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"category", "kind", "type"})), Cell::num(count),
-                      Cell::num(unit, hint), Cell::num(cost, hint), Cell::num(power)});
+    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"category", "kind", "type"})),
+                      Cell::num(count), Cell::num(unit, hint), Cell::num(cost, hint),
+                      Cell::num(power)});
   };
   if (bom.is_array())
     for (const auto& e : bom) add({}, e);
@@ -384,8 +388,8 @@ Section comm_section(const std::vector<Arch>& as) {
   }
   if (dims.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No exposed communication.",
-                               oks.empty() ? " No architecture simulated."
-                                           : " All communication is hidden behind compute."});
+                               oks.empty() ? "No architecture simulated."
+                                           : "All communication is hidden behind compute."});
   } else {
     s.blocks.push_back(std::move(c));
   }
@@ -443,7 +447,7 @@ Section links_section(const std::vector<Arch>& as) {
   }
   if (tiers.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No link data.",
-                               " The simulation results list no bottleneck links."});
+                               "The simulation results list no bottleneck links."});
     return s;
   }
   Chart c;
@@ -508,7 +512,7 @@ Section network_section(const std::vector<Arch>& as) {
     Table t = bom_table(a);
     if (t.rows.empty()) {
       if (!a.topo.empty())
-        s.blocks.push_back(Callout{Callout::Level::Info, a.name + ": ",
+        s.blocks.push_back(Callout{Callout::Level::Info, a.name + ":",
                                    "the topology lists no bill of materials."});
       continue;
     }
@@ -517,7 +521,7 @@ Section network_section(const std::vector<Arch>& as) {
   }
   if (!any && !c.has_data())
     s.blocks.push_back(Callout{Callout::Level::Warning, "No bill of materials.",
-                               " No architecture came with network parts, cost or power."});
+                               "No architecture came with network parts, cost or power."});
   return s;
 }
 
@@ -552,7 +556,7 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   if (!any_cost && !oks.empty())
     s.blocks.push_back(
         Callout{Callout::Level::Warning, "No cost model in the results.",
-                " The simulation results carry no cost figures, so cost per run and per token "
+                "The simulation results carry no cost figures, so cost per run and per token "
                 "are not shown (never estimated here)."});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   if (std::isfinite(tokens))
@@ -658,10 +662,10 @@ Section oversub_section(const std::vector<Arch>& as) {
   if (c.has_data()) s.blocks.push_back(std::move(c));
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   for (const auto& u : unsupported)
-    s.blocks.push_back(Callout{Callout::Level::Info, "Not swept: ", u});
+    s.blocks.push_back(Callout{Callout::Level::Info, "Not swept:", u});
   if (t.rows.empty() && unsupported.empty())
     s.blocks.push_back(
-        Callout{Callout::Level::Info, "Nothing to sweep: ", "no architecture simulated."});
+        Callout{Callout::Level::Info, "Nothing to sweep:", "no architecture simulated."});
   return s;
 }
 
@@ -690,17 +694,17 @@ Report build_compare_report(const nlohmann::json& data) {
   auto oks = ok_archs(as);
   for (const auto& a : as)
     if (!a.ok)
-      r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ": ",
+      r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ":",
                                   a.error.empty() ? "no reason given" : a.error});
   if (as.empty())
     r.notices.push_back(
-        Callout{Callout::Level::Error, "No architecture given.", " Nothing to compare."});
+        Callout{Callout::Level::Error, "No architecture given.", "Nothing to compare."});
   else if (oks.empty())
     r.notices.push_back(Callout{Callout::Level::Error, "No architecture could be simulated.",
-                                " There is nothing to compare; see the failures above."});
+                                "There is nothing to compare; see the failures above."});
   else if (oks.size() == 1)
     r.notices.push_back(
-        Callout{Callout::Level::Warning, "Only one architecture: ",
+        Callout{Callout::Level::Warning, "Only one architecture:",
                 as.size() == 1
                     ? oks[0]->name + " is described alone; there is nothing to compare it with."
                     : oks[0]->name +
@@ -722,7 +726,7 @@ Report build_compare_report(const nlohmann::json& data) {
                                                 : "; " + c.winner + " is the cheapest per token.";
       else
         line += ".";
-      r.notices.insert(r.notices.begin(), Callout{Callout::Level::Good, "Verdict: ", line});
+      r.notices.insert(r.notices.begin(), Callout{Callout::Level::Good, "Verdict:", line});
     }
   }
   r.sections.push_back(summary_section(as, data));

@@ -284,7 +284,7 @@ void table(std::string& o, const Table& t) {
 
 void chart(std::string& o, const Chart& c, nlohmann::json& specs) {
   if (!c.has_data()) {
-    callout(o, Callout{Callout::Level::Warning, c.title + ": ", "no data to draw."});
+    callout(o, Callout{Callout::Level::Warning, c.title + ":", "no data to draw."});
     return;
   }
   specs.push_back(chart_json(c));
