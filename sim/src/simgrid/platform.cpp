@@ -1,5 +1,6 @@
 // SimGrid platform of a tutti Topology (routing zone on Topology::route) and process isolation.
 #include <simgrid/kernel/routing/NetPoint.hpp>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,15 +11,12 @@
 
 #include "sg_platform.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/engine.hpp"
 
 namespace tutti::sg {
 
 namespace kr = simgrid::kernel::routing;
 namespace sg4 = simgrid::s4u;
-
-namespace {
-std::uint64_t g_next_hash = 0;
-}
 
 std::vector<std::string> engine_args() {
   return {"tutti",
@@ -31,16 +29,32 @@ std::vector<std::string> engine_args() {
           "--log=no_loc"};
 }
 
-void TopologyZone::set_next_hash(std::uint64_t h) { g_next_hash = h; }
+sg4::Engine& make_engine() {
+  static std::vector<std::string> args = engine_args();
+  static std::vector<char*> argv;
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  return *new sg4::Engine(&argc, argv.data());  // lives until the child's _exit
+}
 
-TopologyZone::TopologyZone(const Topology& topo, double gpu_flops, bool zero_latency)
-    : kr::NetZoneImpl("tutti"), topo_(topo) {
+double peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) * 1024.0;
+}
+
+TopologyZone::TopologyZone(const Topology& topo, double gpu_flops, const std::vector<double>& capacity_Bps,
+                           std::uint64_t seed)
+    : kr::NetZoneImpl("tutti"), topo_(topo), seed_(seed) {
   const int n = topo.num_gpus();
   gpus_.reserve(n);
   for (int r = 0; r < n; ++r) {
     sg4::Host* h = create_host("gpu" + std::to_string(r), {gpu_flops});
-    // Compute ops of different streams may overlap on one GPU; cores keep them from sharing.
-    h->set_core_count(8);
+    // The native engine lets compute ops of different streams overlap on one GPU without
+    // slowing each other; enough cores keep SimGrid's CPU model from sharing them.
+    h->set_core_count(kNumStreams + 2);
     h->seal();
     const unsigned long id = h->get_netpoint()->id();
     if (gpu_by_netpoint_.size() <= id) gpu_by_netpoint_.resize(id + 1, -1);
@@ -48,13 +62,14 @@ TopologyZone::TopologyZone(const Topology& topo, double gpu_flops, bool zero_lat
     gpus_.push_back(h);
   }
   const auto& links = topo.links();
+  check_internal(capacity_Bps.size() == links.size(), "TopologyZone: one capacity per link");
   links_.reserve(links.size());
   for (std::size_t i = 0; i < links.size(); ++i) {
     std::string name(1, 'L');
     name += std::to_string(i);
-    sg4::Link* l = create_link(name, {links[i].bandwidth_Bps});
+    sg4::Link* l = create_link(name, {capacity_Bps[i]});
     l->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
-    l->set_latency(zero_latency ? 0.0 : links[i].latency_s);
+    l->set_latency(0.0);
     l->seal();
     links_.push_back(l);
   }
@@ -72,19 +87,11 @@ void TopologyZone::get_local_route(const kr::NetPoint* src, const kr::NetPoint* 
                                    double* latency) {
   const int s = gpu_of(src), d = gpu_of(dst);
   if (s == d) return;
-  topo_.route(s, d, g_next_hash, path_);
+  topo_.route(s, d, flow_hash(seed_, s, d), path_);
   for (std::uint32_t l : path_) {
     into->link_list_.push_back(links_[l]->get_impl());
     if (latency) *latency += links_[l]->get_latency();
   }
-}
-
-double TopologyZone::route_latency_s(int src, int dst, std::uint64_t hash) const {
-  if (src == dst) return 0;
-  topo_.route(src, dst, hash, path_);
-  double lat = 0;
-  for (std::uint32_t l : path_) lat += topo_.links()[l].latency_s;
-  return lat;
 }
 
 std::string run_isolated(const std::function<std::string()>& child) {

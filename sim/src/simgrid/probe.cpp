@@ -10,11 +10,7 @@ namespace tutti {
 SimgridPlatformProbe probe_simgrid_platform(const std::string& path, const std::string& src_host,
                                             const std::string& dst_host) {
   const std::string out = sg::run_isolated([&]() -> std::string {
-    std::vector<std::string> args = sg::engine_args();
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    int argc = static_cast<int>(argv.size());
-    simgrid::s4u::Engine e(&argc, argv.data());
+    simgrid::s4u::Engine& e = sg::make_engine();
     try {
       e.load_platform(path);
     } catch (const std::exception& ex) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,30 +21,23 @@ namespace tutti::sg {
 /// Engine constructor arguments (argv[0] included).
 std::vector<std::string> engine_args();
 
-/// A routing zone whose routes are Topology::route, computed on demand (nothing precomputed, so
-/// 1,024 GPUs cost no N^2 table). One SimGrid host per GPU ("gpu<rank>"), one SimGrid link per
-/// tutti directed link ("L<id>"), SHARED policy: every tutti link is one direction of one cable,
-/// so its SimGrid link carries only flows of that direction.
+/// A routing zone whose routes are Topology::route with the engines' ECMP hash
+/// (flow_hash(seed, src, dst)), computed on demand: nothing precomputed, so 1,024 GPUs cost no
+/// N^2 table. One SimGrid host per GPU ("gpu<rank>"), one SimGrid link per tutti directed link
+/// ("L<id>") with the capacity the native engine gives it (bandwidth x the profile's tier
+/// efficiency), SHARED policy: a tutti link is one direction of a cable, so its SimGrid link
+/// carries only flows of that direction.
 ///
-/// ECMP: Topology::route takes a per-flow hash, SimGrid routes by (src, dst) only. The runner sets
-/// `set_next_hash()` right before starting each comm; all comms start from maestro (timers and
-/// completion callbacks, no actors), where Comm::start runs synchronously, so the route computed
-/// for that comm is the one of that hash.
-///
-/// Latency: CM02 weighs each flow's max-min share by its route latency (the variable's penalty is
-/// the latency: network_cm02.cpp `action->sharing_penalty_ = latency`), which is not plain
-/// max-min. With `zero_latency` the links carry no latency (every flow then has penalty 1: plain
+/// Latency: CM02 weighs each flow's max-min share by its route latency (the LMM variable's
+/// penalty is the route latency: network_cm02.cpp `action->sharing_penalty_ = latency`), which is
+/// not plain max-min. So the links carry no latency (every flow then has penalty 1: plain
 /// max-min) and the runner pays each flow's route latency itself, before the transfer, with a
 /// kernel timer; during that time the flow uses no bandwidth, exactly as CM02 does.
 class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
  public:
-  TopologyZone(const Topology& topo, double gpu_flops, bool zero_latency);
-  /// Route hash of the next comm to start (see class comment).
-  static void set_next_hash(std::uint64_t h);
+  TopologyZone(const Topology& topo, double gpu_flops, const std::vector<double>& capacity_Bps,
+               std::uint64_t seed);
   const std::vector<simgrid::s4u::Host*>& gpus() const { return gpus_; }
-  const std::vector<simgrid::s4u::Link*>& links() const { return links_; }
-  /// Sum of the tutti latencies of the route (independent of `zero_latency`).
-  double route_latency_s(int src, int dst, std::uint64_t hash) const;
 
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
@@ -51,11 +45,19 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
  private:
   int gpu_of(const simgrid::kernel::routing::NetPoint* p) const;
   const Topology& topo_;
+  std::uint64_t seed_;
   std::vector<simgrid::s4u::Host*> gpus_;
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<int> gpu_by_netpoint_;  ///< NetPoint id -> GPU rank (-1: not a GPU).
-  mutable std::vector<std::uint32_t> path_;
+  std::vector<std::uint32_t> path_;
 };
+
+/// Constructs the SimGrid engine of this (child) process with engine_args(). Never destroyed:
+/// the child ends with _exit.
+simgrid::s4u::Engine& make_engine();
+
+/// Peak resident memory of this process (bytes).
+double peak_rss_bytes();
 
 /// Runs `child` in a forked process and returns the bytes it returns. SimGrid 3.32 allows one
 /// Engine per process and keeps global state, so every SimGrid run (engine, probe) is a child.
