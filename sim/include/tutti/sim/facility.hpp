@@ -1,0 +1,326 @@
+#pragma once
+// Facility models: power, cooling and thermal throttling, cost, failures and checkpoints, storage.
+// They turn one simulated training iteration (per-stream busy times of the busiest rank class)
+// and the cluster's hardware into watts, joules, dollars, goodput and stall fractions.
+// Every formula and its source is documented in docs/facility.md; units are SI throughout
+// (W, J, s, B, B/s, USD).
+//
+// The models read a plain FacilityInputs struct (filled from Cluster / Workload / SimResult by
+// facility_inputs() in the adapter, or by hand in tests) and user choices in FacilityOptions.
+// evaluate_facility() chains them: power -> cooling fixed point (throttling) -> storage stall ->
+// failures/checkpoints -> cost. Each stage is also callable alone for tests and the planner.
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tutti {
+
+class Doc;
+
+// ------------------------------------------------------------------------------------------
+// Inputs
+
+/// Per-GPU draw by activity. Compute- and memory-bound draws are fractions of TDP; they and the
+/// overlap extra are estimates (docs/facility.md "Power"). Power of a state at clock factor f
+/// (1 = nominal): idle_W + (demand - idle_W) * f^3 (DVFS: P_dyn ~ f V^2 with V ~ f), then capped.
+struct GpuPowerModel {
+  double tdp_W = 700;           ///< Board power limit (H100 SXM: 700 W).
+  double idle_W = 75;           ///< Static/idle draw; also the floor of the DVFS model.
+  double power_cap_W = 0;       ///< Configured cap (nvidia-smi -pl); 0 = TDP.
+  double compute_frac = 1.0;    ///< Compute-bound kernels (GEMM) run at the power limit.
+  double memory_frac = 0.65;    ///< Memory-bound kernels (est.).
+  double comm_frac = 0.40;      ///< Communication only: copy engines, NVLink, NIC DMA (est.).
+  double overlap_extra_W = 30;  ///< Added while communication overlaps compute (est.).
+  double cap_W() const { return power_cap_W > 0 ? power_cap_W : tdp_W; }
+};
+
+/// One iteration of the busiest rank class, seconds. Streams may overlap:
+/// gemm_busy_s + memory_busy_s (the compute stream) <= iteration_s.
+struct IterationTimes {
+  double iteration_s = 0;
+  double gemm_busy_s = 0;    ///< Compute-bound kernels.
+  double memory_busy_s = 0;  ///< Memory-bound kernels (norms, activations, optimizer).
+  double comm_busy_s = 0;    ///< Communication stream busy (overlapped or exposed).
+};
+
+/// Re-times an iteration with compute ops slowed by `compute_slowdown` (>= 1): either the
+/// engine re-simulated with SimOptions::compute_slowdown, or rescale_times() (the default).
+using Retimer = std::function<IterationTimes(double compute_slowdown)>;
+
+/// Linear rescale: gemm and memory busy times * s, iteration + (gemm + memory) * (s - 1),
+/// communication unchanged (conservative: assumes the compute stream is on the critical path).
+IterationTimes rescale_times(const IterationTimes& t, double compute_slowdown);
+
+/// Everything the facility models need, in SI. Counts are of the whole cluster.
+struct FacilityInputs {
+  std::string gpu_name;
+  int gpus = 0, nodes = 0, gpus_per_node = 8;
+  int nics = 0;            ///< Scale-out NICs.
+  int switches = 0;        ///< Fabric switches.
+  int network_links = 0;   ///< Scale-out cables (NIC-leaf, leaf-spine, ...).
+  int racks = 0;           ///< Compute racks as laid out by the topology; 0 = derive.
+  int nodes_per_rack = 0;  ///< 0 = floor(rack_power_W / node_max_power_W), at least 1.
+
+  GpuPowerModel gpu;
+  double node_overhead_W = 0;   ///< CPUs, DRAM, fans, NICs per node at load.
+  double node_max_power_W = 0;  ///< Nameplate per node (power provisioning).
+  double network_power_W = 0;   ///< Switches + optics + NICs outside nodes (from the BOM).
+  double storage_power_W = 0;
+
+  // Facility.
+  std::string facility_name;
+  bool liquid = false;
+  double pue = 1.3;
+  double rack_power_W = 40e3;    ///< Power a rack may draw (placement).
+  double rack_cooling_W = 40e3;  ///< Heat the room removes per rack.
+  double total_cooling_W = 0;    ///< Heat the room removes in total; 0 = unlimited.
+  double electricity_usd_per_J = 0;
+  double buildout_usd_per_W = 0;  ///< Facility capex per W of provisioned IT power.
+
+  // The simulated iteration and the run.
+  IterationTimes times;
+  double iterations = 0;  ///< Iterations to train.
+  double tokens_per_iteration = 0, samples_per_iteration = 0;
+
+  // Prices.
+  double gpu_price_usd = 0;
+  double node_price_usd = 0;  ///< Whole server with its GPUs; 0 = gpus_per_node * gpu price.
+  double network_capex_usd = 0;  ///< Switches, NICs, optics, cables (BOM).
+  double storage_capex_usd = 0;
+  double cloud_usd_per_gpu_hour = 0;  ///< 0 = unknown (no cloud comparison).
+
+  // Checkpoints and data.
+  double checkpoint_bytes = 0;  ///< Model + optimizer state of one checkpoint.
+  double storage_read_Bps = 0, storage_write_Bps = 0;  ///< Aggregate; 0 = unknown.
+  double input_bytes_per_token = 4;   ///< Tokenised text, uint32 ids (est.).
+  double input_bytes_per_sample = 0;  ///< Used when > 0 instead of per-token bytes.
+};
+
+/// User choices with their defaults (docs/facility.md). All validated by check_options().
+struct FacilityOptions {
+  double hardware_life_years = 5;    ///< Amortisation of servers, network, storage.
+  double facility_life_years = 15;   ///< Amortisation of the build-out (est.).
+  double maintenance_frac_per_year = 0.05;  ///< Of hardware capex per year (est.).
+  double utilization = 1.0;          ///< Share of hours the owned cluster does paid work.
+  double min_clock_factor = 0.2;     ///< Lowest DVFS clock / nominal before cooling "does not fit".
+  std::string reliability_profile = "llama3";
+  double restart_s = -1;             ///< < 0: the profile's restart time.
+  double checkpoint_interval_s = 0;  ///< 0: Young's optimum sqrt(2 C M).
+  int monte_carlo_trials = 1000;     ///< 0 disables the Monte-Carlo estimate.
+  double power_cap_W = 0;            ///< > 0: overrides the GPU power cap (nvidia-smi -pl).
+  std::uint64_t seed = 1;
+};
+/// Throws InputError naming the option when a value is out of range.
+void check_options(const FacilityOptions& o);
+/// Parses the `--facility` flag, comma-separated KEY=VALUE on top of `base`:
+///   life=5 (hardware years), facility_life=15, maintenance=0.05 (of capex per year),
+///   utilization=0.8, power_cap=500W, min_clock=0.2, profile=llama3, restart=10min,
+///   interval=30min (checkpoint interval; "young" for the optimum), trials=1000.
+/// Throws InputError (file "--facility") naming the bad item and what was expected.
+FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions base = {});
+
+// ------------------------------------------------------------------------------------------
+// Power
+
+/// One constant-power piece of the iteration timeline (lock-step across the cluster).
+struct PowerSegment {
+  std::string state;  ///< "compute+comm", "compute", "memory+comm", "memory", "comm", "idle"
+  double start_s = 0, duration_s = 0;
+  double gpu_W = 0;  ///< One GPU.
+  double it_W = 0;   ///< Whole cluster IT power (GPUs + node overhead + network + storage).
+};
+
+struct PowerResult {
+  double clock_factor = 1;  ///< Clock the timeline ran at (1 = nominal).
+  std::vector<PowerSegment> timeline;  ///< Covers [0, iteration_s) without gaps.
+  double iteration_s = 0;
+  double gpu_avg_W = 0, gpu_peak_W = 0, gpu_min_W = 0;
+  double node_avg_W = 0;       ///< One node (its GPUs + overhead), time-averaged.
+  double avg_it_W = 0, peak_it_W = 0, min_it_W = 0;
+  double nameplate_it_W = 0;   ///< Nodes at nameplate + network + storage (provisioning).
+  double network_W = 0, storage_W = 0;
+  double facility_W = 0;       ///< avg_it_W * PUE.
+  double peak_facility_W = 0;  ///< peak_it_W * PUE.
+  double swing_W = 0;          ///< peak_it_W - min_it_W: synchronous step swing of the IT load.
+  double swing_period_s = 0;   ///< One training step (lock-step phases repeat every iteration).
+  double energy_per_iteration_J = 0;           ///< IT energy: integral of the timeline.
+  double energy_per_iteration_facility_J = 0;  ///< * PUE.
+};
+
+/// Per-GPU demand of each state at `clock_factor`, capped (exposed for tests).
+double gpu_state_power_W(const GpuPowerModel& m, double demand_W, double clock_factor,
+                         bool scales_with_clock);
+/// Highest clock factor (<= 1) at which compute-bound kernels fit under the power cap.
+double power_cap_clock_factor(const GpuPowerModel& m);
+/// Builds the piecewise-constant timeline of one iteration and its averages.
+PowerResult compute_power(const FacilityInputs& in, const IterationTimes& t, double clock_factor);
+/// Integral of the IT power timeline, joules.
+double timeline_energy_J(const std::vector<PowerSegment>& timeline);
+
+// ------------------------------------------------------------------------------------------
+// Cooling and throttling
+
+struct CoolingResult {
+  bool liquid = false;
+  int nodes_per_rack = 0, racks = 0;
+  double heat_per_rack_W = 0;  ///< At the throttled operating point.
+  double heat_per_rack_unthrottled_W = 0;
+  double rack_cooling_W = 0, total_heat_W = 0, total_cooling_W = 0;  ///< total_cooling 0 = none.
+  double throttle_factor = 1;  ///< GPU clock / nominal at the operating point (1 = none).
+  double power_cap_factor = 1; ///< Part of the throttle that comes from the power cap.
+  double compute_slowdown = 1; ///< 1 / throttle_factor: compute ops take this much longer.
+  bool fits = true;            ///< false: even at min_clock_factor the heat exceeds the cooling.
+  int fixed_point_iterations = 0;
+  IterationTimes times;        ///< Iteration at the operating point.
+  double time_to_train_unthrottled_s = 0, time_to_train_s = 0;
+};
+
+/// Nodes per rack: in.nodes_per_rack when set, else floor(rack_power_W / node_max_power_W) >= 1.
+int nodes_per_rack(const FacilityInputs& in);
+/// Finds the clock factor f at which heat per rack <= rack cooling and total heat <= total
+/// cooling, as a fixed point between power and speed: re-time at slowdown 1/f, recompute power,
+/// solve for the largest f that fits, repeat until the slowdown moves less than 1e-6 relative.
+/// `retime` defaults to rescale_times() of in.times. Also applies the power cap.
+CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
+                            const Retimer& retime = {});
+
+// ------------------------------------------------------------------------------------------
+// Storage and data loading
+
+struct StorageResult {
+  double required_read_Bps = 0;   ///< Input bytes per iteration / iteration time.
+  double available_read_Bps = 0;  ///< 0 = unknown (then no stall is assumed, and said).
+  double stall_fraction = 0;      ///< Share of the stretched iteration spent waiting for data.
+  double iteration_s = 0;         ///< max(iteration, input bytes / available read).
+  double checkpoint_burst_Bps = 0, checkpoint_burst_s = 0, checkpoint_bytes_per_node = 0;
+};
+StorageResult compute_storage(const FacilityInputs& in, const IterationTimes& t);
+
+// ------------------------------------------------------------------------------------------
+// Failures and checkpoints
+
+/// One failure class of a profile, with its rate per unit (a GPU, a node, a NIC, a link...).
+struct FailureClass {
+  std::string id;     ///< "gpu", "hbm", "software", "network", "host", "nic", ...
+  std::string per;    ///< Unit it scales with: "gpu", "node", "nic", "link", "switch".
+  double failures = 0;           ///< Observed count in the source.
+  double rate_per_unit_s = 0;    ///< failures / (units observed * duration).
+  std::string causes;            ///< The source's causes lumped into this class.
+};
+struct ReliabilityProfile {
+  std::string id, name, source;
+  double observed_s = 0;  ///< Observation window.
+  double gpus = 0, nodes = 0, nics = 0, links = 0, switches = 0;  ///< Units observed.
+  double restart_s = 0;
+  std::vector<FailureClass> classes;
+};
+/// Parses reliability profiles (topologies/catalog/reliability.json format, strict).
+std::vector<ReliabilityProfile> parse_reliability(const Doc& doc);
+/// The built-in profiles (embedded catalog). Throws InputError listing ids on a miss.
+const ReliabilityProfile& reliability_profile(const std::string& id);
+const std::vector<ReliabilityProfile>& builtin_reliability_profiles();
+
+/// Young's interval sqrt(2 C M) [Young 1974]. C = checkpoint write time, M = MTBF.
+double young_interval_s(double checkpoint_s, double mtbf_s);
+/// Daly's first-order interval sqrt(2 C M) - C (C < M/2), else M [Daly 2006].
+double daly_interval_s(double checkpoint_s, double mtbf_s);
+/// Expected wall time to finish `work_s` of failure-free work with checkpoints every
+/// `interval_s` of work costing `checkpoint_s`, exponential failures of mean `mtbf_s`, each
+/// costing `restart_s` plus on average half a segment (first order):
+///   W = work (1 + C/tau) / (1 - (R + (tau + C)/2) / M); +inf when the denominator <= 0.
+double expected_wall_time_s(double work_s, double interval_s, double checkpoint_s,
+                            double restart_s, double mtbf_s);
+
+struct MonteCarloResult {
+  int trials = 0;
+  std::uint64_t seed = 0;
+  double p50_s = 0, p90_s = 0, mean_s = 0;
+  double mean_failures = 0;
+};
+/// Seeded simulation of the same process (exponential failures, lost work since the last
+/// completed checkpoint, restart time). Deterministic for a seed on every platform.
+MonteCarloResult monte_carlo_time_to_train(double work_s, double interval_s, double checkpoint_s,
+                                           double restart_s, double mtbf_s, int trials,
+                                           std::uint64_t seed);
+
+struct FailureRate {
+  std::string id, per, causes;
+  double units = 0;            ///< Units of this kind in the cluster.
+  double failures_per_day = 0;
+};
+struct ReliabilityResult {
+  std::string profile;
+  std::vector<FailureRate> rates;
+  double failures_per_day = 0;
+  double mtbf_s = 0;
+  double checkpoint_bytes = 0, checkpoint_write_s = 0;
+  double checkpoint_interval_s = 0;  ///< Used (Young's unless set).
+  double young_interval_s = 0, daly_interval_s = 0;
+  double restart_s = 0;
+  double work_s = 0;                  ///< Failure-free time to train.
+  double expected_failures = 0;
+  double goodput = 0;                 ///< work / expected wall time.
+  double effective_time_to_train_s = 0;
+  double checkpoint_overhead_s = 0, rework_s = 0, restart_total_s = 0;  ///< Where time goes.
+  MonteCarloResult monte_carlo;
+};
+/// Scales the profile's per-unit rates to the cluster's counts, then sizes checkpoints.
+ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOptions& o,
+                                      double work_s);
+
+// ------------------------------------------------------------------------------------------
+// Cost
+
+struct CostResult {
+  double servers_usd = 0, network_usd = 0, storage_usd = 0, facility_usd = 0;
+  double capex_usd = 0;
+  double amortized_usd_per_year = 0;    ///< Hardware / life + facility / facility life.
+  double electricity_usd_per_year = 0;  ///< At the training draw for `utilization` of the year.
+  double maintenance_usd_per_year = 0;
+  double opex_usd_per_year = 0;         ///< Electricity + maintenance.
+  double usd_per_gpu_hour = 0;          ///< Owned, at the options' utilisation.
+  double cost_per_run_usd = 0;          ///< Amortised capex + maintenance for the run's wall time + its electricity.
+  double energy_cost_per_run_usd = 0;
+  double usd_per_million_tokens = 0;    ///< 0 when the workload has no tokens.
+  double cloud_usd_per_gpu_hour = 0;
+  double cloud_cost_per_run_usd = 0;    ///< 0 when the catalog has no rental price.
+  double breakeven_utilization = 0;     ///< Owned = rented at this utilisation (> 1: never).
+};
+/// `run_wall_s`: effective time to train; `run_energy_facility_J`: facility energy of the run.
+CostResult compute_cost(const FacilityInputs& in, const FacilityOptions& o, const PowerResult& p,
+                        double run_wall_s, double run_energy_facility_J);
+
+// ------------------------------------------------------------------------------------------
+// Everything together
+
+struct FacilityResult {
+  PowerResult power;    ///< At the throttled operating point.
+  CoolingResult cooling;
+  StorageResult storage;
+  ReliabilityResult reliability;
+  CostResult cost;
+  double energy_per_run_J = 0;     ///< Facility energy (IT * PUE) incl. failure overhead.
+  double energy_per_run_it_J = 0;  ///< IT energy incl. failure overhead.
+  double time_to_train_s = 0;      ///< After throttling and data stalls, before failures.
+  double effective_time_to_train_s = 0;  ///< Including checkpoints, rework and restarts.
+  std::vector<std::string> notes;  ///< Assumptions that matter for this case.
+  FacilityOptions options;         ///< The options used (reported as "assumptions").
+};
+
+/// Runs all models. Throws InputError for out-of-range options or inputs (e.g. no GPUs).
+FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions& o,
+                                 const Retimer& retime = {});
+
+/// JSON keys: power{avg_it_W, peak_it_W, facility_W, swing_W, swing_period_s, ...},
+/// energy_per_run_J, cooling{throttle_factor, heat_per_rack_W, ...}, cost{capex_usd, ...},
+/// reliability{mtbf_s, checkpoint_interval_s, checkpoint_write_s, goodput, ...},
+/// storage{required_read_Bps, available_read_Bps, stall_fraction, ...}.
+/// `with_timeline` adds power.timeline (segments).
+nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline = true);
+/// Human-readable lines for the `tutti simulate` table (no trailing newlines).
+std::vector<std::string> facility_table_lines(const FacilityResult& r);
+
+}  // namespace tutti

@@ -1,0 +1,232 @@
+// Failures and checkpoints: per-component rates from published interruption counts, Young/Daly
+// checkpoint intervals, expected goodput and a seeded Monte-Carlo estimate
+// (docs/facility.md "Failures and checkpoints").
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <random>
+
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/sim/facility.hpp"
+
+namespace tutti {
+
+std::vector<ReliabilityProfile> parse_reliability(const Doc& doc) {
+  Obj root = doc.root();
+  root.allow("kind");
+  root.allow("notes");
+  std::vector<ReliabilityProfile> out;
+  Arr profiles = root.req("profiles").arr();
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    Obj p = profiles.at(i).obj();
+    ReliabilityProfile r;
+    r.id = p.req("id").string();
+    r.name = p.req("name").string();
+    r.source = p.req("source").string();
+    p.allow("estimates");
+    p.allow("estimate_notes");
+    Obj ob = p.req("observed").obj();
+    r.observed_s = ob.req("duration").quantity(Dim::Time, 1.0);
+    r.gpus = static_cast<double>(ob.req("gpus").integer(0, 1 << 30));
+    r.nodes = static_cast<double>(ob.req("nodes").integer(0, 1 << 30));
+    r.nics = static_cast<double>(ob.req("nics").integer(0, 1 << 30));
+    r.links = static_cast<double>(ob.req("links").integer(0, 1 << 30));
+    r.switches = static_cast<double>(ob.req("switches").integer(0, 1 << 30));
+    ob.done();
+    r.restart_s = p.req("restart_time").quantity(Dim::Time);
+    Arr classes = p.req("classes").arr();
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      Value cv = classes.at(k);
+      Obj c = cv.obj();
+      FailureClass fc;
+      fc.id = c.req("id").string();
+      fc.per = c.req("per").choice({"gpu", "node", "nic", "link", "switch"});
+      fc.failures = c.req("failures").number(0.0);
+      fc.causes = c.req("causes").string();
+      c.done();
+      double units = fc.per == "gpu"    ? r.gpus
+                     : fc.per == "node" ? r.nodes
+                     : fc.per == "nic"  ? r.nics
+                     : fc.per == "link" ? r.links
+                                        : r.switches;
+      if (!(units > 0))
+        cv.fail("a class whose unit '" + fc.per + "' has a positive count in 'observed'");
+      fc.rate_per_unit_s = fc.failures / (units * r.observed_s);
+      r.classes.push_back(std::move(fc));
+    }
+    if (r.classes.empty()) p.req("classes").fail("at least one failure class");
+    p.done();
+    out.push_back(std::move(r));
+  }
+  root.done();
+  return out;
+}
+
+const std::vector<ReliabilityProfile>& builtin_reliability_profiles() {
+  // The catalog file is read from the source tree the binary was built from.
+  // TODO(facility): read it from the embedded catalog once topologies embeds catalog/*.json.
+  static const std::vector<ReliabilityProfile> profiles = [] {
+    return parse_reliability(
+        Doc::load(std::string(TUTTI_SOURCE_DIR) + "/topologies/catalog/reliability.json"));
+  }();
+  return profiles;
+}
+
+const ReliabilityProfile& reliability_profile(const std::string& id) {
+  const auto& all = builtin_reliability_profiles();
+  std::string known;
+  for (const auto& p : all) {
+    if (p.id == id) return p;
+    known += (known.empty() ? "" : ", ") + p.id;
+  }
+  throw InputError("", "reliability profile", "\"" + id + "\"", "one of " + known);
+}
+
+double young_interval_s(double c, double m) { return std::sqrt(2.0 * c * m); }
+
+double daly_interval_s(double c, double m) {
+  if (c >= 0.5 * m) return m;
+  return std::sqrt(2.0 * c * m) - c;
+}
+
+double expected_wall_time_s(double work, double tau, double c, double rst, double m) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (work <= 0) return 0;
+  if (!(m > 0) || std::isinf(m)) return c > 0 && tau > 0 ? work * (1 + c / tau) : work;
+  double ckpt = (c > 0) ? (tau > 0 ? c / tau : inf) : 0.0;
+  double denom = 1.0 - (rst + 0.5 * (tau + c)) / m;
+  if (denom <= 0 || std::isinf(ckpt)) return inf;
+  return work * (1.0 + ckpt) / denom;
+}
+
+MonteCarloResult monte_carlo_time_to_train(double work, double tau, double c, double rst,
+                                           double m, int trials, std::uint64_t seed) {
+  MonteCarloResult r;
+  r.trials = trials;
+  r.seed = seed;
+  if (trials <= 0) return r;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!std::isfinite(expected_wall_time_s(work, tau, c, rst, m))) {
+    r.p50_s = r.p90_s = r.mean_s = inf;
+    return r;
+  }
+  // Free checkpoints (c == 0) mean continuous checkpointing: tiny segments lose ~nothing.
+  if (tau <= 0) tau = work * 1e-6;
+  std::mt19937_64 rng(seed);
+  // Exponential draws by inversion from 53 random bits: identical on every platform, unlike
+  // std::exponential_distribution.
+  auto draw = [&] {
+    double u = static_cast<double>((rng() >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+    return -std::log(u) * m;
+  };
+  const double seg_cost = tau + c;
+  std::vector<double> walls(static_cast<std::size_t>(trials));
+  double sum = 0, fails_sum = 0;
+  const double max_failures = 1e7;
+  for (int k = 0; k < trials; ++k) {
+    double t = 0, done = 0, fails = 0;
+    double next = std::isfinite(m) ? draw() : inf;
+    while (done < work) {
+      double left = work - done;
+      // Whole segments that finish before the next failure.
+      double whole = std::floor(left / tau);
+      double fit = std::isfinite(next) ? std::floor((next - t) / seg_cost) : whole;
+      double n = std::min(whole, std::max(0.0, fit));
+      t += n * seg_cost;
+      done += n * tau;
+      if (done >= work) break;
+      double seg = std::min(tau, work - done);
+      if (t + seg + c <= next) {  // The last, partial segment.
+        t += seg + c;
+        done += seg;
+        break;
+      }
+      // A failure: the running segment is lost; restart (failures may strike restarts too).
+      double tf = next;
+      fails += 1;
+      t = tf + rst;
+      next = tf + draw();
+      while (next < t && fails < max_failures) {
+        fails += 1;
+        t = next + rst;
+        next = next + draw();
+      }
+      if (fails >= max_failures) {
+        t = inf;
+        break;
+      }
+    }
+    walls[static_cast<std::size_t>(k)] = t;
+    sum += t;
+    fails_sum += fails;
+  }
+  std::sort(walls.begin(), walls.end());
+  auto rank = [&](double q) {
+    auto i = static_cast<std::size_t>(std::ceil(q * trials)) - 1;
+    return walls[std::min(i, walls.size() - 1)];
+  };
+  r.p50_s = rank(0.5);
+  r.p90_s = rank(0.9);
+  r.mean_s = sum / trials;
+  r.mean_failures = fails_sum / trials;
+  return r;
+}
+
+ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOptions& o,
+                                      double work_s) {
+  const ReliabilityProfile& p = reliability_profile(o.reliability_profile);
+  ReliabilityResult r;
+  r.profile = p.id;
+  double lambda = 0;  // failures per second, whole cluster
+  for (const auto& c : p.classes) {
+    FailureRate fr;
+    fr.id = c.id;
+    fr.per = c.per;
+    fr.causes = c.causes;
+    if (c.per == "gpu") fr.units = in.gpus;
+    else if (c.per == "node") fr.units = in.nodes;
+    else if (c.per == "nic") fr.units = in.nics > 0 ? in.nics : in.gpus;
+    else if (c.per == "link")
+      fr.units = in.network_links > 0 ? in.network_links : in.gpus * (p.links / p.gpus);
+    else fr.units = in.switches;
+    double rate = c.rate_per_unit_s * fr.units;
+    fr.failures_per_day = rate * 86400.0;
+    lambda += rate;
+    r.rates.push_back(std::move(fr));
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  r.failures_per_day = lambda * 86400.0;
+  r.mtbf_s = lambda > 0 ? 1.0 / lambda : inf;
+  r.checkpoint_bytes = in.checkpoint_bytes;
+  if (in.checkpoint_bytes > 0) {
+    if (!(in.storage_write_Bps > 0))
+      throw InputError("facility: checkpoints of " + std::to_string(in.checkpoint_bytes) +
+                       " B need the storage write bandwidth, which the cluster does not give");
+    r.checkpoint_write_s = in.checkpoint_bytes / in.storage_write_Bps;
+  }
+  r.young_interval_s = young_interval_s(r.checkpoint_write_s, r.mtbf_s);
+  r.daly_interval_s = daly_interval_s(r.checkpoint_write_s, r.mtbf_s);
+  r.checkpoint_interval_s = o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s
+                                                        : r.young_interval_s;
+  r.restart_s = o.restart_s >= 0 ? o.restart_s : p.restart_s;
+  r.work_s = work_s;
+  double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
+                                  r.restart_s, r.mtbf_s);
+  r.effective_time_to_train_s = w;
+  r.goodput = std::isfinite(w) && w > 0 ? work_s / w : 0.0;
+  if (std::isfinite(w)) {
+    double tau = r.checkpoint_interval_s;
+    r.expected_failures = std::isfinite(r.mtbf_s) ? w / r.mtbf_s : 0.0;
+    r.checkpoint_overhead_s = tau > 0 ? work_s * r.checkpoint_write_s / tau : 0.0;
+    r.restart_total_s = r.expected_failures * r.restart_s;
+    r.rework_s = w - work_s - r.checkpoint_overhead_s - r.restart_total_s;
+  }
+  r.monte_carlo =
+      monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
+                                r.restart_s, r.mtbf_s, o.monte_carlo_trials, o.seed);
+  return r;
+}
+
+}  // namespace tutti

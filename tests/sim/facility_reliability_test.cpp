@@ -1,0 +1,169 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "facility_fixture.hpp"
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/core/schema.hpp"
+#include "../support/run.hpp"
+
+using namespace tutti;
+
+TEST_CASE("facility reliability: the catalog reproduces Llama 3's 419 interruptions") {
+  // 16,384 H100 in 2,048 hosts, one 400G NIC per GPU, 3-tier Clos (3 cables per GPU).
+  FacilityInputs in = testing::small_cluster();
+  in.gpus = 16384;
+  in.nodes = 2048;
+  in.nics = 16384;
+  in.network_links = 3 * 16384;
+  FacilityOptions o;
+  o.monte_carlo_trials = 0;
+  ReliabilityResult r = compute_reliability(in, o, 54 * 86400.0);
+  double in_54_days = r.failures_per_day * 54;
+  CHECK(in_54_days == doctest::Approx(419).epsilon(0.10));
+  CHECK(r.mtbf_s / 3600 == doctest::Approx(54 * 24 / 419.0).epsilon(0.10));  // ~3.1 h
+  // GPU-related classes (GPU + HBM) are the majority, as in the paper (58.7% incl. SRAM etc.).
+  double gpu = 0;
+  for (const auto& x : r.rates)
+    if (x.id == "gpu" || x.id == "hbm") gpu += x.failures_per_day;
+  CHECK(gpu / r.failures_per_day > 0.6);
+  // Rates scale with the cluster: a quarter of everything is a quarter of the failures.
+  in.gpus /= 4;
+  in.nodes /= 4;
+  in.nics /= 4;
+  in.network_links /= 4;
+  CHECK(compute_reliability(in, o, 1).failures_per_day * 54 == doctest::Approx(419 / 4.0));
+}
+
+TEST_CASE("facility reliability: Young, Daly and the expected wall time by hand") {
+  CHECK(young_interval_s(60, 10800) == doctest::Approx(std::sqrt(2.0 * 60 * 10800)));
+  CHECK(daly_interval_s(60, 10800) == doctest::Approx(std::sqrt(2.0 * 60 * 10800) - 60));
+  CHECK(daly_interval_s(6000, 10000) == doctest::Approx(10000));
+  // W = 1e6 (1 + 50/1000) / (1 - (600 + 525) / 20000)
+  CHECK(expected_wall_time_s(1e6, 1000, 50, 600, 20000) ==
+        doctest::Approx(1.05e6 / (1 - 1125.0 / 20000)));
+  CHECK(std::isinf(expected_wall_time_s(1e6, 1000, 50, 20000, 20000)));
+  CHECK(expected_wall_time_s(1e6, 1000, 50, 600, INFINITY) == doctest::Approx(1.05e6));
+}
+
+TEST_CASE("facility reliability: checkpoint sizing, interval, goodput on the fixture") {
+  FacilityInputs in = testing::small_cluster();
+  FacilityOptions o;
+  o.monte_carlo_trials = 0;
+  ReliabilityResult r = compute_reliability(in, o, 1e6);
+  CHECK(r.checkpoint_write_s == doctest::Approx(10));  // 1 TB at 100 GB/s
+  CHECK(r.checkpoint_interval_s == doctest::Approx(std::sqrt(2 * 10 * r.mtbf_s)));
+  CHECK(r.restart_s == doctest::Approx(600));
+  double w = expected_wall_time_s(1e6, r.checkpoint_interval_s, 10, 600, r.mtbf_s);
+  CHECK(r.effective_time_to_train_s == doctest::Approx(w));
+  CHECK(r.goodput == doctest::Approx(1e6 / w));
+  CHECK(r.checkpoint_overhead_s + r.rework_s + r.restart_total_s + 1e6 == doctest::Approx(w));
+  o.checkpoint_interval_s = 3600;
+  o.restart_s = 60;
+  r = compute_reliability(in, o, 1e6);
+  CHECK(r.checkpoint_interval_s == 3600);
+  CHECK(r.restart_s == 60);
+  in.storage_write_Bps = 0;
+  CHECK_THROWS_AS(compute_reliability(in, o, 1e6), InputError);
+  o.reliability_profile = "nope";
+  CHECK_THROWS_AS(compute_reliability(in, o, 1e6), InputError);
+}
+
+TEST_CASE("facility reliability: Monte-Carlo is deterministic and agrees with the formula") {
+  const double work = 30 * 86400.0, c = 30, rst = 600, m = 3 * 3600.0;
+  const double tau = young_interval_s(c, m);
+  MonteCarloResult a = monte_carlo_time_to_train(work, tau, c, rst, m, 400, 42);
+  MonteCarloResult b = monte_carlo_time_to_train(work, tau, c, rst, m, 400, 42);
+  MonteCarloResult d = monte_carlo_time_to_train(work, tau, c, rst, m, 400, 43);
+  CHECK(a.p50_s == b.p50_s);
+  CHECK(a.p90_s == b.p90_s);
+  CHECK(a.mean_s == b.mean_s);
+  CHECK(a.mean_s != d.mean_s);
+  CHECK(a.p50_s <= a.p90_s);
+  double w = expected_wall_time_s(work, tau, c, rst, m);
+  CHECK(a.mean_s == doctest::Approx(w).epsilon(0.02));
+  CHECK(a.mean_failures == doctest::Approx(w / m).epsilon(0.05));
+  // No failures: exactly the work plus its checkpoints.
+  MonteCarloResult none = monte_carlo_time_to_train(1000, 100, 1, 10, INFINITY, 5, 1);
+  CHECK(none.p50_s == doctest::Approx(1010));
+}
+
+TEST_CASE("facility reliability: profiles parse strictly") {
+  auto doc = Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
+      "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
+      "restart_time":"5min","classes":[{"id":"gpu","per":"gpu","failures":2,"causes":"c"}]}]})",
+                        "rel.json");
+  auto p = parse_reliability(doc);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].classes[0].rate_per_unit_s == doctest::Approx(2.0 / (8 * 10 * 86400.0)));
+  CHECK(p[0].restart_s == doctest::Approx(300));
+  // A class scaled by a unit the study did not observe, and an unknown key.
+  CHECK_THROWS_AS(parse_reliability(Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
+      "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
+      "restart_time":"5min","classes":[{"id":"l","per":"link","failures":2,"causes":"c"}]}]})",
+                                              "rel.json")),
+                  InputError);
+  CHECK_THROWS_AS(parse_reliability(Doc::parse(R"({"profiles":[], "extra": 1})", "rel.json")),
+                  InputError);
+  // The built-in catalog loads and has the Llama 3 profile.
+  CHECK(reliability_profile("llama3").classes.size() >= 6);
+  CHECK_THROWS_AS(reliability_profile("unknown"), InputError);
+}
+
+
+TEST_CASE("facility reliability: schema and parser agree") {
+  using nlohmann::json;
+  json schema = load_schema(testing::src("schemas/reliability.schema.json"));
+  Doc catalog = Doc::load(testing::src("topologies/catalog/reliability.json"));
+  CHECK(format_schema_errors(validate_schema(schema, catalog.json())) == "");
+  CHECK_NOTHROW(parse_reliability(catalog));
+  auto both_reject = [&](const std::string& key_path, const json& value, bool erase) {
+    json j = catalog.json();
+    json* at = &j;
+    std::string rest = key_path;
+    std::string last;
+    while (true) {
+      auto dot = rest.find('.');
+      std::string k = rest.substr(0, dot);
+      if (dot == std::string::npos) {
+        last = k;
+        break;
+      }
+      at = at->is_array() ? &(*at)[std::stoul(k)] : &(*at)[k];
+      rest = rest.substr(dot + 1);
+    }
+    if (erase) at->erase(last);
+    else (*at)[last] = value;
+    CHECK_MESSAGE(!validate_schema(schema, j).empty(), key_path);
+    CHECK_THROWS_AS_MESSAGE(parse_reliability(Doc::from_json(j, "rel.json")), InputError, key_path);
+  };
+  both_reject("profiles.0.unknown", 1, false);
+  both_reject("profiles.0.restart_time", nullptr, true);
+  both_reject("profiles.0.restart_time", 600, false);
+  both_reject("profiles.0.observed.gpus", -1, false);
+  both_reject("profiles.0.classes.0.per", "rack", false);
+  both_reject("profiles.0.classes.0.failures", -2, false);
+  both_reject("profiles.0.classes", json::array(), false);
+}
+
+TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%, as reported") {
+  // 16,384 H100, 405B parameters x 14 B (bf16 weights + fp32 master and Adam moments) written to
+  // Tectonic at its 2 TB/s sustained rate (hardware-facts.md 5). Llama 3 reports > 90% effective
+  // training time. (The 10 min restart default was bounded with this report, so this checks the
+  // chain of formulas with published inputs rather than predicting the report independently.)
+  FacilityInputs in = testing::small_cluster();
+  in.gpus = 16384;
+  in.nodes = 2048;
+  in.nics = 16384;
+  in.network_links = 3 * 16384;
+  in.checkpoint_bytes = 405e9 * 14;
+  in.storage_write_Bps = 2e12;
+  FacilityOptions o;
+  o.monte_carlo_trials = 200;
+  ReliabilityResult r = compute_reliability(in, o, 54 * 86400.0);
+  CHECK(r.goodput > 0.90);
+  CHECK(r.goodput < 0.97);
+  CHECK(r.monte_carlo.p50_s == doctest::Approx(r.effective_time_to_train_s).epsilon(0.02));
+}
