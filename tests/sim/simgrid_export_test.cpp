@@ -8,7 +8,9 @@
 
 #include "simgrid_support.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/engine.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/topologies/cluster.hpp"
 #include "tutti/topologies/simgrid_export.hpp"
 
 using namespace tutti;
@@ -62,5 +64,33 @@ TEST_CASE("simgrid export: a missing host and a malformed file are input errors"
     f << "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"a\"";
   }
   CHECK_THROWS(probe_simgrid_platform(path, "a", "a"));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("simgrid export: a 16-GPU DGX H100 fat-tree cluster, loaded by SimGrid") {
+  ClusterParams cp;
+  cp.name = "two-dgx";
+  cp.node = "dgx-h100";
+  cp.nodes = 2;
+  cp.fabric = "fat_tree";
+  const Cluster c = make_cluster(cp);
+  const Topology& topo = *c.topology;
+  const std::string path = temp_path("simgrid_export_cluster.xml");
+  auto hash = [](int s, int d) { return flow_hash(1, s, d); };
+  {
+    std::ofstream f(path);
+    write_simgrid_platform(c, f, hash);
+  }
+  for (auto [s, d] : {std::pair{0, 9}, std::pair{3, 4}, std::pair{15, 2}}) {
+    const SimgridPlatformProbe p = probe_simgrid_platform(path, "gpu" + std::to_string(s), "gpu" + std::to_string(d));
+    CHECK(p.host_count == 16);
+    CHECK(p.link_count == static_cast<int>(topo.links().size()));
+    std::vector<std::uint32_t> want;
+    topo.route(s, d, hash(s, d), want);
+    REQUIRE(p.route_links.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK(p.route_links[i] == link_name(want[i]));
+    CHECK(p.route_latency_s == doctest::Approx(topo.path_latency_s(want)).epsilon(1e-12));
+    CHECK(p.route_latency_s > 0);
+  }
   std::remove(path.c_str());
 }

@@ -16,7 +16,7 @@ class SmallTree final : public Topology {
     num_gpus_ = nodes * g;
     gpus_per_node_ = g;
     auto add_dev = [&](DeviceKind k, std::uint32_t idx, std::uint8_t lvl) {
-      devices_.push_back(Device{k, idx, lvl});
+      devices_.push_back(Device{k, idx, lvl, 0});
       return static_cast<std::uint32_t>(devices_.size() - 1);
     };
     for (int r = 0; r < num_gpus_; ++r) gpu_device_.push_back(add_dev(DeviceKind::GPU, r, 0));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tutti/core/error.hpp"
+#include "tutti/topologies/cluster.hpp"
 
 namespace tutti {
 
@@ -35,11 +36,12 @@ std::string simgrid_device_name(const Topology& topo, std::uint32_t device) {
     case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
     case DeviceKind::NIC: return "nic" + std::to_string(d.index);
     case DeviceKind::Switch: return "sw" + std::to_string(d.level) + "-" + std::to_string(d.index);
+    case DeviceKind::Host: return "host" + std::to_string(d.index);
   }
   return "dev" + std::to_string(device);
 }
 
-void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out) {
+void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out, const RouteHash& hash) {
   const int n = topo.num_gpus();
   if (n > kSimgridExportMaxGpus)
     throw InputError("--export simgrid: the cluster has " + std::to_string(n) +
@@ -76,7 +78,7 @@ void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d) {
       if (s == d) continue;
-      topo.route(s, d, simgrid_export_hash(s, d), path);
+      topo.route(s, d, hash ? hash(s, d) : simgrid_export_hash(s, d), path);
       line = "    <route src=\"gpu" + std::to_string(s) + "\" dst=\"gpu" + std::to_string(d) +
              "\" symmetrical=\"NO\">";
       for (std::uint32_t l : path) line += "<link_ctn id=\"L" + std::to_string(l) + "\"/>";
@@ -84,6 +86,14 @@ void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream
       out << line;
     }
   out << "  </zone>\n</platform>\n";
+}
+
+void write_simgrid_platform(const Cluster& cluster, std::ostream& out, const RouteHash& hash) {
+  check_internal(cluster.topology != nullptr, "write_simgrid_platform: cluster without topology");
+  double flops = cluster.gpu.peak(DType::BF16);
+  if (!(flops > 0)) flops = cluster.gpu.peak(DType::FP32);
+  if (!(flops > 0)) flops = 1e12;  // a rank with no catalog FLOP rate (CPU nodes): 1 TFLOP/s
+  write_simgrid_platform(*cluster.topology, flops, out, hash);
 }
 
 }  // namespace tutti

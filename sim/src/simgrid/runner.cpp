@@ -15,9 +15,11 @@
 
 #include "sg_platform.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/network.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/topologies/cluster.hpp"
 
 namespace tutti {
 
@@ -42,6 +44,7 @@ std::string device_name(const Device& d) {  // the same names as the native engi
       static const char* kLevel[] = {"leaf", "spine", "core"};
       return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
     }
+    case DeviceKind::Host: return "host" + std::to_string(d.index);
   }
   return "?";
 }
@@ -753,6 +756,45 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   }
   finish_result(r, program, cluster, profile, options);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+namespace {
+// The engines' view of a cluster (the same rules as the native engine's simulate()).
+SimCluster simgrid_sim_cluster(const Cluster& c) {
+  SimCluster s;
+  s.name = c.name;
+  s.topology = c.topology;
+  s.gpu = c.gpu;
+  const std::string& id = c.gpu.id;  // NVLS needs third-generation NVSwitch (Hopper) or later
+  const bool hopper_or_later = id.rfind("h100-sxm", 0) == 0 || id.rfind("h200", 0) == 0 ||
+                               id.rfind("b200", 0) == 0 || id.rfind("gb200", 0) == 0;
+  s.nvls = c.node.scaleup == ScaleUp::NVSwitch && hopper_or_later && c.gpus_per_node > 1;
+  s.sharp = c.transport.kind == "infiniband" && c.leaf_switch.sharp &&
+            (c.spine_switch.id.empty() || c.spine_switch.sharp);
+  return s;
+}
+}  // namespace
+
+SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l, const SimOptions& o) {
+  if (l.gpus() > c.gpus())
+    throw InputError("the layout " + to_string(l) + " needs " + std::to_string(l.gpus()) + " GPUs but cluster " +
+                     c.name + " has " + std::to_string(c.gpus()) + "; reduce dp/tp/pp or use a larger cluster");
+  check_layout(w, l, c.gpu.hbm_bytes);
+  CalibrationProfile loaded;
+  const CalibrationProfile* prof = &default_calibration();
+  if (!o.calibration.empty()) {
+    loaded = load_calibration(o.calibration);
+    prof = &loaded;
+  }
+  const Program p = expand_program(w, l);
+  ProgramSimOptions po;
+  po.compute_slowdown = o.compute_slowdown;
+  po.seed = o.seed;
+  po.tokens_to_train = w.model.token_model() ? tokens_to_train(w) : 0;
+  po.samples_to_train = w.training.samples_to_train;
+  SimResult r = simulate_program_simgrid(p, simgrid_sim_cluster(c), *prof, po);
+  r.memory_per_gpu_bytes = memory_per_gpu(w, l).total_bytes;
   return r;
 }
 

@@ -68,6 +68,13 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
                                    const CalibrationProfile& profile, const ProgramSimOptions& options = {},
                                    SimgridStats* stats = nullptr);
 
+/// simulate() with engine "simgrid": expands the workload under `layout` and runs
+/// simulate_program_simgrid on the cluster (same checks, calibration and options as the native
+/// engine's simulate(); the trace option is not supported and ignored). Throws InputError as
+/// simulate() does, and when the run is beyond the SimGrid engine's limits (see above).
+SimResult simulate_simgrid(const Workload& workload, const Cluster& cluster, const Layout& layout,
+                           const SimOptions& options);
+
 /// What SimGrid itself sees in a platform file (for checking exports).
 struct SimgridPlatformProbe {
   int host_count = 0;

@@ -2,7 +2,9 @@
 // SimGrid platform export (XML, platform version 4.1) of a routed tutti topology. Plain text
 // writing: no SimGrid library needed. `tutti topo CLUSTER --export simgrid -o platform.xml`.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <string>
 
 #include "tutti/topologies/topology.hpp"
 
@@ -14,8 +16,12 @@ struct Cluster;
 /// (N*(N-1) routes; about 150 MB at 1,024 GPUs).
 constexpr int kSimgridExportMaxGpus = 1024;
 
-/// ECMP hash the export uses for the route of the pair (src, dst): Topology::route(src, dst,
-/// simgrid_export_hash(src, dst), ...). Deterministic.
+/// ECMP hash of the route of the pair (src, dst) in an export: Topology::route(src, dst,
+/// hash(src, dst), ...). The CLI passes the engines' flow_hash(seed, src, dst) (sim/engine.hpp),
+/// so the exported routes are the ones tutti's engines use.
+using RouteHash = std::function<std::uint64_t(int src, int dst)>;
+
+/// Default RouteHash when none is given: a splitmix64 of the pair. Deterministic.
 std::uint64_t simgrid_export_hash(int src, int dst);
 
 /// Writes the platform of `topo` to `out`:
@@ -25,12 +31,13 @@ std::uint64_t simgrid_export_hash(int src, int dst);
 ///    sharing_policy SHARED (a tutti link is one direction of a cable, so only that direction
 ///    uses it), with properties "from", "to" and "tier";
 ///  - for every ordered GPU pair (src != dst) a route with symmetrical="NO" listing the links of
-///    Topology::route(src, dst, simgrid_export_hash(src, dst)).
+///    Topology::route(src, dst, hash(src, dst)) (hash empty: simgrid_export_hash).
 /// Throws InputError when the topology has more than kSimgridExportMaxGpus GPUs.
-void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out);
+void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out, const RouteHash& hash = {});
 
-/// The same for a cluster: its topology, each GPU at the dense BF16 peak of the cluster's GPU.
-void write_simgrid_platform(const Cluster& cluster, std::ostream& out);
+/// The same for a cluster: its topology, each GPU at the dense BF16 peak of the cluster's GPU
+/// (FP32 peak when the GPU has no BF16 rate).
+void write_simgrid_platform(const Cluster& cluster, std::ostream& out, const RouteHash& hash = {});
 
 /// SimGrid name of a device ("gpu3", "nvswitch0", "nic12", "sw1-7").
 std::string simgrid_device_name(const Topology& topo, std::uint32_t device);
