@@ -138,13 +138,26 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
   nlohmann::json scaling;
   std::vector<std::string> overrides = scale_down_overrides(o.scale_down, o.workload, scaling);
   Workload w = load_workload(o.workload, overrides);
-  Layout l = resolve_layout(w, o.parallel, s.size());
+  Layout l;
+  try {
+    l = resolve_layout(w, o.parallel, s.size());
+  } catch (const InputError&) {
+    // The layout may be fine but for another world size: say that (with the launch hint).
+    Layout alone;
+    try {
+      alone = resolve_layout(w, o.parallel, 0);
+    } catch (const InputError&) {
+      throw;
+    }
+    if (alone.gpus() == s.size()) throw;
+    l = alone;
+  }
   // The world must equal the layout's GPU count; this also catches a missing launcher.
   s.require_world(l.gpus(), "tutti exec replay --workload " + o.workload + " --cluster " + o.cluster +
                                 (o.parallel.empty() ? "" : " --parallel " + o.parallel));
 #ifdef TUTTI_EXEC_HAVE_CLUSTERS
   Cluster c = load_cluster(o.cluster);
-  const int cluster_gpus = c.nodes * c.node.gpus;
+  const int cluster_gpus = c.gpus();
   if (l.gpus() > cluster_gpus)
     throw InputError(o.cluster, "nodes", std::to_string(cluster_gpus) + " GPUs",
                      "at least the layout's " + std::to_string(l.gpus()) + " GPUs");
