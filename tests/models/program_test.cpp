@@ -114,6 +114,8 @@ void check_program(const Workload& w, const Layout& l) {
       }
     }
     flops += f * rc.multiplicity;
+    // One class per stage: with a single stage every rank does 1/ranks of the work.
+    if (l.pp == 1) CHECK(f == doctest::Approx(hardware_flops_per_iteration(w, l) / l.gpus()).epsilon(1e-9));
   }
   CHECK(sends.size() == recvs.size());
   for (const auto& [key, val] : sends) {

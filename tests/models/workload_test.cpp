@@ -57,6 +57,10 @@ TEST_CASE("workload: GPT FLOPs equal Narayanan et al. 2021 (eq. 3) exactly") {
   double narayanan = 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
   CHECK(rel(model_flops_per_iteration(w), narayanan) < 1e-9);
   CHECK(rel(model_flops_per_token(w), narayanan / (B * s)) < 1e-9);
+  // With full recompute, the figure Megatron papers report: 96*B*s*l*h^2*(1 + s/(6h) + V/(16lh)).
+  double with_recompute = 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  CHECK(rel(megatron_flops_per_iteration(w, Recompute::Full), with_recompute) < 1e-9);
+  CHECK(megatron_flops_per_iteration(w, Recompute::None) == model_flops_per_iteration(w));
 }
 
 TEST_CASE("workload: FLOPs per token = 6N + attention term within 1% for every token model") {
