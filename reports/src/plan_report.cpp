@@ -330,7 +330,7 @@ Report build_plan_report(const nlohmann::json& plan) {
     std::string reason = str(plan, {"/reason"});
     r.notices.push_back(Callout{
         Callout::Level::Error,
-        "Nothing fits: ", reason.empty() ? "the plan has no recommended configuration." : reason});
+        "Nothing fits:", reason.empty() ? "the plan has no recommended configuration." : reason});
   }
 
   Section front{"frontier", "Pareto frontier", {}};
@@ -338,7 +338,7 @@ Report build_plan_report(const nlohmann::json& plan) {
   if (chart.has_data())
     front.blocks.push_back(std::move(chart));
   else
-    front.blocks.push_back(Callout{Callout::Level::Warning, "No frontier to draw: ",
+    front.blocks.push_back(Callout{Callout::Level::Warning, "No frontier to draw:",
                                    "no feasible configuration has a time to train and a cost."});
   Table pt;
   pt.id = "pareto";
@@ -408,7 +408,7 @@ Report build_plan_report(const nlohmann::json& plan) {
     if (!rec || !same_config(p, *rec)) rt.rows.push_back(config_row(p, rec, false));
   if (rt.rows.empty()) {
     ru.blocks.push_back(
-        Callout{Callout::Level::Info, "No runners-up: ",
+        Callout{Callout::Level::Info, "No runners-up:",
                 rec ? "the recommendation is the only configuration left." : "nothing fits."});
   } else {
     rt.caption = finalists.empty()
