@@ -1,9 +1,11 @@
 // tutti validate: compare predictions with measurements.
-//   --cases FILE        published measurements (tests/validation/published-public.json form)
+//   --cases FILE                 published measurements (tests/validation/published-public.json form)
+//   --live / --measurements FILE  a live replay or recorded measurements (cli/validate_live.cpp)
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
 #include "tutti/sim/validation.hpp"
+#include "validate_live.hpp"
 
 namespace tutti::cli {
 
@@ -32,18 +34,23 @@ void setup_validate(CLI::App& app, Globals& g) {
   sub->add_option("--cases", a->cases,
                   "Published measurements to predict (e.g. tests/validation/published-public.json)")
       ->check(CLI::ExistingFile);
-  sub->add_option("--engine", a->options.engine, "Engine for training cases")
+  sub->add_option("--engine", a->options.engine, "Engine for training cases (--cases)")
       ->check(CLI::IsMember({"native", "analytic"}));
-  sub->add_option("--calibration", a->options.calibration, "Calibration profile (JSON)");
-  sub->add_option("--only", a->options.only, "Only cases whose id contains this text");
-  sub->add_option("--format", a->format, "Output format")
+  sub->add_option("--only", a->options.only, "Only cases whose id contains this text (--cases)");
+  sub->add_option("--format", a->format, "Output format of --cases")
       ->check(CLI::IsMember({"table", "md", "json"}));
+  setup_validate_live(sub, g);  // --live, --measurements (cli/validate_live.cpp)
   sub->callback([&g, a] {
+    if (validate_live_selected()) {
+      g.run = [&g] { return run_validate_live_selected(g); };
+      return;
+    }
     g.run = [&g, a] {
       if (a->cases.empty()) {
-        std::fprintf(stderr, "tutti validate: give --cases FILE\n");
+        std::fprintf(stderr, "tutti validate: give --cases FILE, --live or --measurements FILE\n");
         return static_cast<int>(kUsage);
       }
+      a->options.calibration = validate_calibration();
       return run_validate_cases(*a, g);
     };
   });

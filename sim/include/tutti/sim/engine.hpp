@@ -47,6 +47,8 @@ struct SimOptions {
   std::string trace_path;         ///< Chrome/Perfetto trace output; empty = none.
   double compute_slowdown = 1.0;  ///< >= 1: multiplies every compute op (thermal throttling).
   std::uint64_t seed = 1;         ///< ECMP hash seed.
+  bool check_memory = true;       ///< false: predict even when the memory estimate exceeds HBM
+                                  ///< (validation of runs known to have fit).
 };
 
 /// The hardware an engine needs, independent of how the cluster file is written.
@@ -57,6 +59,19 @@ struct SimCluster {
   bool nvls = false;   ///< NVSwitch in-switch reduction available.
   bool sharp = false;  ///< Fabric switches with SHARP in-network reduction.
 };
+
+/// The engines' view of a cluster file: topology, GPU, NVLS (NVSwitch nodes with Hopper or
+/// later GPUs) and SHARP (InfiniBand switches that support it).
+SimCluster sim_cluster(const Cluster& cluster);
+
+/// Simulates `workload` with layout `layout` on `cluster` (the CLI's entry point):
+/// check_layout (InputError with the reason when infeasible or out of memory), expand_program,
+/// then the engine named by options.engine ("native" or "analytic"; "simgrid" is run through
+/// simulate_simgrid, simgrid_engine.hpp). Fills time_to_train from the workload's tokens or
+/// samples to train and memory_per_gpu_bytes. Throws InputError for a bad engine name, a
+/// calibration file that does not parse, or a layout that needs more GPUs than the cluster has.
+SimResult simulate(const Workload& workload, const Cluster& cluster, const Layout& layout,
+                   const SimOptions& options);
 
 /// Options of the Program-level entry points.
 struct ProgramSimOptions {
