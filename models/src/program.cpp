@@ -52,6 +52,10 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
     case GroupDim::PP:
       for (int i = 0; i < l.pp; ++i) g.push_back(rank_of(l, c.tp, c.cp, c.dp, i));
       break;
+    case GroupDim::EDP:
+      for (int d = c.dp % l.ep; d < l.dp; d += l.ep)
+        for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
+      break;
   }
   return g;
 }
@@ -85,6 +89,7 @@ const char* to_string(GroupDim g) {
     case GroupDim::DPxCP: return "dpxcp";
     case GroupDim::EP: return "ep";
     case GroupDim::PP: return "pp";
+    case GroupDim::EDP: return "edp";
   }
   return "?";
 }

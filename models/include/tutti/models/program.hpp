@@ -23,14 +23,19 @@ enum class OpKind : std::uint8_t {
   MemBound,    ///< Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
   Collective,  ///< NCCL-style collective over a group (see Coll, GroupDim).
   Send,        ///< Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
+               ///< Eager: starts when its deps are met and its stream reaches it, without
+               ///< waiting for the receiver; the bytes flow from then.
   Recv,        ///< Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
+               ///< Completes when the matching Send's bytes have arrived.
 };
 
 enum class Coll : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
 
 /// The parallel dimension a communication group spans. DPxCP is the data-parallel gradient group
-/// when context parallelism is on (Megatron reduces gradients over dp*cp ranks).
-enum class GroupDim : std::uint8_t { TP, CP, DP, DPxCP, EP, PP };
+/// when context parallelism is on (Megatron reduces gradients over dp*cp ranks). EDP is the
+/// expert-data-parallel group of MoE expert weights: the dp*cp/ep ranks that hold the same
+/// experts (same tp, pp and position in their EP group), over which expert gradients are reduced.
+enum class GroupDim : std::uint8_t { TP, CP, DP, DPxCP, EP, PP, EDP };
 
 /// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so
 /// DP gradient reduction overlaps backward compute, and PP sends overlap the next micro-batch.
@@ -99,7 +104,8 @@ struct RankCoords {
 RankCoords coords_of(const Layout& l, int rank);
 
 /// The global ranks of the `dim` group that contains `rank`, in ring order.
-/// O(group size). EP groups are `ep` consecutive dp indices (within the same tp, cp, pp).
+/// O(group size). EP groups are `ep` consecutive dp indices (within the same tp, cp, pp); EDP
+/// groups are the dp indices with the same dp % ep, times every cp index.
 std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
 
 const char* to_string(OpKind k);

@@ -1,0 +1,885 @@
+// Expansion of one training iteration into the Program (one RankClass per pipeline stage).
+// Why the structure: every op of a class is appended once, in program order, through Builder,
+// which records dependencies as index ranges; names are interned once up front (Names), so the
+// per-op cost is a push_back. See models/README.md for the op sequence of each layer.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "shapes.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
+
+namespace tutti {
+namespace {
+
+using namespace detail;
+constexpr std::uint32_t kNone = 0xffffffffu;
+/// Megatron-LM DDP bucket size: max(40M, 1M * dp) parameters (megatron/core/distributed).
+constexpr double kMegatronBucketParams = 40e6;
+/// PyTorch DDP bucket: 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel).
+constexpr double kTorchBucketBytes = 25.0 * 1024 * 1024;
+
+class Builder {
+ public:
+  Builder(Program& p, RankClass& rc) : p_(p), rc_(rc) {}
+
+  std::uint32_t add(Op op, std::initializer_list<std::uint32_t> deps = {}) {
+    op.dep_begin = static_cast<std::uint32_t>(rc_.deps.size());
+    for (auto d : deps)
+      if (d != kNone) rc_.deps.push_back(d);
+    op.dep_count = static_cast<std::uint32_t>(rc_.deps.size()) - op.dep_begin;
+    rc_.ops.push_back(op);
+    return static_cast<std::uint32_t>(rc_.ops.size() - 1);
+  }
+  /// Appends `op` to the current data-flow chain: it depends on the previous chain op when that
+  /// op ran on another stream (same-stream order is implicit), plus `extra`.
+  std::uint32_t chain(Op op, std::uint32_t extra = kNone) {
+    std::uint32_t dep = (prev_ != kNone && rc_.ops[prev_].stream != op.stream) ? prev_ : kNone;
+    std::uint32_t i = add(op, {dep, extra == dep ? kNone : extra});
+    prev_ = i;
+    return i;
+  }
+  std::uint32_t prev() const { return prev_; }
+  void set_prev(std::uint32_t p) { prev_ = p; }
+  const Op& op(std::uint32_t i) const { return rc_.ops[i]; }
+  std::uint16_t name(const char* n) { return p_.intern(n); }
+  std::size_t size() const { return rc_.ops.size(); }
+
+ private:
+  Program& p_;
+  RankClass& rc_;
+  std::uint32_t prev_ = kNone;
+};
+
+// ---- op constructors ---------------------------------------------------------------------------
+
+Op gemm(std::uint16_t name, double m, double n, double k, double batch, Phase ph, DType dt,
+        std::uint32_t mb) {
+  Op o;
+  o.kind = OpKind::Gemm;
+  o.name = name;
+  o.phase = ph;
+  o.dtype = dt;
+  o.microbatch = mb;
+  o.m = std::llround(m);
+  o.n = std::llround(n);
+  o.k = std::llround(k);
+  o.batch = std::llround(batch);
+  o.flops = 2.0 * m * n * k * batch;
+  return o;
+}
+Op membound(std::uint16_t name, double bytes, Phase ph, DType dt, std::uint32_t mb) {
+  Op o;
+  o.kind = OpKind::MemBound;
+  o.name = name;
+  o.phase = ph;
+  o.dtype = dt;
+  o.microbatch = mb;
+  o.bytes = bytes;
+  return o;
+}
+Op coll(std::uint16_t name, Coll c, GroupDim g, std::uint32_t size, double bytes, Stream s,
+        Phase ph, DType dt, std::uint32_t mb) {
+  Op o;
+  o.kind = OpKind::Collective;
+  o.name = name;
+  o.coll = c;
+  o.group = g;
+  o.group_size = size;
+  o.bytes = bytes;
+  o.stream = s;
+  o.phase = ph;
+  o.dtype = dt;
+  o.microbatch = mb;
+  return o;
+}
+
+// ---- per-class context -----------------------------------------------------------------------
+
+struct Ctx {
+  const Workload& w;
+  const Layout& l;
+  Program& p;
+  int stage = 0;
+  int M = 1;               // micro-batches
+  int V = 1;               // virtual stages
+  DType dt = DType::BF16;
+  double B = 2, Bp = 2, Bg = 2;
+  // Data-parallel groups.
+  GroupDim dp_dim = GroupDim::DP;
+  std::uint32_t dp_size = 1, edp_size = 1;
+  double bucket_params = kMegatronBucketParams;
+};
+
+/// Gradient buckets of one chunk, flushed as collectives on the DP stream.
+struct Buckets {
+  double dense = 0, expert = 0;           // parameters per rank accumulated
+  std::vector<std::uint32_t> reduce_ops;  // every reduce emitted (optimizer waits on them)
+  std::vector<std::pair<double, double>> sizes;  // (dense, expert) params of each bucket
+};
+
+void flush_bucket(Ctx& c, Builder& b, Buckets& bk, std::uint32_t after, bool force) {
+  if (!force && bk.dense + bk.expert < c.bucket_params) return;
+  if (bk.dense + bk.expert <= 0) return;
+  Coll kind = c.l.zero == 0 ? Coll::AllReduce : Coll::ReduceScatter;
+  if (bk.dense > 0 && c.dp_size > 1)
+    bk.reduce_ops.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size,
+                                       bk.dense * c.Bg, Stream::CommDP, Phase::Backward,
+                                       c.w.training.grad_dtype, 0),
+                                  {after}));
+  if (bk.expert > 0 && c.edp_size > 1)
+    bk.reduce_ops.push_back(b.add(coll(b.name("edp.grad_reduce"), kind, GroupDim::EDP, c.edp_size,
+                                       bk.expert * c.Bg, Stream::CommDP, Phase::Backward,
+                                       c.w.training.grad_dtype, 0),
+                                  {after}));
+  bk.sizes.emplace_back(bk.dense, bk.expert);
+  bk.dense = bk.expert = 0;
+}
+
+// ---- transformer layers ------------------------------------------------------------------------
+
+struct TfShape {
+  double T = 0;   // tokens per micro-batch on this rank (b*s/cp)
+  double Ts = 0;  // tokens of sequence-sharded tensors (T/tp with SP)
+  double h = 0, a = 0, g = 0, d = 0, t = 1, s = 0, sq = 0, b = 1;
+  bool sp = false, causal = true;
+};
+
+TfShape tf_shape(const Ctx& c) {
+  const auto& t = c.w.model.tf;
+  TfShape s;
+  s.b = c.l.micro_batch;
+  s.s = c.w.training.seq_len;
+  s.sq = s.s / c.l.cp;
+  s.T = s.b * s.sq;
+  s.sp = c.l.sequence_parallel && c.l.tp > 1;
+  s.t = c.l.tp;
+  s.Ts = s.sp ? s.T / s.t : s.T;
+  s.h = t.hidden;
+  s.a = t.heads;
+  s.g = t.kv_heads;
+  s.d = t.hd();
+  s.causal = c.w.model.family == ModelFamily::Transformer;
+  return s;
+}
+
+/// TP collective entering a block (forward): all-gather with SP; nothing without (Megatron's f).
+void tp_enter(Ctx& c, Builder& b, const TfShape& s, const char* name, Phase ph, std::uint32_t mb) {
+  if (c.l.tp > 1 && s.sp)
+    b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * c.B, Stream::CommTP,
+                 ph, c.dt, mb));
+}
+/// TP collective leaving a block (forward): reduce-scatter with SP, all-reduce without (g).
+void tp_exit(Ctx& c, Builder& b, const TfShape& s, const char* rs, const char* ar, Phase ph,
+             std::uint32_t mb) {
+  if (c.l.tp <= 1) return;
+  b.chain(coll(b.name(s.sp ? rs : ar), s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP,
+               c.l.tp, s.T * s.h * c.B, Stream::CommTP, ph, c.dt, mb));
+}
+
+/// Forward GEMM then, in backward, its dgrad (m, k, n) and wgrad (k, n, m).
+void gemm_bwd(Ctx& c, Builder& b, const char* dname, const char* wname, double m, double n,
+              double k, double batch, std::uint32_t mb, bool need_dgrad = true) {
+  if (need_dgrad) b.chain(gemm(b.name(dname), m, k, n, batch, Phase::Backward, c.dt, mb));
+  b.chain(gemm(b.name(wname), k, n, m, batch, Phase::Backward, c.dt, mb));
+}
+
+double attn_core_flops(const TfShape& s, double heads_local) {
+  return 4.0 * s.b * heads_local * s.sq * s.s * s.d * (s.causal ? 0.5 : 1.0);
+}
+
+Op attention_op(Builder& b, const char* name, const TfShape& s, Phase ph, DType dt,
+                std::uint32_t mb, double flops_scale) {
+  Op o;
+  o.kind = OpKind::Attention;
+  o.name = b.name(name);
+  o.phase = ph;
+  o.dtype = dt;
+  o.microbatch = mb;
+  double heads = s.a / s.t;
+  o.batch = std::llround(s.b * heads);
+  o.m = std::llround(s.sq);
+  o.n = std::llround(s.s);
+  o.k = std::llround(s.d);
+  o.causal = s.causal;
+  o.flops = attn_core_flops(s, heads) * flops_scale;
+  return o;
+}
+
+/// The ZeRO-3 / FSDP parameter all-gather of one layer (bytes: the gathered layer on this rank).
+std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double expert_params,
+                           Phase ph, std::uint32_t mb, std::uint32_t prefetch_after) {
+  std::uint32_t last = kNone;
+  if (dense_params > 0 && c.dp_size > 1)
+    last = b.add(coll(b.name(c.l.fsdp ? "fsdp.param_allgather" : "zero3.param_allgather"),
+                      Coll::AllGather, c.dp_dim, c.dp_size, dense_params * c.Bp, Stream::CommDP, ph,
+                      c.dt, mb),
+                 {prefetch_after});
+  if (expert_params > 0 && c.edp_size > 1)
+    last = b.add(coll(b.name("zero3.expert_allgather"), Coll::AllGather, GroupDim::EDP, c.edp_size,
+                      expert_params * c.Bp, Stream::CommDP, ph, c.dt, mb),
+                 {prefetch_after});
+  return last;
+}
+
+void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, std::uint32_t mb,
+                   std::uint32_t gather) {
+  const auto& t = c.w.model.tf;
+  double B = c.B;
+  b.chain(membound(b.name("attn.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
+  tp_enter(c, b, s, "attn.tp_allgather", ph, mb);
+  b.chain(gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb));
+  if (c.l.cp > 1)
+    b.chain(coll(b.name("attn.cp_kv_allgather"), Coll::AllGather, GroupDim::CP, c.l.cp,
+                 s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
+  b.chain(attention_op(b, "attn.core", s, ph, c.dt, mb, 1.0));
+  b.chain(gemm(b.name("attn.proj"), s.T, s.h, s.a * s.d / s.t, 1, ph, c.dt, mb));
+  tp_exit(c, b, s, "attn.tp_reducescatter", "attn.tp_allreduce", ph, mb);
+  b.chain(membound(b.name("attn.residual"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
+  auto mlp = [&](const char* up, const char* act, const char* down, double tokens, double f,
+                 double batch) {
+    double fu = t.gated_mlp ? 2.0 * f : f;
+    b.chain(gemm(b.name(up), tokens, fu / s.t, s.h, batch, ph, c.dt, mb));
+    b.chain(membound(b.name(act), tokens * batch * (fu + f) / s.t * B, ph, c.dt, mb));
+    b.chain(gemm(b.name(down), tokens, s.h, f / s.t, batch, ph, c.dt, mb));
+  };
+  if (t.layer_is_moe(layer)) {
+    double E = t.experts, k = t.top_k, ep = c.l.ep;
+    double local = E / ep;
+    b.chain(gemm(b.name("moe.router"), s.T, E, s.h, 1, ph, c.dt, mb));
+    double disp = s.T * k * s.h * B;
+    if (ep > 1)
+      b.chain(coll(b.name("moe.dispatch_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
+                   Stream::CommEP, ph, c.dt, mb));
+    else
+      b.chain(membound(b.name("moe.permute"), 2.0 * disp, ph, c.dt, mb));
+    mlp("moe.expert_up", "moe.expert_act", "moe.expert_down", s.T * k / local, t.moe_ffn_hidden, local);
+    if (ep > 1)
+      b.chain(coll(b.name("moe.combine_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
+                   Stream::CommEP, ph, c.dt, mb));
+    else
+      b.chain(membound(b.name("moe.unpermute"), 2.0 * disp, ph, c.dt, mb));
+    if (t.shared_experts > 0)
+      mlp("moe.shared_up", "moe.shared_act", "moe.shared_down", s.T,
+          double(t.shared_experts) * t.moe_ffn_hidden, 1);
+  } else {
+    mlp("mlp.up", "mlp.act", "mlp.down", s.T, t.ffn_hidden, 1);
+  }
+  tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
+  b.chain(membound(b.name("mlp.residual"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+}
+
+/// Backward of one layer (reverse order). With SP, Megatron all-gathers the block input again
+/// for the weight gradients and reduce-scatters the input gradient; without SP, the input
+/// gradient is all-reduced (the backward of f).
+void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32_t mb,
+                    std::uint32_t gather) {
+  const auto& t = c.w.model.tf;
+  double B = c.B;
+  const Phase ph = Phase::Backward;
+  auto tp_grad_in = [&](const char* name) {  // backward of the exit reduce-scatter
+    if (c.l.tp > 1 && s.sp)
+      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B, Stream::CommTP,
+                   ph, c.dt, mb));
+  };
+  auto tp_input_regather = [&](const char* name) {
+    if (c.l.tp > 1 && s.sp)
+      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B, Stream::CommTP,
+                   ph, c.dt, mb));
+  };
+  auto tp_grad_out = [&](const char* rs, const char* ar) {
+    if (c.l.tp <= 1) return;
+    b.chain(coll(b.name(s.sp ? rs : ar), s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP,
+                 c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb));
+  };
+  b.chain(membound(b.name("mlp.residual_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
+  tp_grad_in("mlp.tp_allgather_bwd");
+  auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
+                 const char* down_w, double tokens, double f, double batch, bool regather) {
+    double fu = t.gated_mlp ? 2.0 * f : f;
+    gemm_bwd(c, b, down_d, down_w, tokens, s.h, f / s.t, batch, mb);
+    b.chain(membound(b.name(act), tokens * batch * 2.0 * (fu + f) / s.t * B, ph, c.dt, mb));
+    b.chain(gemm(b.name(up_d), tokens, s.h, fu / s.t, batch, ph, c.dt, mb));
+    if (regather) tp_input_regather("mlp.tp_allgather_input");
+    b.chain(gemm(b.name(up_w), s.h, fu / s.t, tokens, batch, ph, c.dt, mb));
+  };
+  if (t.layer_is_moe(layer)) {
+    double E = t.experts, k = t.top_k, ep = c.l.ep;
+    double local = E / ep;
+    double disp = s.T * k * s.h * B;
+    if (t.shared_experts > 0)
+      mlp("moe.shared_up_dgrad", "moe.shared_up_wgrad", "moe.shared_act_bwd", "moe.shared_down_dgrad",
+          "moe.shared_down_wgrad", s.T, double(t.shared_experts) * t.moe_ffn_hidden, 1, false);
+    if (ep > 1)
+      b.chain(coll(b.name("moe.combine_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
+                   Stream::CommEP, ph, c.dt, mb));
+    else
+      b.chain(membound(b.name("moe.unpermute_bwd"), 2.0 * disp, ph, c.dt, mb));
+    mlp("moe.expert_up_dgrad", "moe.expert_up_wgrad", "moe.expert_act_bwd", "moe.expert_down_dgrad",
+        "moe.expert_down_wgrad", s.T * k / local, t.moe_ffn_hidden, local, false);
+    if (ep > 1)
+      b.chain(coll(b.name("moe.dispatch_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
+                   Stream::CommEP, ph, c.dt, mb));
+    else
+      b.chain(membound(b.name("moe.permute_bwd"), 2.0 * disp, ph, c.dt, mb));
+    tp_input_regather("mlp.tp_allgather_input");
+    gemm_bwd(c, b, "moe.router_dgrad", "moe.router_wgrad", s.T, E, s.h, 1, mb);
+  } else {
+    mlp("mlp.up_dgrad", "mlp.up_wgrad", "mlp.act_bwd", "mlp.down_dgrad", "mlp.down_wgrad", s.T,
+        t.ffn_hidden, 1, true);
+  }
+  tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
+  b.chain(membound(b.name("mlp.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  b.chain(membound(b.name("attn.residual_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  tp_grad_in("attn.tp_allgather_bwd");
+  gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
+  if (c.l.recompute == Recompute::Selective)
+    b.chain(attention_op(b, "attn.core_recompute", s, Phase::Recompute, c.dt, mb, 1.0));
+  b.chain(attention_op(b, "attn.core_bwd", s, ph, c.dt, mb, 2.0));
+  if (c.l.cp > 1)
+    b.chain(coll(b.name("attn.cp_dkv_reducescatter"), Coll::ReduceScatter, GroupDim::CP, c.l.cp,
+                 s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
+  b.chain(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
+  tp_input_regather("attn.tp_allgather_input");
+  b.chain(gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb));
+  tp_grad_out("attn.tp_reducescatter_bwd", "attn.tp_allreduce_bwd");
+  b.chain(membound(b.name("attn.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+}
+
+// ---- embedding and head ------------------------------------------------------------------------
+
+void embed_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::uint32_t gather) {
+  const auto& m = c.w.model;
+  const Phase ph = Phase::Forward;
+  if (m.family == ModelFamily::ViT) {
+    const auto& t = m.tf;
+    double patches = s.T - s.b;  // CLS token is not a patch
+    b.chain(gemm(b.name("embed.patch"), patches, s.h, double(t.patch_size) * t.patch_size * t.channels,
+                 1, ph, c.dt, mb),
+            gather);
+    b.chain(membound(b.name("embed.positions"), 3.0 * s.Ts * s.h * c.B, ph, c.dt, mb));
+    return;
+  }
+  b.chain(membound(b.name("embed.lookup"), 2.0 * s.T * s.h * c.B, ph, c.dt, mb), gather);
+  tp_exit(c, b, s, "embed.tp_reducescatter", "embed.tp_allreduce", ph, mb);
+}
+
+void embed_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
+  const auto& m = c.w.model;
+  const Phase ph = Phase::Backward;
+  if (m.family == ModelFamily::ViT) {
+    const auto& t = m.tf;
+    double patches = s.T - s.b;
+    b.chain(gemm(b.name("embed.patch_wgrad"), double(t.patch_size) * t.patch_size * t.channels, s.h,
+                 patches, 1, ph, c.dt, mb));
+    return;
+  }
+  if (c.l.tp > 1 && s.sp)
+    b.chain(coll(b.name("embed.tp_allgather_bwd"), Coll::AllGather, GroupDim::TP, c.l.tp,
+                 s.T * s.h * c.B, Stream::CommTP, ph, c.dt, mb));
+  b.chain(membound(b.name("embed.grad_scatter_add"), 3.0 * s.T * s.h * c.B, ph, c.dt, mb));
+}
+
+void head_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::uint32_t gather) {
+  const auto& m = c.w.model;
+  const Phase ph = Phase::Forward;
+  b.chain(membound(b.name("head.norm"), 2.0 * s.Ts * s.h * c.B, ph, c.dt, mb), gather);
+  tp_enter(c, b, s, "head.tp_allgather", ph, mb);
+  if (m.family == ModelFamily::ViT) {
+    b.chain(gemm(b.name("head.classifier"), s.b, m.tf.classes, s.h, 1, ph, c.dt, mb));
+    return;
+  }
+  if (m.family == ModelFamily::Encoder)
+    b.chain(gemm(b.name("head.transform"), s.T, s.h, s.h, 1, ph, c.dt, mb));
+  double vr = double(vocab_per_rank(m.tf, c.l.tp));
+  b.chain(gemm(b.name("head.logits"), s.T, vr, s.h, 1, ph, c.dt, mb));
+  b.chain(membound(b.name("head.cross_entropy"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+  if (c.l.tp > 1)  // vocab-parallel cross entropy: max, sum of exp, target logit
+    b.chain(coll(b.name("head.ce_tp_allreduce"), Coll::AllReduce, GroupDim::TP, c.l.tp, 3.0 * s.T * 4.0,
+                 Stream::CommTP, ph, DType::FP32, mb));
+}
+
+void head_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
+  const auto& m = c.w.model;
+  const Phase ph = Phase::Backward;
+  if (m.family == ModelFamily::ViT) {
+    gemm_bwd(c, b, "head.classifier_dgrad", "head.classifier_wgrad", s.b, m.tf.classes, s.h, 1, mb);
+  } else {
+    double vr = double(vocab_per_rank(m.tf, c.l.tp));
+    b.chain(membound(b.name("head.cross_entropy_bwd"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+    gemm_bwd(c, b, "head.logits_dgrad", "head.logits_wgrad", s.T, vr, s.h, 1, mb);
+    if (m.family == ModelFamily::Encoder)
+      gemm_bwd(c, b, "head.transform_dgrad", "head.transform_wgrad", s.T, s.h, s.h, 1, mb);
+  }
+  if (c.l.tp > 1)
+    b.chain(coll(b.name(s.sp ? "head.tp_reducescatter_bwd" : "head.tp_allreduce_bwd"),
+                 s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP, c.l.tp, s.T * s.h * c.B,
+                 Stream::CommTP, ph, c.dt, mb));
+  b.chain(membound(b.name("head.norm_bwd"), 3.0 * s.Ts * s.h * c.B, ph, c.dt, mb));
+}
+
+// ---- schedule ----------------------------------------------------------------------------------
+
+struct Step {
+  bool forward;
+  int mb;
+  int chunk;
+};
+
+std::vector<Step> schedule(const Layout& l, int stage, int M) {
+  std::vector<Step> out;
+  int vp = l.vp, pp = l.pp;
+  out.reserve(std::size_t(2) * M * vp);
+  if (l.schedule == PipeSchedule::GPipe) {
+    for (int c = 0; c < vp; ++c)
+      for (int j = 0; j < M; ++j) out.push_back({true, j, c});
+    for (int c = vp - 1; c >= 0; --c)
+      for (int j = 0; j < M; ++j) out.push_back({false, j, c});
+    return out;
+  }
+  if (vp == 1) {
+    int warm = std::min(pp - stage - 1, M);
+    for (int j = 0; j < warm; ++j) out.push_back({true, j, 0});
+    for (int i = 0; i < M - warm; ++i) {
+      out.push_back({true, warm + i, 0});
+      out.push_back({false, i, 0});
+    }
+    for (int j = M - warm; j < M; ++j) out.push_back({false, j, 0});
+    return out;
+  }
+  // Megatron-LM interleaved 1F1B (schedules.py, forward_backward_pipelining_with_interleaving).
+  int total = M * vp;
+  int warm = (M == pp) ? total : std::min((pp - stage - 1) * 2 + (vp - 1) * pp, total);
+  auto mb_of = [&](int k) { return (k / (pp * vp)) * pp + k % pp; };
+  auto fchunk = [&](int k) { return (k % (pp * vp)) / pp; };
+  auto bchunk = [&](int k) { return vp - 1 - (k % (pp * vp)) / pp; };
+  for (int k = 0; k < warm; ++k) out.push_back({true, mb_of(k), fchunk(k)});
+  for (int k = 0; k < total - warm; ++k) {
+    out.push_back({true, mb_of(warm + k), fchunk(warm + k)});
+    out.push_back({false, mb_of(k), bchunk(k)});
+  }
+  for (int k = total - warm; k < total; ++k) out.push_back({false, mb_of(k), bchunk(k)});
+  return out;
+}
+
+std::uint32_t p2p_tag(int mb, int V, int boundary, bool backward) {
+  return static_cast<std::uint32_t>((std::int64_t(mb) * V + boundary) * 2 + (backward ? 1 : 0));
+}
+
+// ---- transformer class -------------------------------------------------------------------------
+
+void expand_transformer_class(Ctx& c, RankClass& rc) {
+  const auto& w = c.w;
+  const auto& l = c.l;
+  const auto& t = w.model.tf;
+  Builder b(c.p, rc);
+  TfShape s = tf_shape(c);
+  const int st = c.stage;
+  double p2p_bytes = s.Ts * s.h * c.B;
+  std::vector<LayerRange> chunks(l.vp);
+  for (int ch = 0; ch < l.vp; ++ch) chunks[ch] = stage_layers(w, l, ch * l.pp + st);
+  {
+    std::size_t layers = 0;
+    for (auto& r : chunks) layers += r.count;
+    std::size_t per_layer = 70 + (l.recompute == Recompute::Full ? 30 : 0);
+    rc.ops.reserve(std::size_t(c.M) * layers * per_layer + 256);
+    rc.deps.reserve(rc.ops.capacity() * 2);
+  }
+  std::vector<Buckets> buckets(l.vp);
+  bool zero3 = l.zero >= 3;
+  auto layer_local = [&](int i, double& dense, double& expert) {
+    auto lp = layer_params(t, i);
+    dense = lp.dense / l.tp;
+    expert = lp.expert / (double(l.tp) * l.ep);
+  };
+  ModelSpec m = w.model;
+  double in_params = input_params(m) / l.tp;
+  double out_params = output_params(m) / l.tp;
+  if (w.model.family != ModelFamily::ViT && t.tied_embeddings && l.pp > 1)
+    out_params += double(t.vocab) * t.hidden / l.tp;
+
+  for (const Step& step : schedule(l, st, c.M)) {
+    const int v = step.chunk * l.pp + st;
+    const auto& r = chunks[step.chunk];
+    const std::uint32_t mb = static_cast<std::uint32_t>(step.mb);
+    b.set_prev(kNone);
+    if (step.forward) {
+      if (v > 0) {
+        Op o;
+        o.kind = OpKind::Recv;
+        o.name = b.name("pp.recv_activation");
+        o.stream = Stream::CommPP;
+        o.phase = Phase::Forward;
+        o.dtype = c.dt;
+        o.microbatch = mb;
+        o.bytes = p2p_bytes;
+        o.peer_delta = static_cast<std::int16_t>(st == 0 ? l.pp - 1 : -1);
+        o.tag = p2p_tag(step.mb, c.V, v - 1, false);
+        b.chain(o);
+      }
+      std::uint32_t prefetch_after = kNone;
+      if (v == 0) {
+        std::uint32_t g = zero3 ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
+        embed_forward(c, b, s, mb, g);
+      }
+      for (int i = r.first; i < r.first + r.count; ++i) {
+        std::uint32_t g = kNone;
+        if (zero3) {
+          double dn, ex;
+          layer_local(i, dn, ex);
+          g = zero3_gather(c, b, dn, ex, Phase::Forward, mb, prefetch_after);
+        }
+        std::uint32_t start = static_cast<std::uint32_t>(b.size());
+        layer_forward(c, b, s, i, Phase::Forward, mb, g);
+        prefetch_after = start;  // the next layer's gather may start once this layer starts
+      }
+      if (v == c.V - 1) {
+        std::uint32_t g = zero3 ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after) : kNone;
+        head_forward(c, b, s, mb, g);
+      } else {
+        Op o;
+        o.kind = OpKind::Send;
+        o.name = b.name("pp.send_activation");
+        o.stream = Stream::CommPP;
+        o.phase = Phase::Forward;
+        o.dtype = c.dt;
+        o.microbatch = mb;
+        o.bytes = p2p_bytes;
+        o.peer_delta = static_cast<std::int16_t>(st == l.pp - 1 ? -(l.pp - 1) : 1);
+        o.tag = p2p_tag(step.mb, c.V, v, false);
+        b.add(o, {b.prev()});
+      }
+      continue;
+    }
+    // Backward of micro-batch `mb` through chunk `step.chunk`.
+    const bool last_mb = step.mb == c.M - 1;
+    Buckets& bk = buckets[step.chunk];
+    if (v < c.V - 1) {
+      Op o;
+      o.kind = OpKind::Recv;
+      o.name = b.name("pp.recv_gradient");
+      o.stream = Stream::CommPP;
+      o.phase = Phase::Backward;
+      o.dtype = c.dt;
+      o.microbatch = mb;
+      o.bytes = p2p_bytes;
+      o.peer_delta = static_cast<std::int16_t>(st == l.pp - 1 ? -(l.pp - 1) : 1);
+      o.tag = p2p_tag(step.mb, c.V, v, true);
+      b.chain(o);
+    } else {
+      std::uint32_t g = zero3 ? zero3_gather(c, b, out_params, 0, Phase::Backward, mb, kNone) : kNone;
+      if (g != kNone) b.set_prev(g);
+      head_backward(c, b, s, mb);
+      if (zero3) {
+        if (c.dp_size > 1)
+          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter,
+                                             c.dp_dim, c.dp_size, out_params * c.Bg, Stream::CommDP,
+                                             Phase::Backward, w.training.grad_dtype, mb),
+                                        {b.prev()}));
+      } else if (last_mb) {
+        bk.dense += out_params;
+        flush_bucket(c, b, bk, b.prev(), false);
+      }
+    }
+    std::uint32_t prefetch_after = kNone;
+    for (int i = r.first + r.count - 1; i >= r.first; --i) {
+      double dn = 0, ex = 0;
+      layer_local(i, dn, ex);
+      std::uint32_t g = zero3 ? zero3_gather(c, b, dn, ex, Phase::Backward, mb, prefetch_after) : kNone;
+      std::uint32_t start = static_cast<std::uint32_t>(b.size());
+      if (l.recompute == Recompute::Full) {
+        layer_forward(c, b, s, i, Phase::Recompute, mb, g);
+        layer_backward(c, b, s, i, mb, kNone);
+      } else {
+        layer_backward(c, b, s, i, mb, g);
+      }
+      prefetch_after = start;
+      if (zero3) {
+        if (c.dp_size > 1)
+          bk.reduce_ops.push_back(b.add(coll(b.name(l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter"),
+                                             Coll::ReduceScatter, c.dp_dim, c.dp_size, dn * c.Bg,
+                                             Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
+                                        {b.prev()}));
+        if (ex > 0 && c.edp_size > 1)
+          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.expert_grad_reducescatter"), Coll::ReduceScatter,
+                                             GroupDim::EDP, c.edp_size, ex * c.Bg, Stream::CommDP,
+                                             Phase::Backward, w.training.grad_dtype, mb),
+                                        {b.prev()}));
+      } else if (last_mb) {
+        bk.dense += dn;
+        bk.expert += ex;
+        flush_bucket(c, b, bk, b.prev(), false);
+      }
+    }
+    if (v == 0) {
+      embed_backward(c, b, s, mb);
+      if (zero3) {
+        if (c.dp_size > 1)
+          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter,
+                                             c.dp_dim, c.dp_size, in_params * c.Bg, Stream::CommDP,
+                                             Phase::Backward, w.training.grad_dtype, mb),
+                                        {b.prev()}));
+      } else if (last_mb) {
+        bk.dense += in_params;
+      }
+    } else {
+      Op o;
+      o.kind = OpKind::Send;
+      o.name = b.name("pp.send_gradient");
+      o.stream = Stream::CommPP;
+      o.phase = Phase::Backward;
+      o.dtype = c.dt;
+      o.microbatch = mb;
+      o.bytes = p2p_bytes;
+      o.peer_delta = static_cast<std::int16_t>(st == 0 ? l.pp - 1 : -1);
+      o.tag = p2p_tag(step.mb, c.V, v - 1, true);
+      b.add(o, {b.prev()});
+    }
+    if (last_mb && !zero3) flush_bucket(c, b, bk, b.prev(), true);
+  }
+
+  // Optimizer step over the local shard, after every gradient reduction.
+  double local_dense = 0, local_expert = 0;
+  for (const auto& r : chunks)
+    for (int i = r.first; i < r.first + r.count; ++i) {
+      double dn, ex;
+      layer_local(i, dn, ex);
+      local_dense += dn;
+      local_expert += ex;
+    }
+  if (st == 0) local_dense += in_params;
+  if (st == l.pp - 1) local_dense += out_params;
+  double shard_params = l.zero >= 1 ? local_dense / c.dp_size + local_expert / c.edp_size
+                                    : local_dense + local_expert;
+  double opt_bytes = shard_params * (2.0 * optimizer_bytes_per_param(w.training) + c.Bg + c.Bp);
+  std::vector<std::uint32_t> waits;
+  for (auto& bk : buckets) waits.insert(waits.end(), bk.reduce_ops.begin(), bk.reduce_ops.end());
+  Op opt = membound(b.name("optimizer.step"), opt_bytes, Phase::Optimizer, DType::FP32, 0);
+  opt.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
+  rc.deps.insert(rc.deps.end(), waits.begin(), waits.end());
+  opt.dep_count = static_cast<std::uint32_t>(waits.size());
+  rc.ops.push_back(opt);
+  std::uint32_t opt_i = static_cast<std::uint32_t>(rc.ops.size() - 1);
+  // ZeRO-1/2 distributed optimizer: gather the updated parameter shards, bucket by bucket.
+  if (l.zero == 1 || l.zero == 2) {
+    for (auto& bk : buckets)
+      for (auto [dense, expert] : bk.sizes) {
+        if (dense > 0 && c.dp_size > 1)
+          b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size, dense * c.Bp,
+                     Stream::CommDP, Phase::Optimizer, c.dt, 0),
+                {opt_i});
+        if (expert > 0 && c.edp_size > 1)
+          b.add(coll(b.name("edp.param_allgather"), Coll::AllGather, GroupDim::EDP, c.edp_size,
+                     expert * c.Bp, Stream::CommDP, Phase::Optimizer, c.dt, 0),
+                {opt_i});
+      }
+  }
+}
+
+// ---- ResNet and DLRM (data parallel, one class) --------------------------------------------------
+
+void expand_resnet(Ctx& c, RankClass& rc) {
+  const auto& r = c.w.model.resnet;
+  Builder b(c.p, rc);
+  auto convs = resnet_convs(r);
+  double bsz = c.l.micro_batch;
+  int out_ch = resnet_out_channels(r);
+  rc.ops.reserve(std::size_t(c.M) * convs.size() * 6 + 64);
+  double bucket_bytes = 0;
+  std::vector<std::uint32_t> reduces;
+  Coll kind = c.l.zero == 0 ? Coll::AllReduce : Coll::ReduceScatter;
+  for (int j = 0; j < c.M; ++j) {
+    const std::uint32_t mb = static_cast<std::uint32_t>(j);
+    b.set_prev(kNone);
+    for (const auto& cv : convs) {
+      double pix = bsz * cv.out_size * cv.out_size;
+      b.chain(gemm(b.name("conv.im2col_gemm"), pix, cv.out_ch, double(cv.in_ch) * cv.kernel * cv.kernel, 1,
+                   Phase::Forward, c.dt, mb));
+      b.chain(membound(b.name("conv.bn_relu"), 3.0 * pix * cv.out_ch * c.B, Phase::Forward, c.dt, mb));
+    }
+    b.chain(gemm(b.name("fc"), bsz, r.classes, out_ch, 1, Phase::Forward, c.dt, mb));
+    b.chain(membound(b.name("loss"), 2.0 * bsz * r.classes * 4.0, Phase::Forward, DType::FP32, mb));
+    gemm_bwd(c, b, "fc_dgrad", "fc_wgrad", bsz, r.classes, out_ch, 1, mb);
+    for (auto it = convs.rbegin(); it != convs.rend(); ++it) {
+      const auto& cv = *it;
+      double pix = bsz * cv.out_size * cv.out_size;
+      double k = double(cv.in_ch) * cv.kernel * cv.kernel;
+      b.chain(membound(b.name("conv.bn_relu_bwd"), 4.0 * pix * cv.out_ch * c.B, Phase::Backward, c.dt, mb));
+      gemm_bwd(c, b, "conv.dgrad", "conv.wgrad", pix, cv.out_ch, k, 1, mb);
+      if (j == c.M - 1 && c.dp_size > 1) {
+        bucket_bytes += (cv.params() + 2.0 * cv.out_ch) * c.Bg;
+        if (bucket_bytes >= kTorchBucketBytes || &cv == &convs.front()) {
+          reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, bucket_bytes,
+                                       Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, mb),
+                                  {b.prev()}));
+          bucket_bytes = 0;
+        }
+      }
+    }
+  }
+  double fc = double(out_ch) * r.classes + r.classes;
+  if (c.dp_size > 1)  // the classifier's gradients join the last bucket
+    reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, fc * c.Bg,
+                                 Stream::CommDP, Phase::Backward, c.w.training.grad_dtype,
+                                 std::uint32_t(c.M - 1)),
+                            {b.prev()}));
+  double shard = c.l.zero >= 1 ? double(c.dp_size) : 1.0;
+  double opt = params(c.w) / shard * (2.0 * optimizer_bytes_per_param(c.w.training) + c.Bg + c.Bp);
+  Op o = membound(b.name("optimizer.step"), opt, Phase::Optimizer, DType::FP32, 0);
+  o.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
+  rc.deps.insert(rc.deps.end(), reduces.begin(), reduces.end());
+  o.dep_count = static_cast<std::uint32_t>(reduces.size());
+  rc.ops.push_back(o);
+  if ((c.l.zero == 1 || c.l.zero == 2) && c.dp_size > 1)
+    b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size, params(c.w) * c.Bp,
+               Stream::CommDP, Phase::Optimizer, c.dt, 0),
+          {static_cast<std::uint32_t>(rc.ops.size() - 1)});
+}
+
+void expand_dlrm(Ctx& c, RankClass& rc) {
+  const auto& d = c.w.model.dlrm;
+  Builder b(c.p, rc);
+  double bsz = c.l.micro_batch, dp = c.l.dp;
+  double tables = double(d.table_rows.size());
+  double local_tables = std::ceil(tables / dp);
+  double feats = tables + 1;
+  double emb_bytes = bsz * dp * local_tables * d.embedding_dim * c.B;  // lookups for the global mb
+  rc.ops.reserve(std::size_t(c.M) * 64 + 16);
+  std::vector<std::uint32_t> reduces;
+  for (int j = 0; j < c.M; ++j) {
+    const std::uint32_t mb = static_cast<std::uint32_t>(j);
+    b.set_prev(kNone);
+    double in = d.dense_features;
+    for (int o : d.bottom_mlp) {
+      b.chain(gemm(b.name("bottom_mlp"), bsz, o, in, 1, Phase::Forward, c.dt, mb));
+      in = o;
+    }
+    b.chain(membound(b.name("embedding.lookup"), 2.0 * emb_bytes, Phase::Forward, c.dt, mb));
+    if (c.l.dp > 1)
+      b.chain(coll(b.name("embedding.alltoall"), Coll::AllToAll, GroupDim::DP, c.l.dp, emb_bytes,
+                   Stream::CommDP, Phase::Forward, c.dt, mb));
+    b.chain(gemm(b.name("interaction"), feats, feats, d.embedding_dim, bsz, Phase::Forward, c.dt, mb));
+    in = d.embedding_dim + feats * (feats - 1) / 2;
+    std::vector<double> top_in;
+    for (int o : d.top_mlp) {
+      top_in.push_back(in);
+      b.chain(gemm(b.name("top_mlp"), bsz, o, in, 1, Phase::Forward, c.dt, mb));
+      in = o;
+    }
+    b.chain(membound(b.name("loss"), 2.0 * bsz * 4.0, Phase::Forward, DType::FP32, mb));
+    for (int i = int(d.top_mlp.size()) - 1; i >= 0; --i)
+      gemm_bwd(c, b, "top_mlp_dgrad", "top_mlp_wgrad", bsz, d.top_mlp[i], top_in[i], 1, mb);
+    gemm_bwd(c, b, "interaction_dgrad", "interaction_dgrad_b", feats, feats, d.embedding_dim, bsz, mb);
+    if (c.l.dp > 1)
+      b.chain(coll(b.name("embedding.alltoall_bwd"), Coll::AllToAll, GroupDim::DP, c.l.dp, emb_bytes,
+                   Stream::CommDP, Phase::Backward, c.dt, mb));
+    b.chain(membound(b.name("embedding.sparse_update"), 3.0 * emb_bytes * 2.0, Phase::Backward, DType::FP32, mb));
+    in = d.dense_features;
+    std::vector<double> bot_in;
+    for (int o : d.bottom_mlp) { bot_in.push_back(in); in = o; }
+    for (int i = int(d.bottom_mlp.size()) - 1; i >= 0; --i)
+      gemm_bwd(c, b, "bottom_mlp_dgrad", "bottom_mlp_wgrad", bsz, d.bottom_mlp[i], bot_in[i], 1, mb);
+  }
+  double mlp = 0;  // dense (data-parallel) parameters: the MLPs
+  {
+    double in = d.dense_features;
+    for (int o : d.bottom_mlp) { mlp += in * o + o; in = o; }
+    in = d.embedding_dim + feats * (feats - 1) / 2;
+    for (int o : d.top_mlp) { mlp += in * o + o; in = o; }
+  }
+  if (c.dp_size > 1)
+    reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), Coll::AllReduce, GroupDim::DP, c.dp_size,
+                                 mlp * c.Bg, Stream::CommDP, Phase::Backward, c.w.training.grad_dtype,
+                                 std::uint32_t(c.M - 1)),
+                            {b.prev()}));
+  Op o = membound(b.name("optimizer.step"), mlp * (2.0 * optimizer_bytes_per_param(c.w.training) + c.Bg + c.Bp),
+                  Phase::Optimizer, DType::FP32, 0);
+  o.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
+  rc.deps.insert(rc.deps.end(), reduces.begin(), reduces.end());
+  o.dep_count = static_cast<std::uint32_t>(reduces.size());
+  rc.ops.push_back(o);
+}
+
+}  // namespace
+
+Program expand_program(const Workload& w, const Layout& l) {
+  check_layout(w, l, 0);
+  Program p;
+  p.layout = l;
+  p.world = l.gpus();
+  p.dtype = w.training.dtype;
+  p.tokens_per_iteration = tokens_per_iteration(w);
+  p.samples_per_iteration = double(w.training.global_batch);
+  p.model_flops_per_iteration = model_flops_per_iteration(w);
+  p.names.reserve(128);
+  Ctx c{w, l, p};
+  c.M = microbatches(w, l);
+  c.V = l.pp * l.vp;
+  c.dt = w.training.dtype;
+  c.B = act_bytes(c.dt);
+  c.Bp = param_bytes(c.dt);
+  c.Bg = dtype_bytes(w.training.grad_dtype);
+  c.dp_dim = l.cp > 1 ? GroupDim::DPxCP : GroupDim::DP;
+  c.dp_size = static_cast<std::uint32_t>(l.dp * l.cp);
+  c.edp_size = static_cast<std::uint32_t>(std::max(1, l.dp * l.cp / l.ep));
+  c.bucket_params = std::max(kMegatronBucketParams, 1e6 * l.dp);
+  p.classes.resize(l.pp);
+  for (int st = 0; st < l.pp; ++st) {
+    RankClass& rc = p.classes[st];
+    rc.stage = st;
+    rc.multiplicity = static_cast<std::uint32_t>(l.tp * l.cp * l.dp);
+    c.stage = st;
+    switch (w.model.family) {
+      case ModelFamily::ResNet: expand_resnet(c, rc); break;
+      case ModelFamily::DLRM: expand_dlrm(c, rc); break;
+      default: expand_transformer_class(c, rc); break;
+    }
+  }
+  double total = 0;
+  for (const auto& rc : p.classes) {
+    double f = 0;
+    for (const auto& o : rc.ops) f += o.flops;
+    total += f * rc.multiplicity;
+  }
+  p.hardware_flops_per_iteration = total;
+  return p;
+}
+
+ProgramSummary summarize(const Program& p) {
+  ProgramSummary s;
+  std::vector<ProgramSummary::CollectiveTotal>& cs = s.collectives;
+  for (const auto& rc : p.classes) {
+    std::vector<double> per_rank(cs.size(), 0.0);
+    for (const auto& o : rc.ops) {
+      ++s.ops;
+      ++s.ops_by_kind[static_cast<int>(o.kind)];
+      s.flops_all_ranks += o.flops * rc.multiplicity;
+      if (o.kind == OpKind::Send) s.p2p_bytes_all_ranks += o.bytes * rc.multiplicity;
+      if (o.kind != OpKind::Collective) continue;
+      std::size_t i = 0;
+      for (; i < cs.size(); ++i)
+        if (cs[i].coll == o.coll && cs[i].group == o.group && cs[i].group_size == o.group_size) break;
+      if (i == cs.size()) {
+        cs.push_back({o.coll, o.group, o.group_size, 0, 0, 0});
+        per_rank.push_back(0);
+      }
+      cs[i].ops += 1;
+      cs[i].bytes_all_ranks += o.bytes * rc.multiplicity;
+      per_rank[i] += o.bytes;
+    }
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      cs[i].bytes_per_rank_max = std::max(cs[i].bytes_per_rank_max, per_rank[i]);
+  }
+  std::stable_sort(cs.begin(), cs.end(), [](const auto& a, const auto& b) {
+    if (a.coll != b.coll) return a.coll < b.coll;
+    if (a.group != b.group) return a.group < b.group;
+    return a.group_size < b.group_size;
+  });
+  return s;
+}
+
+}  // namespace tutti

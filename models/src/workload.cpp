@@ -1,0 +1,259 @@
+// Reading workload files (strict, through core/config.hpp) and resolving the parallel layout.
+#include "tutti/models/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+const char* to_string(ModelFamily f) {
+  switch (f) {
+    case ModelFamily::Transformer: return "transformer";
+    case ModelFamily::Encoder: return "encoder";
+    case ModelFamily::ViT: return "vit";
+    case ModelFamily::ResNet: return "resnet";
+    case ModelFamily::DLRM: return "dlrm";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kMaxDim = 1 << 24;
+
+DType parse_dtype(const Value& v) {
+  auto s = v.choice({"bf16", "fp16", "fp8", "fp32", "tf32"});
+  if (s == "bf16") return DType::BF16;
+  if (s == "fp16") return DType::FP16;
+  if (s == "fp8") return DType::FP8;
+  if (s == "tf32") return DType::TF32;
+  return DType::FP32;
+}
+
+int req_int(Obj& o, const char* key, int lo = 1, int hi = kMaxDim) {
+  return static_cast<int>(o.req(key).integer(lo, hi));
+}
+int opt_int(Obj& o, const char* key, int dflt, int lo = 0, int hi = kMaxDim) {
+  return static_cast<int>(o.integer_or(key, dflt, lo, hi));
+}
+
+void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
+  t.layers = req_int(m, "layers");
+  t.hidden = req_int(m, "hidden");
+  t.heads = req_int(m, "heads");
+  t.kv_heads = opt_int(m, "kv_heads", t.heads, 1);
+  t.head_dim = opt_int(m, "head_dim", 0, 1);
+  t.ffn_hidden = req_int(m, "ffn_hidden");
+  bool decoder = fam == ModelFamily::Transformer;
+  bool vit = fam == ModelFamily::ViT;
+  if (!vit) t.vocab = m.req("vocab").integer(1, 1LL << 31);
+  t.gated_mlp = m.boolean_or("gated_mlp", false);
+  t.tied_embeddings = vit ? false : m.boolean_or("tied_embeddings", false);
+  t.bias = m.boolean_or("bias", !decoder);
+  t.layernorm = m.choice_or("norm", decoder ? "rmsnorm" : "layernorm", {"layernorm", "rmsnorm"}) == "layernorm";
+  t.dropout = m.boolean_or("dropout", false);
+  t.max_positions = opt_int(m, "max_positions", 0, 0);
+  if (decoder) {
+    t.experts = opt_int(m, "experts", 0, 0, 1 << 16);
+    if (t.experts > 0) {
+      t.top_k = static_cast<int>(m.req("top_k").integer(1, t.experts));
+      t.moe_ffn_hidden = opt_int(m, "moe_ffn_hidden", t.ffn_hidden, 1);
+      t.shared_experts = opt_int(m, "shared_experts", 0, 0, 1 << 10);
+      t.dense_layers = opt_int(m, "dense_layers", 0, 0, t.layers - 1);
+    } else {
+      for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers"})
+        if (m.has(k)) m.req(k).fail("no MoE keys when \"experts\" is absent or 0");
+    }
+  }
+  if (fam == ModelFamily::Encoder) {
+    t.type_vocab = opt_int(m, "type_vocab", 0, 0);
+    t.pooler = m.boolean_or("pooler", false);
+  }
+  if (vit) {
+    t.image_size = req_int(m, "image_size");
+    t.patch_size = static_cast<int>(m.req("patch_size").integer(1, t.image_size));
+    t.channels = opt_int(m, "channels", 3, 1);
+    t.classes = req_int(m, "classes");
+    if (t.image_size % t.patch_size != 0)
+      m.req("patch_size").fail(fmt::format("a divisor of image_size {}", t.image_size));
+  }
+  if (t.kv_heads > t.heads || t.heads % t.kv_heads != 0)
+    m.req("kv_heads").fail(fmt::format("a divisor of heads ({})", t.heads));
+  if (t.head_dim == 0 && t.hidden % t.heads != 0)
+    m.req("heads").fail(fmt::format("a divisor of hidden ({}) or an explicit head_dim", t.hidden));
+}
+
+void parse_resnet(Obj& m, ResNetSpec& r) {
+  auto arr = m.req("blocks").arr();
+  if (arr.size() < 1 || arr.size() > 8) arr.value().fail("an array of 1 to 8 block counts");
+  r.blocks.clear();
+  for (std::size_t i = 0; i < arr.size(); ++i) r.blocks.push_back(static_cast<int>(arr.at(i).integer(1, 1000)));
+  r.width = opt_int(m, "width", 64, 1);
+  r.image_size = opt_int(m, "image_size", 224, 32);
+  r.channels = opt_int(m, "channels", 3, 1);
+  r.classes = opt_int(m, "classes", 1000, 1);
+}
+
+void parse_dlrm(Obj& m, DlrmSpec& d) {
+  d.dense_features = req_int(m, "dense_features");
+  d.embedding_dim = req_int(m, "embedding_dim");
+  auto rows = m.req("table_rows").arr();
+  if (rows.size() < 1) rows.value().fail("a non-empty array of row counts");
+  for (std::size_t i = 0; i < rows.size(); ++i) d.table_rows.push_back(rows.at(i).integer(1, 1LL << 40));
+  auto ints = [&](const char* key, std::vector<int>& out) {
+    auto a = m.req(key).arr();
+    if (a.size() < 1) a.value().fail("a non-empty array of layer sizes");
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(static_cast<int>(a.at(i).integer(1, kMaxDim)));
+  };
+  ints("bottom_mlp", d.bottom_mlp);
+  ints("top_mlp", d.top_mlp);
+  if (d.bottom_mlp.back() != d.embedding_dim)
+    m.req("bottom_mlp").fail(fmt::format("a last layer equal to embedding_dim ({})", d.embedding_dim));
+}
+
+Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
+  Layout l;
+  l.tp = opt_int(p, "tp", 1, 1, 1 << 20);
+  l.pp = opt_int(p, "pp", 1, 1, 1 << 20);
+  has_dp = p.has("dp");
+  l.dp = opt_int(p, "dp", 1, 1, 1 << 24);
+  l.cp = opt_int(p, "cp", 1, 1, 1 << 20);
+  l.ep = opt_int(p, "ep", 1, 1, 1 << 20);
+  l.vp = opt_int(p, "vp", 1, 1, 1024);
+  l.zero = opt_int(p, "zero", 1, 0, 3);
+  l.fsdp = p.boolean_or("fsdp", false);
+  if (l.fsdp) {
+    if (p.has("zero") && l.zero != 3) p.req("zero").fail("3 (or no zero key) when fsdp is true");
+    l.zero = 3;
+  }
+  l.sequence_parallel = p.boolean_or("sequence_parallel", true);
+  l.micro_batch = opt_int(p, "micro_batch", tr.micro_batch, 1, 1 << 20);
+  auto sched = p.choice_or("schedule", l.vp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "gpipe"});
+  l.schedule = sched == "gpipe" ? PipeSchedule::GPipe
+               : sched == "interleaved" ? PipeSchedule::Interleaved
+                                        : PipeSchedule::OneFOneB;
+  if (l.vp > 1 && l.schedule != PipeSchedule::Interleaved)
+    p.req("schedule").fail("\"interleaved\" when vp > 1");
+  l.recompute = tr.recompute;
+  p.done();
+  return l;
+}
+
+Workload parse_doc(const Doc& doc) {
+  Workload w;
+  w.file = doc.name();
+  Obj root = doc.root();
+  w.name = root.req("name").string();
+  w.source = root.req("source").string();
+  root.allow("notes");
+  {
+    Obj m = root.req("model").obj();
+    auto fam = m.req("family").choice({"transformer", "encoder", "vit", "resnet", "dlrm"});
+    m.allow("notes");
+    auto& f = w.model.family;
+    f = fam == "transformer" ? ModelFamily::Transformer
+        : fam == "encoder"   ? ModelFamily::Encoder
+        : fam == "vit"       ? ModelFamily::ViT
+        : fam == "resnet"    ? ModelFamily::ResNet
+                             : ModelFamily::DLRM;
+    if (f == ModelFamily::ResNet) parse_resnet(m, w.model.resnet);
+    else if (f == ModelFamily::DLRM) parse_dlrm(m, w.model.dlrm);
+    else parse_transformer(m, f, w.model.tf);
+    m.done();
+  }
+  {
+    Obj t = root.req("training").obj();
+    auto& tr = w.training;
+    const auto fam = w.model.family;
+    if (w.model.token_model()) {
+      tr.seq_len = static_cast<int>(t.req("seq_len").integer(1, 1 << 24));
+    } else if (t.has("seq_len")) {
+      t.req("seq_len").fail(std::string("no seq_len for family ") + to_string(fam) +
+                            (fam == ModelFamily::ViT ? " (it is (image_size/patch_size)^2 + 1)" : ""));
+    }
+    if (fam == ModelFamily::ViT) {
+      int g = w.model.tf.image_size / w.model.tf.patch_size;
+      tr.seq_len = g * g + 1;
+    }
+    tr.global_batch = t.req("global_batch").integer(1, 1LL << 40);
+    tr.micro_batch = static_cast<int>(t.integer_or("micro_batch", 1, 1, 1 << 20));
+    tr.dtype = t.has("dtype") ? parse_dtype(t.req("dtype")) : DType::BF16;
+    tr.grad_dtype = t.has("grad_dtype") ? parse_dtype(t.req("grad_dtype"))
+                    : (tr.dtype == DType::FP8 ? DType::BF16 : tr.dtype);
+    tr.optimizer = t.choice_or("optimizer", "adam", {"adam", "sgd"}) == "sgd" ? Optimizer::SGD : Optimizer::Adam;
+    auto rc = t.choice_or("recompute", "none", {"none", "selective", "full"});
+    tr.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
+    tr.flash_attention = t.boolean_or("flash_attention", true);
+    if (t.has("tokens_to_train") && t.has("samples_to_train"))
+      t.req("samples_to_train").fail("either tokens_to_train or samples_to_train, not both");
+    if (auto v = t.opt("tokens_to_train")) {
+      if (!w.model.token_model())
+        v->fail(std::string("samples_to_train for family ") + to_string(fam));
+      tr.tokens_to_train = v->quantity(Dim::Count, 1);
+      tr.samples_to_train = tr.tokens_to_train / tr.seq_len;
+    }
+    if (auto v = t.opt("samples_to_train")) {
+      tr.samples_to_train = v->quantity(Dim::Count, 1);
+      if (w.model.token_model()) tr.tokens_to_train = tr.samples_to_train * tr.seq_len;
+    }
+    t.done();
+  }
+  if (auto p = root.opt("parallel")) {
+    Obj po = p->obj();
+    w.layout = parse_parallel(po, w.training, w.layout_has_dp);
+  }
+  root.done();
+  return w;
+}
+
+}  // namespace
+
+Workload load_workload(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_doc(Doc::load(path, overrides));
+}
+
+Workload parse_workload(const std::string& text, const std::string& name,
+                        const std::vector<std::string>& overrides) {
+  return parse_doc(Doc::parse(text, name, overrides));
+}
+
+Layout resolve_layout(const Workload& w, const std::string& flag, int gpus) {
+  Layout l;
+  if (w.layout) {
+    l = *w.layout;
+  } else {
+    l.micro_batch = w.training.micro_batch;
+    l.recompute = w.training.recompute;
+  }
+  bool dp_named = w.layout_has_dp;
+  if (!flag.empty()) {
+    l = parse_layout_flag(flag, l);
+    // dp named on the command line wins; a dp from the file yields to --gpus.
+    bool flag_dp = flag.rfind("dp=", 0) == 0 || flag.find(",dp=") != std::string::npos;
+    dp_named = flag_dp;
+  } else if (gpus > 0) {
+    dp_named = false;
+  }
+  if (gpus > 0) {
+    int model_par = l.tp * l.pp * l.cp;
+    if (dp_named) {
+      if (l.gpus() != gpus)
+        throw InputError("--gpus", "gpus", std::to_string(gpus),
+                         fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs (or drop dp to derive it)",
+                                     l.tp, l.pp, l.dp, l.cp, l.gpus()));
+    } else {
+      if (gpus % model_par != 0)
+        throw InputError("--gpus", "gpus", std::to_string(gpus),
+                         fmt::format("a multiple of tp*pp*cp = {}*{}*{} = {} (dp = gpus / (tp*pp*cp))",
+                                     l.tp, l.pp, l.cp, model_par));
+      l.dp = gpus / model_par;
+    }
+  }
+  return l;
+}
+
+}  // namespace tutti

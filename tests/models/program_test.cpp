@@ -1,0 +1,204 @@
+// Program invariants over many layouts: dependencies, groups, point-to-point matching, FLOPs,
+// and a zero-time in-order execution that proves the schedule cannot deadlock.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "../support/run.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
+
+using namespace tutti;
+using tutti::testing::src;
+
+namespace {
+
+Workload load(const std::string& name) { return load_workload(src("models/" + name + ".json")); }
+
+std::uint32_t expected_size(const Layout& l, GroupDim g) {
+  switch (g) {
+    case GroupDim::TP: return l.tp;
+    case GroupDim::CP: return l.cp;
+    case GroupDim::DP: return l.dp;
+    case GroupDim::DPxCP: return l.dp * l.cp;
+    case GroupDim::EP: return l.ep;
+    case GroupDim::PP: return l.pp;
+    case GroupDim::EDP: return l.dp * l.cp / l.ep;
+  }
+  return 0;
+}
+
+/// Runs every stage's ops with zero duration: streams in order, deps respected, a Recv only after
+/// its matching Send. Returns the number of ops that never ran (0: no deadlock).
+std::size_t stuck_ops(const Program& p) {
+  std::size_t n = p.classes.size();
+  std::vector<std::vector<std::vector<std::uint32_t>>> queues(n, std::vector<std::vector<std::uint32_t>>(kNumStreams));
+  std::vector<std::vector<std::size_t>> head(n, std::vector<std::size_t>(kNumStreams, 0));
+  std::vector<std::vector<char>> done(n);
+  std::set<std::pair<int, std::uint32_t>> sent;  // (destination stage, tag)
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    const auto& ops = p.classes[c].ops;
+    done[c].assign(ops.size(), 0);
+    total += ops.size();
+    for (std::uint32_t i = 0; i < ops.size(); ++i) queues[c][int(ops[i].stream)].push_back(i);
+  }
+  std::size_t ran = 0;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::size_t c = 0; c < n; ++c) {
+      const auto& rc = p.classes[c];
+      for (int s = 0; s < kNumStreams; ++s) {
+        while (head[c][s] < queues[c][s].size()) {
+          std::uint32_t i = queues[c][s][head[c][s]];
+          const Op& o = rc.ops[i];
+          bool ready = true;
+          for (std::uint32_t d = 0; d < o.dep_count; ++d) ready = ready && done[c][rc.deps[o.dep_begin + d]];
+          if (o.kind == OpKind::Recv) ready = ready && sent.count({int(c), o.tag});
+          if (!ready) break;
+          if (o.kind == OpKind::Send) sent.insert({int(c) + o.peer_delta, o.tag});
+          done[c][i] = 1;
+          ++head[c][s];
+          ++ran;
+          progress = true;
+        }
+      }
+    }
+  }
+  return total - ran;
+}
+
+void check_program(const Workload& w, const Layout& l) {
+  CAPTURE(to_string(l));
+  Program p = expand_program(w, l);
+  REQUIRE(p.classes.size() == std::size_t(l.pp));
+  CHECK(p.world == l.gpus());
+  // Names are interned once.
+  std::set<std::string> names(p.names.begin(), p.names.end());
+  CHECK(names.size() == p.names.size());
+  double flops = 0;
+  std::map<std::tuple<int, std::uint32_t>, std::tuple<int, double>> sends, recvs;  // (dst/src stage, tag)
+  for (const auto& rc : p.classes) {
+    CHECK(rc.multiplicity == std::uint32_t(l.tp * l.cp * l.dp));
+    double f = 0;
+    for (std::uint32_t i = 0; i < rc.ops.size(); ++i) {
+      const Op& o = rc.ops[i];
+      f += o.flops;
+      CHECK(o.name < p.names.size());
+      for (std::uint32_t d = 0; d < o.dep_count; ++d) {
+        std::uint32_t dep = rc.deps[o.dep_begin + d];
+        if (dep >= i) FAIL("dependency does not point backward: op ", i, " on ", dep);
+      }
+      bool comm = o.kind == OpKind::Collective || o.kind == OpKind::Send || o.kind == OpKind::Recv;
+      CHECK(comm == (o.stream != Stream::Compute));
+      if (o.kind == OpKind::Collective) {
+        if (o.group_size != expected_size(l, o.group) || o.group_size < 2)
+          FAIL("collective ", p.names[o.name], " over ", to_string(o.group), " has size ", o.group_size);
+        CHECK(o.bytes > 0);
+      }
+      if (o.kind == OpKind::Gemm) CHECK(o.flops == doctest::Approx(2.0 * o.m * o.n * o.k * o.batch).epsilon(0.02));
+      if (o.kind == OpKind::Send) {
+        int dst = rc.stage + o.peer_delta;
+        CHECK((dst >= 0 && dst < l.pp));
+        CHECK(sends.emplace(std::make_tuple(dst, o.tag), std::make_tuple(rc.stage, o.bytes)).second);
+      }
+      if (o.kind == OpKind::Recv) {
+        int from = rc.stage + o.peer_delta;
+        CHECK(recvs.emplace(std::make_tuple(rc.stage, o.tag), std::make_tuple(from, o.bytes)).second);
+      }
+    }
+    flops += f * rc.multiplicity;
+  }
+  CHECK(sends.size() == recvs.size());
+  for (const auto& [key, val] : sends) {
+    auto it = recvs.find(key);
+    if (it == recvs.end()) FAIL("send without a matching recv, tag ", std::get<1>(key));
+    CHECK(std::get<0>(it->second) == std::get<0>(val));  // the recv names the sender's stage
+    CHECK(std::get<1>(it->second) == std::get<1>(val));
+  }
+  CHECK(flops == doctest::Approx(p.hardware_flops_per_iteration).epsilon(1e-9));
+  CHECK(flops == doctest::Approx(hardware_flops_per_iteration(w, l)).epsilon(1e-9));
+  CHECK(p.model_flops_per_iteration == doctest::Approx(model_flops_per_iteration(w)).epsilon(1e-12));
+  CHECK(stuck_ops(p) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("program: invariants for dense transformers over schedules, ZeRO stages, CP, SP, recompute") {
+  Workload w = load("tiny-gpt");
+  const char* flags[] = {
+      "tp=1,pp=1,dp=1",
+      "tp=2,pp=2,dp=2",
+      "tp=2,pp=2,dp=2,sp=0",
+      "tp=2,pp=4,dp=1,vp=3,mb=1",
+      "tp=1,pp=3,dp=2,schedule=gpipe",
+      "tp=2,pp=2,dp=2,zero=0",
+      "tp=2,pp=2,dp=2,zero=2",
+      "tp=2,pp=2,dp=2,zero=3",
+      "tp=1,pp=1,dp=4,fsdp=1,mb=2",
+      "tp=2,pp=2,dp=2,cp=2",
+      "tp=2,pp=2,dp=2,recompute=selective",
+      "tp=2,pp=2,dp=2,recompute=full",
+      "tp=4,pp=4,dp=2,vp=3,cp=2,recompute=full,mb=2",
+  };
+  for (const char* f : flags) {
+    Layout l = parse_layout_flag(f, resolve_layout(w));
+    if (std::string(f).find("mb=") == std::string::npos) l.micro_batch = 4;
+    check_program(w, l);
+  }
+}
+
+TEST_CASE("program: invariants for MoE, encoder, ResNet, DLRM") {
+  Workload mx = load("mixtral-8x7b");
+  mx.training.global_batch = 64;
+  check_program(mx, parse_layout_flag("tp=2,pp=2,dp=4,ep=4", resolve_layout(mx)));
+  check_program(mx, parse_layout_flag("tp=1,pp=2,dp=4,ep=2,cp=2,zero=3", resolve_layout(mx)));
+  check_program(mx, parse_layout_flag("tp=2,pp=1,dp=2,ep=1", resolve_layout(mx)));
+  Workload ds = load("deepseek-v3");
+  ds.training.global_batch = 64;
+  check_program(ds, parse_layout_flag("tp=1,pp=4,dp=8,ep=8", resolve_layout(ds)));
+  Workload bert = load("bert-large");
+  check_program(bert, parse_layout_flag("tp=2,pp=2,dp=2", resolve_layout(bert)));
+  Workload rn = load("resnet50");
+  check_program(rn, parse_layout_flag("dp=8", resolve_layout(rn)));
+  check_program(rn, parse_layout_flag("dp=8,zero=1", resolve_layout(rn)));
+  Workload dl = load("dlrm");
+  check_program(dl, resolve_layout(dl));
+}
+
+TEST_CASE("program: layer and micro-batch counts follow the layout") {
+  Workload w = load("tiny-gpt");
+  Layout l = parse_layout_flag("tp=2,pp=2,dp=2,mb=4", resolve_layout(w));
+  Program p = expand_program(w, l);
+  int M = microbatches(w, l);
+  CHECK(M == 4);
+  for (const auto& rc : p.classes) {
+    int qkv = 0, sends = 0, dp_reduce = 0;
+    for (const auto& o : rc.ops) {
+      if (p.names[o.name] == "attn.qkv") ++qkv;
+      if (o.kind == OpKind::Send) ++sends;
+      if (o.kind == OpKind::Collective && (o.group == GroupDim::DP)) ++dp_reduce;
+    }
+    CHECK(qkv == M * 6);
+    CHECK(sends == M);
+    CHECK(dp_reduce >= 2);  // gradient reduce-scatter + parameter all-gather
+  }
+}
+
+TEST_CASE("program: Llama 3 405B on 16,384 GPUs stays small") {
+  Workload w = load("llama3-405b");
+  Layout l = resolve_layout(w, "", 16384);
+  Program p = expand_program(w, l);
+  ProgramSummary s = summarize(p);
+  CHECK(p.classes.size() == 16);
+  CHECK(p.world == 16384);
+  CHECK(s.ops < 200000);
+  CHECK(p.names.size() < 100);
+  MESSAGE("llama3-405b ops: ", s.ops);
+}
