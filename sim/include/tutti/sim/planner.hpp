@@ -227,6 +227,8 @@ class Planner {
   struct Impl;  ///< Implementation detail (sim/src/plan_impl.hpp).
 
  private:
+  ScreenResult screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
+                           bool prune) const;
   std::unique_ptr<Impl> impl_;
 };
 
