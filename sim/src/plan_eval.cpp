@@ -484,3 +484,13 @@ nlohmann::json workload_json(const Workload& w) {
 }
 
 }  // namespace tutti
+
+namespace tutti {
+
+SimResult exact_analytic(const HardwareModel& hw, const Workload& w, const Layout& l) {
+  ProgramSimOptions o;
+  o.tokens_to_train = hw.tokens;
+  return simulate_program_analytic(expand_program(w, l), hw.sim, default_calibration(), o);
+}
+
+}  // namespace tutti

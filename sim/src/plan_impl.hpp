@@ -50,6 +50,8 @@ std::shared_ptr<PerfCache> make_perf_cache();
 /// or the flow-level engine on the whole Program. `cache` may be null.
 void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, bool native, Perf& out,
                    PerfCache* cache = nullptr);
+/// The analytic engine on the whole Program (for tests of the reduced-Program fast path).
+SimResult exact_analytic(const HardwareModel& hw, const Workload& w, const Layout& l);
 /// Power, cooling, failures, cost and every constraint for one acquisition. Fills every metric
 /// of `e` and its violations (index, hardware and layout are the caller's).
 void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanRequest& r,
