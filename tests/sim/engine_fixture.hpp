@@ -113,3 +113,126 @@ inline SimCluster make_sim_cluster(std::shared_ptr<const Topology> topo) {
 }
 
 }  // namespace tutti::testing
+
+namespace tutti::testing {
+
+/// A hand-built 1F1B pipeline: p stages, m micro-batches; per micro-batch and stage a forward
+/// GEMM (n^3) and a backward GEMM (2 n^3), each followed by a blocking TP all-reduce of
+/// `tp_bytes` when tp > 1, and activation/gradient send/recv of `act_bytes` between stages.
+/// An optional DP all-reduce of `dp_bytes` (dp > 1) after the last backward.
+inline Program pipeline_program(int p, int m, int tp = 1, double act_bytes = 0, double tp_bytes = 0,
+                                int n = 4096, int dp = 1, double dp_bytes = 0) {
+  Program prog;
+  prog.layout.tp = tp;
+  prog.layout.pp = p;
+  prog.layout.dp = dp;
+  prog.world = tp * p * dp;
+  prog.samples_per_iteration = m * dp;
+  prog.tokens_per_iteration = m * dp * 1024.0;
+  const double F = 2.0 * n * n * n;
+  prog.model_flops_per_iteration = 3 * F * m * p * tp * dp;
+  prog.hardware_flops_per_iteration = prog.model_flops_per_iteration;
+  auto nm_f = prog.intern("fwd"), nm_b = prog.intern("bwd"), nm_s = prog.intern("send"),
+       nm_r = prog.intern("recv"), nm_ar = prog.intern("tp_ar"), nm_dp = prog.intern("dp_ar");
+  auto tag = [&](int boundary, int mb, int dir) { return static_cast<std::uint32_t>((mb * 2 + dir) * 4 * p + boundary); };
+  for (int s = 0; s < p; ++s) {
+    RankClass rc;
+    rc.stage = s;
+    rc.multiplicity = static_cast<std::uint32_t>(tp * dp);
+    auto add = [&](Op op, std::vector<std::uint32_t> deps) {
+      op.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
+      op.dep_count = static_cast<std::uint32_t>(deps.size());
+      rc.deps.insert(rc.deps.end(), deps.begin(), deps.end());
+      rc.ops.push_back(op);
+      return static_cast<std::uint32_t>(rc.ops.size() - 1);
+    };
+    auto step = [&](int mb, bool fwd) {
+      std::vector<std::uint32_t> deps;
+      bool has_prev = fwd ? s > 0 : s < p - 1;
+      if (has_prev) {
+        Op r;
+        r.kind = OpKind::Recv;
+        r.stream = Stream::CommPP;
+        r.name = nm_r;
+        r.peer_delta = static_cast<std::int16_t>(fwd ? -1 : 1);
+        r.tag = fwd ? tag(s - 1, mb, 0) : tag(s, mb, 1);
+        r.bytes = act_bytes;
+        r.microbatch = static_cast<std::uint32_t>(mb);
+        r.phase = fwd ? Phase::Forward : Phase::Backward;
+        deps.push_back(add(r, {}));
+      }
+      Op g;
+      g.kind = OpKind::Gemm;
+      g.name = fwd ? nm_f : nm_b;
+      g.m = g.n = g.k = n;
+      g.batch = fwd ? 1 : 2;
+      g.flops = F * g.batch;
+      g.microbatch = static_cast<std::uint32_t>(mb);
+      g.phase = fwd ? Phase::Forward : Phase::Backward;
+      std::uint32_t last = add(g, deps);
+      if (tp > 1) {
+        Op ar;
+        ar.kind = OpKind::Collective;
+        ar.stream = Stream::CommTP;
+        ar.coll = Coll::AllReduce;
+        ar.group = GroupDim::TP;
+        ar.group_size = static_cast<std::uint32_t>(tp);
+        ar.bytes = tp_bytes;
+        ar.name = nm_ar;
+        ar.microbatch = g.microbatch;
+        ar.phase = g.phase;
+        last = add(ar, {last});
+        Op g2 = g;  // a small op that consumes the all-reduce result
+        g2.kind = OpKind::MemBound;
+        g2.bytes = 1e6;
+        g2.flops = 0;
+        last = add(g2, {last});
+      }
+      bool has_next = fwd ? s < p - 1 : s > 0;
+      if (has_next) {
+        Op sd;
+        sd.kind = OpKind::Send;
+        sd.stream = Stream::CommPP;
+        sd.name = nm_s;
+        sd.peer_delta = static_cast<std::int16_t>(fwd ? 1 : -1);
+        sd.tag = fwd ? tag(s, mb, 0) : tag(s - 1, mb, 1);
+        sd.bytes = act_bytes;
+        sd.microbatch = g.microbatch;
+        sd.phase = g.phase;
+        add(sd, {last});
+      }
+      return last;
+    };
+    int warm = std::min(p - s - 1, m);
+    std::uint32_t last = 0;
+    for (int i = 0; i < warm; ++i) step(i, true);
+    for (int i = 0; i < m - warm; ++i) {
+      step(warm + i, true);
+      last = step(i, false);
+    }
+    for (int i = m - warm; i < m; ++i) last = step(i, false);
+    if (dp > 1) {
+      Op ar;
+      ar.kind = OpKind::Collective;
+      ar.stream = Stream::CommDP;
+      ar.coll = Coll::AllReduce;
+      ar.group = GroupDim::DP;
+      ar.group_size = static_cast<std::uint32_t>(dp);
+      ar.bytes = dp_bytes;
+      ar.name = nm_dp;
+      ar.phase = Phase::Backward;
+      ar.microbatch = static_cast<std::uint32_t>(m - 1);
+      std::uint32_t a = add(ar, {last});
+      Op opt;
+      opt.kind = OpKind::MemBound;
+      opt.bytes = 1e8;
+      opt.phase = Phase::Optimizer;
+      opt.name = prog.intern("optimizer");
+      add(opt, {a});
+    }
+    prog.classes.push_back(std::move(rc));
+  }
+  return prog;
+}
+
+}  // namespace tutti::testing
