@@ -143,7 +143,14 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
   p.storage = h.storage;
   p.storage_units = std::max(1, (h.nodes + 31) / 32);  // catalog storage tiers are per 32-node SU
   p.facility = r.facility;
-  m->cluster = make_cluster(p);
+  try {
+    m->cluster = make_cluster(p);
+  } catch (const InputError&) {
+    // Smaller switches (40-port HDR) cannot hold 32-node scalable units: try 16-node units.
+    if (h.nodes <= 1 || p.nodes_per_su <= 16) throw;
+    p.nodes_per_su = 16;
+    m->cluster = make_cluster(p);
+  }
   const Cluster& c = m->cluster;
   m->sim = sim_cluster_of(c);
   m->peak_flops = c.gpu.peak(w.training.dtype);

@@ -84,6 +84,15 @@ struct Planner::Impl {
   std::uint64_t n_acq = 1;
   mutable std::map<std::uint32_t, std::shared_ptr<const HardwareModel>> built;  ///< For reports.
   mutable std::map<std::uint64_t, Perf> native;  ///< Flow-level results of the finalists, by index.
+  /// Why hardware choice `h` cannot be built ("" if it can).
+  std::string build_error(std::uint32_t h) const {
+    try {
+      build_hardware(hardware[h], request, workload);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
   const Perf* native_perf(const Evaluation& e) const {
     auto it = native.find(e.index);
     return e.native && it != native.end() ? &it->second : nullptr;

@@ -195,6 +195,7 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
   Json j;
   j["index"] = e.index;
   j["hardware"] = hardware_choice_json(h, e.acquisition);
+  j["acquisition"] = to_string(e.acquisition);
   j["layout"] = layout_json(e.layout);
   j["engine"] = e.native ? "native" : "analytic";
   j["feasible"] = e.feasible();
@@ -219,6 +220,7 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
   if (details && (e.violations & kMemory) == 0) {
     auto model = I.model(e.hardware);
     j["bill_of_materials"] = hardware_json(*model);
+    j["bom"] = j["bill_of_materials"]["items"];  // the lines alone, as reports read them
     j["facility"] = facility_json(*model, I.workload, I.request, e, I.native_perf(e));
   }
   return j;
@@ -241,7 +243,12 @@ Json Planner::to_json(const PlanResult& r) const {
   j["violations"] = Json::object();
   for (int b = 0; b < kNumViolations; ++b) j["violations"][violation_name(b)] = r.screen.violated[b];
   j["unbuildable"] = Json::array();
-  for (auto h : r.screen.unbuildable) j["unbuildable"].push_back(hardware_choice_json(I.hardware[h], Acquisition::Buy));
+  for (auto h : r.screen.unbuildable) {
+    Json u = hardware_choice_json(I.hardware[h], Acquisition::Buy);
+    u.erase("acquisition");
+    u["reason"] = I.build_error(h);
+    j["unbuildable"].push_back(u);
+  }
   j["found"] = r.found;
   j["recommended"] = r.found ? config_json(I, r.recommended, true) : Json(nullptr);
   j["pareto"] = Json::array();
@@ -274,6 +281,9 @@ std::string Planner::to_text(const PlanResult& r) const {
                    thousands(s.configurations), I.hardware.size(),
                    q.acquisition.size() == 2 ? " x buy/rent" : "", thousands(s.simulated),
                    thousands(s.feasible), r.pareto.size()));
+  if (!s.unbuildable.empty())
+    line(fmt::format("{} hardware choices could not be built and were skipped, e.g. {}: {}", s.unbuildable.size(),
+                     describe(I.hardware[s.unbuildable[0]], Acquisition::Buy), I.build_error(s.unbuildable[0])));
   line("");
   if (r.found) {
     const Evaluation& e = r.recommended;
