@@ -167,7 +167,7 @@ Cell num_best(double v, bool best, std::string hint = {}) {
 
 std::string tokens_text(double t) {
   if (!std::isfinite(t)) return "an unstated number of";
-  return format_sig(t / 1e9) + "B";
+  return t >= 1e12 ? format_sig(t / 1e12) + "T" : format_sig(t / 1e9) + "B";
 }
 
 // --- BOM --------------------------------------------------------------------------------------
@@ -560,8 +560,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
                 "are not shown (never estimated here)."});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   if (std::isfinite(tokens))
-    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " +
-                                 format_sig(tokens / 1e9) + "B tokens the workload trains on."});
+    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " + tokens_text(tokens) +
+                                 " tokens the workload trains on."});
   Chart c;
   c.id = "cost-per-run";
   c.title = "Cost per training run";

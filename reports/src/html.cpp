@@ -368,8 +368,10 @@ std::string write_html(const Report& r) {
   }
   o += "<footer>" + html_escape(r.tool_version) +
        ". The report's data is embedded as JSON (script #tutti-report-data).</footer>\n</main>\n";
-  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(to_json(r)) +
-       "</script>\n";
+  // The report's JSON without the input files' text, which is already on the page verbatim.
+  nlohmann::json data = to_json(r);
+  for (auto& i : data["inputs"]) i.erase("content");
+  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(data) + "</script>\n";
   if (!specs.empty()) {
     o += "<script type=\"application/json\" id=\"tutti-charts\">" + script_json(specs) +
          "</script>\n";
