@@ -186,7 +186,16 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     }
     PlanRequest req = build_request(o, g);
     Planner planner(std::move(req));
-    auto [begin, end] = Planner::slice(planner.size(), mpi.rank(), mpi.size());
+    // Static, deterministic partition: hardware choices dealt round-robin to the ranks (their
+    // costs differ a lot, so contiguous blocks would leave ranks idle); each rank merges its own
+    // parts, rank 0 merges the ranks' results. merge() is exact, so any split gives one answer.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    std::uint64_t own = 0;
+    for (std::uint32_t h = 0; h < planner.hardware().size(); ++h)
+      if (static_cast<int>(h % static_cast<std::uint32_t>(mpi.size())) == mpi.rank()) {
+        ranges.push_back(planner.hardware_range(h));
+        own += ranges.back().second - ranges.back().first;
+      }
 
     auto t0 = std::chrono::steady_clock::now();
     std::clock_t c0 = std::clock();
@@ -194,10 +203,8 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     {
       ProgressBar bar(mpi.rank() == 0 && g.verbosity >= 0);
       try {
-        ScreenResult part = planner.screen(begin, end, [&bar](std::uint64_t d, std::uint64_t t) {
-          bar.update(d, t);
-        });
-        payload = "R" + serialize(part);
+        ScreenResult mine = planner.screen(ranges, [&bar](std::uint64_t d, std::uint64_t t) { bar.update(d, t); });
+        payload = "R" + serialize(mine);
       } catch (const std::exception& e) {
         payload = std::string("E") + e.what();  // Reported by rank 0 below; never hang the gather.
       }
@@ -209,7 +216,7 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     if (mpi.rank() != 0) return mpi.broadcast(kOk);
     int rc = kOk;
     try {
-      rc = report(planner, parts, o, g, screen_s, screen_cpu_s, end - begin, mpi.size());
+      rc = report(planner, parts, o, g, screen_s, screen_cpu_s, own, mpi.size());
     } catch (const InputError&) {
       mpi.broadcast(kUsage);  // Never leave the other ranks waiting.
       throw;

@@ -75,18 +75,6 @@ SpaceFacts space_facts(const Workload& w) {
 
 namespace {
 
-// The engine's view of a cluster.
-SimCluster sim_cluster_of(const Cluster& c) {
-  SimCluster s;
-  s.name = c.name;
-  s.topology = c.topology;
-  s.gpu = c.gpu;
-  // NVLink SHARP (NVLS) needs third-generation NVSwitch (H100 and later: GPUs with FP8).
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch && c.gpu.peak(DType::FP8) > 0;
-  s.sharp = c.leaf_switch.sharp && c.transport.kind == "infiniband";
-  return s;
-}
-
 // The facility models' view of a cluster and workload (iteration times filled per layout).
 FacilityInputs facility_inputs_of(const Workload& w, const Cluster& c) {
   FacilityInputs in;
@@ -152,7 +140,7 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
     m->cluster = make_cluster(p);
   }
   const Cluster& c = m->cluster;
-  m->sim = sim_cluster_of(c);
+  m->sim = sim_cluster(c);
   m->peak_flops = c.gpu.peak(w.training.dtype);
   if (m->peak_flops <= 0)
     throw InputError(fmt::format("{} has no {} peak in the catalog", c.gpu.id, to_string(w.training.dtype)));
@@ -329,9 +317,9 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
   if (!out.fits) return;
   SimResult& r = out.sim;
   if (native) {
-    ProgramSimOptions o;
-    o.tokens_to_train = hw.tokens;
-    r = simulate_program(expand_program(w, l), hw.sim, default_calibration(), o);
+    SimOptions o;
+    o.engine = "native";
+    r = simulate(w, hw.cluster, l, o);
     // The event engine reports no per-stream busy split; take it from the analytic figures.
     auto figs = stage_figures(hw, w, l, cache);
     double g = 0, mem = 0;

@@ -65,6 +65,11 @@ const PlanRequest& Planner::request() const { return impl_->request; }
 const std::vector<HardwareChoice>& Planner::hardware() const { return impl_->hardware; }
 std::uint64_t Planner::size() const { return impl_->offsets.back(); }
 
+std::pair<std::uint64_t, std::uint64_t> Planner::hardware_range(std::uint32_t h) const {
+  check_internal(h < impl_->hardware.size(), "plan: hardware index out of range");
+  return {impl_->offsets[h], impl_->offsets[h + 1]};
+}
+
 namespace {
 
 void record(ScreenResult& r, const Evaluation& e, Objective o, int finalists) {
@@ -82,11 +87,27 @@ void record(ScreenResult& r, const Evaluation& e, Objective o, int finalists) {
 }  // namespace
 
 ScreenResult Planner::screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress) const {
-  return screen_impl(begin, end, progress, impl_->request.prune);
+  auto cache = make_perf_cache();
+  return screen_impl(begin, end, progress, impl_->request.prune, cache.get());
+}
+
+ScreenResult Planner::screen(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slices,
+                             const ProgressFn& progress) const {
+  auto cache = make_perf_cache();
+  std::uint64_t total = 0, before = 0;
+  for (auto [b, e] : slices) total += e - b;
+  std::vector<ScreenResult> parts;
+  for (auto [b, e] : slices) {
+    ProgressFn p;
+    if (progress) p = [&, before](std::uint64_t d, std::uint64_t) { progress(before + d, total); };
+    parts.push_back(screen_impl(b, e, p, impl_->request.prune, cache.get()));
+    before += e - b;
+  }
+  return merge(parts, impl_->request.objective, impl_->request.finalists);
 }
 
 ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
-                                  bool prune) const {
+                                  bool prune, PerfCache* cache) const {
   const Impl& I = *impl_;
   const PlanRequest& req = I.request;
   check_internal(begin <= end && end <= size(), "plan: slice out of range");
@@ -100,7 +121,6 @@ ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const 
   std::uint64_t idx = begin;
   Perf perf;
   Evaluation e;
-  auto cache = make_perf_cache();
   while (idx < end) {
     const std::uint64_t hw_end = std::min(end, I.offsets[h + 1]);
     const auto& layouts = *I.layouts[h];
@@ -137,7 +157,7 @@ ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const 
       }
       const Layout& l = layouts[li];
       if (li != last_layout) {
-        evaluate_perf(*model, I.workload, l, false, perf, cache.get());
+        evaluate_perf(*model, I.workload, l, false, perf, cache);
         last_layout = li;
         if (perf.valid && perf.fits) ++r.simulated;
       }
@@ -209,7 +229,8 @@ PlanResult Planner::finish(const ScreenResult& merged) const {
   if (!out.found && merged.feasible == 0 && merged.nearest.empty() && merged.pruned > 0) {
     // Every configuration was ruled out before timing: time them all (only in this failure
     // case) so the answer can name the nearest miss and how far the best came.
-    ScreenResult all = screen_impl(0, size(), {}, false);
+    auto cache = make_perf_cache();
+    ScreenResult all = screen_impl(0, size(), {}, false, cache.get());
     out.screen.nearest = all.nearest;
     out.screen.min_time_to_train_s = all.min_time_to_train_s;
     out.screen.min_capex_usd = all.min_capex_usd;
