@@ -310,6 +310,20 @@ struct FacilityResult {
   FacilityOptions options;         ///< The options used (reported as "assumptions").
 };
 
+// ------------------------------------------------------------------------------------------
+// Adapters (sim/src/facility_adapter.cpp)
+
+struct Workload;
+
+/// One checkpoint: parameters x (weight bytes + optimizer-state bytes per parameter), the same
+/// accounting as the memory model (bf16 + fp32 master + Adam m, v = 14 B/param).
+double checkpoint_bytes(const Workload& w);
+/// Bytes the input pipeline reads per sample: token models 4 B per token (uint32 ids, est.),
+/// images their decoded uint8 pixels (est.), DLRM 4 B per dense feature and per table id.
+double input_bytes_per_sample(const Workload& w);
+/// Sets checkpoint_bytes, tokens/samples per iteration and input bytes per sample.
+void fill_workload_inputs(FacilityInputs& in, const Workload& w);
+
 /// Runs all models. Throws InputError for out-of-range options or inputs (e.g. no GPUs).
 FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions& o,
                                  const Retimer& retime = {});
