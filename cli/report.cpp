@@ -1,12 +1,174 @@
-// tutti report: Write reports comparing network architectures or rendering a plan.
+// tutti report: reports people can forward.
+//   tutti report compare --workload W --cluster A --cluster B [--parallel ...] -o report.html
+//   tutti report plan PLAN.json -o plan.html
+//   tutti report render REPORT.json -o report.html   (re-render a --format json report)
+// Format: --format html|md|csv|json, else from the -o extension, else html.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "common.hpp"
+#include "report_compare.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/reports/compare.hpp"
+#include "tutti/reports/plan_report.hpp"
+#include "tutti/reports/sha256.hpp"
+#include "tutti/reports/writers.hpp"
 
 namespace tutti::cli {
 
+namespace {
+
+struct ReportOptions {
+  std::string format;  ///< Empty: from the -o extension.
+  std::string table;   ///< CSV: which table.
+  std::string file;    ///< plan / render input.
+  CompareOptions compare;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::string text = read_text(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+reports::Format pick_format(const Globals& g, const ReportOptions& o) {
+  if (!o.format.empty()) return reports::parse_format(o.format);
+  return g.output.empty() ? reports::Format::Html : reports::format_for_path(g.output);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() &&
+      s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") ==
+          std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+int emit_report(const Globals& g, const ReportOptions& o, const reports::Report& r) {
+  reports::Format f = pick_format(g, o);
+  std::string text =
+      f == reports::Format::Csv ? reports::write_csv(r, o.table) : reports::write(r, f);
+  emit(g, text);
+  if (!g.output.empty()) note(g, "tutti: wrote " + g.output);
+  return kOk;
+}
+
+int run_plan(const Globals& g, const ReportOptions& o) {
+  nlohmann::json plan = read_json(o.file);
+  reports::Report r = reports::build_plan_report(plan);
+  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
+  r.command = "tutti report plan " + shell_quote(o.file);
+  std::string text = read_text(o.file);
+  r.inputs.push_back({"plan", o.file, reports::sha256_hex(text), text});
+  return emit_report(g, o, r);
+}
+
+int run_render(const Globals& g, const ReportOptions& o) {
+  nlohmann::json doc = read_json(o.file);
+  if (doc.is_object() && doc.value("kind", "") == "compare" && doc.contains("architectures")) {
+    // A bare comparison document (the "data" of a compare report).
+    reports::Report r = reports::build_compare_report(doc);
+    r.tool_version = std::string("tutti ") + TUTTI_VERSION;
+    r.command = "tutti report render " + shell_quote(o.file);
+    std::string text = read_text(o.file);
+    r.inputs.push_back({"comparison", o.file, reports::sha256_hex(text), text});
+    return emit_report(g, o, r);
+  }
+  if (!doc.is_object() || !doc.contains("kind") || !doc.contains("data"))
+    throw InputError(o.file, "kind", doc.is_object() ? "missing" : "not an object",
+                     "a report written by `tutti report ... --format json`");
+  const std::string kind = doc.value("kind", "");
+  reports::Report r;
+  if (kind == "compare")
+    r = reports::build_compare_report(doc.at("data"));
+  else if (kind == "plan")
+    r = reports::build_plan_report(doc.at("data"));
+  else
+    throw InputError(o.file, "kind", "\"" + kind + "\"", "\"compare\" or \"plan\"");
+  r.tool_version = doc.value("tool_version", std::string("tutti ") + TUTTI_VERSION);
+  r.command = doc.value("command", "");
+  if (doc.contains("inputs") && doc.at("inputs").is_array())
+    for (const auto& i : doc.at("inputs"))
+      r.inputs.push_back({i.value("role", ""), i.value("path", ""), i.value("sha256", ""),
+                          i.value("content", "")});
+  return emit_report(g, o, r);
+}
+
+}  // namespace
+
 void setup_report(CLI::App& app, Globals& g) {
-  auto* sub = app.add_subcommand("report", "Write reports comparing network architectures or rendering a plan");
-  sub->allow_extras();
-  sub->callback([&g] { g.run = [] { return not_landed("'tutti report'", 9); }; });
+  auto* sub = app.add_subcommand(
+      "report", "Write reports comparing network architectures or rendering a plan");
+  sub->require_subcommand(1);
+  auto opts = std::make_shared<ReportOptions>();
+  auto add_common = [&](CLI::App* s) {
+    s->add_option("--format", opts->format,
+                  "html | md | csv | json (default: from the -o extension, else html)")
+        ->check(CLI::IsMember({"html", "md", "markdown", "csv", "json"}));
+    s->add_option("--table", opts->table, "CSV: id of the table to write (default: the summary)");
+  };
+
+  auto* cmp = sub->add_subcommand("compare",
+                                  "The same workload on each cluster architecture (native engine): "
+                                  "iteration time and breakdown, exposed "
+                                  "communication, link hot spots, time to train, network bill of "
+                                  "materials, cost per run, sensitivity to "
+                                  "oversubscription, and a verdict");
+  cmp->add_option("--workload", opts->compare.workload, "Workload file (models/*.json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmp->add_option("--cluster", opts->compare.clusters,
+                  "Cluster file (repeat for each architecture)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmp->add_option("--parallel", opts->compare.parallel,
+                  "Parallel layout, e.g. tp=8,pp=4,dp=8 (default: the workload's)");
+  cmp->add_option("--oversubscription", opts->compare.oversubscription,
+                  "Oversubscription ratios to sweep where the fabric supports it (default 1 2 4; 0 "
+                  "= no sweep)")
+      ->expected(1, -1);
+  cmp->add_option("--engine", opts->compare.engine, "Simulation engine (native)")
+      ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
+  add_common(cmp);
+  cmp->callback([&g, opts] {
+    g.run = [&g, opts] {
+      ReportOptions o = *opts;
+      return run_compare(g, o.compare,
+                         [&](const reports::Report& r) { return emit_report(g, o, r); });
+    };
+  });
+
+  auto* pl = sub->add_subcommand(
+      "plan", "Render a plan (tutti plan --json): Pareto frontier, recommendation, runners-up");
+  pl->add_option("PLAN", opts->file, "The plan JSON")->required()->check(CLI::ExistingFile);
+  add_common(pl);
+  pl->callback([&g, opts] { g.run = [&g, opts] { return run_plan(g, *opts); }; });
+
+  auto* rd = sub->add_subcommand("render",
+                                 "Re-render a report saved with --format json (or a bare "
+                                 "comparison document) in another format");
+  rd->add_option("REPORT", opts->file, "A report written with --format json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_common(rd);
+  rd->callback([&g, opts] { g.run = [&g, opts] { return run_render(g, *opts); }; });
 }
 
 }  // namespace tutti::cli

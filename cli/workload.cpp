@@ -74,6 +74,7 @@ int run_show(const Globals& g, const ShowOptions& o) {
   j["microbatches"] = microbatches(w, l);
   j["model_flops_per_iteration"] = p.model_flops_per_iteration;
   j["hardware_flops_per_iteration"] = p.hardware_flops_per_iteration;
+  j["megatron_flops_per_iteration"] = megatron_flops_per_iteration(w, l.recompute);
   j["flops_per_token"] = model_flops_per_token(w);
   j["flops_per_token_unit"] = w.model.token_model() ? "token" : "sample";
   double ttt = tokens_to_train(w);

@@ -8,7 +8,8 @@ function(tutti_component name)
 endfunction()
 
 # tutti_test(COMPONENT SOURCES... DEPS ...): one doctest executable per component; every
-# TEST_CASE becomes a ctest test (labelled with the component).
+# TEST_CASE becomes a ctest test (labelled with the component). A test that prints "tutti-skip:"
+# (e.g. MESSAGE("tutti-skip: chromium not found")) is reported by ctest as skipped.
 include(${doctest_DIR}/doctest.cmake OPTIONAL RESULT_VARIABLE _doctest_cmake)
 function(tutti_test component)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
@@ -20,5 +21,6 @@ function(tutti_test component)
   set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   doctest_discover_tests(${exe} TEST_PREFIX "${component}: "
                          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
-                         PROPERTIES LABELS "${component};${ARG_LABELS}")
+                         PROPERTIES LABELS "${component};${ARG_LABELS}"
+                                    SKIP_REGULAR_EXPRESSION "tutti-skip:")
 endfunction()

@@ -286,6 +286,22 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   return f;
 }
 
+double megatron_flops_per_iteration(const Workload& w, Recompute recompute) {
+  const auto& m = w.model;
+  double model = model_flops_per_iteration(w);
+  if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder ||
+        m.family == ModelFamily::ViT) || recompute == Recompute::None)
+    return model;
+  const auto& t = m.tf;
+  int s = w.training.seq_len;
+  double extra = 0;  // per token
+  for (int i = 0; i < t.layers; ++i) {
+    double core = attn_core_flops_per_token(t, s);
+    extra += recompute == Recompute::Full ? layer_gemm_flops_per_token(t, i) + core : core;
+  }
+  return model + extra * s * double(w.training.global_batch);
+}
+
 // ---- layout helpers --------------------------------------------------------------------------
 
 int microbatches(const Workload& w, const Layout& l) {
@@ -423,10 +439,16 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
     if (m.family == ModelFamily::DLRM) exp_w = sp.expert;  // tables are model-parallel already
     mb.weights_bytes = (dense_w + exp_w) * Bp;
     double dg = l.zero >= 2 ? sp.dense / shard : sp.dense;
-    double eg = l.zero >= 2 && m.family != ModelFamily::DLRM ? sp.expert / eshard : sp.expert;
-    mb.gradients_bytes = (dg + eg) * Bg;
+    double eg = l.zero >= 2 ? sp.expert / eshard : sp.expert;
     double dopt = l.zero >= 1 ? sp.dense / shard : sp.dense;
-    double eopt = l.zero >= 1 && m.family != ModelFamily::DLRM ? sp.expert / eshard : sp.expert;
+    double eopt = l.zero >= 1 ? sp.expert / eshard : sp.expert;
+    if (m.family == ModelFamily::DLRM) {
+      // Embedding tables (model-parallel, in sp.expert): sparse gradients applied in place (no
+      // dense buffer); plain SGD keeps no state for them (the MLPerf reference), Adam keeps m, v.
+      eg = 0;
+      eopt = tr.optimizer == Optimizer::SGD ? 0.0 : sp.expert * 8.0 / Bo;
+    }
+    mb.gradients_bytes = (dg + eg) * Bg;
     mb.optimizer_bytes = (dopt + eopt) * Bo;
     double B = act_bytes(tr.dtype);
     if (transformer) {

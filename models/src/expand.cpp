@@ -26,6 +26,9 @@ class Builder {
   Builder(Program& p, RankClass& rc) : p_(p), rc_(rc) {}
 
   std::uint32_t add(Op op, std::initializer_list<std::uint32_t> deps = {}) {
+    // FP8 recipes (Transformer Engine, DeepSeek-V3) run GEMMs in FP8; attention, element-wise
+    // ops and communication stay in BF16.
+    if (op.dtype == DType::FP8 && op.kind != OpKind::Gemm) op.dtype = DType::BF16;
     op.dep_begin = static_cast<std::uint32_t>(rc_.deps.size());
     for (auto d : deps)
       if (d != kNone) rc_.deps.push_back(d);
@@ -44,13 +47,21 @@ class Builder {
   std::uint32_t prev() const { return prev_; }
   void set_prev(std::uint32_t p) { prev_ = p; }
   const Op& op(std::uint32_t i) const { return rc_.ops[i]; }
-  std::uint16_t name(const char* n) { return p_.intern(n); }
+  /// Interned id of a string literal; cached by address so the hot path does not allocate.
+  std::uint16_t name(const char* n) {
+    for (const auto& [ptr, id] : name_cache_)
+      if (ptr == n) return id;
+    std::uint16_t id = p_.intern(n);
+    name_cache_.emplace_back(n, id);
+    return id;
+  }
   std::size_t size() const { return rc_.ops.size(); }
 
  private:
   Program& p_;
   RankClass& rc_;
   std::uint32_t prev_ = kNone;
+  std::vector<std::pair<const char*, std::uint16_t>> name_cache_;
 };
 
 // ---- op constructors ---------------------------------------------------------------------------

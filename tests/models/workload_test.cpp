@@ -37,6 +37,7 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
       // MLPerf reference: 187,767,399 rows x 128 + 2,368,897 MLP parameters.
       {"dlrm", 24.0366e9, 24.0366e9, 1e-4},
       {"tiny-gpt", 124e6, 124e6, 0.01},
+      {"vit-b16", 86.6e6, 86.6e6, 0.01},
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -44,7 +45,8 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
     CHECK(rel(params(w), c.total) < c.tol);
     CHECK(rel(active_params(w), c.active) < c.tol);
   }
-  CHECK(params(load("resnet50")) == 25557032.0);
+  CHECK(params(load("resnet50")) == 25557032.0);  // torchvision resnet50
+  CHECK(params(load("vit-b16")) == 86567656.0);   // timm vit_base_patch16_224
   CHECK(rel(params(load("bert-large")), 340e6) < 0.012);
 }
 
@@ -55,6 +57,10 @@ TEST_CASE("workload: GPT FLOPs equal Narayanan et al. 2021 (eq. 3) exactly") {
   double narayanan = 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
   CHECK(rel(model_flops_per_iteration(w), narayanan) < 1e-9);
   CHECK(rel(model_flops_per_token(w), narayanan / (B * s)) < 1e-9);
+  // With full recompute, the figure Megatron papers report: 96*B*s*l*h^2*(1 + s/(6h) + V/(16lh)).
+  double with_recompute = 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  CHECK(rel(megatron_flops_per_iteration(w, Recompute::Full), with_recompute) < 1e-9);
+  CHECK(megatron_flops_per_iteration(w, Recompute::None) == model_flops_per_iteration(w));
 }
 
 TEST_CASE("workload: FLOPs per token = 6N + attention term within 1% for every token model") {

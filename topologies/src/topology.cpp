@@ -15,3 +15,34 @@ const char* to_string(Tier t) {
   return "?";
 }
 }  // namespace tutti
+
+namespace tutti {
+const char* to_string(DeviceKind k) {
+  switch (k) {
+    case DeviceKind::GPU: return "gpu";
+    case DeviceKind::NVSwitch: return "nvswitch";
+    case DeviceKind::NIC: return "nic";
+    case DeviceKind::Switch: return "switch";
+    case DeviceKind::Host: return "host";
+  }
+  return "?";
+}
+
+double Topology::path_latency_s(const std::vector<std::uint32_t>& path) const {
+  double t = 0;
+  for (auto id : path) t += links_[id].latency_s;
+  return t;
+}
+
+double Topology::path_bandwidth_Bps(const std::vector<std::uint32_t>& path) const {
+  double bw = 0;
+  for (auto id : path) bw = (bw == 0 || links_[id].bandwidth_Bps < bw) ? links_[id].bandwidth_Bps : bw;
+  return bw;
+}
+
+int Topology::switch_hops(const std::vector<std::uint32_t>& path) const {
+  int n = 0;
+  for (auto id : path) n += devices_[links_[id].dst].kind == DeviceKind::Switch;
+  return n;
+}
+}  // namespace tutti

@@ -151,6 +151,13 @@ double model_flops_per_token(const Workload& w);
 /// Equals the sum of Op::flops over the Program (times multiplicities).
 double hardware_flops_per_iteration(const Workload& w, const Layout& l);
 
+/// Hardware FLOPs as Megatron-LM papers count them when they report achieved TFLOP/s per GPU:
+/// Narayanan et al. 2021 eq. 3 (full s x s attention, backward = 2x forward) plus recompute
+/// (full: every layer's forward again, giving 96*B*s*l*h^2*(1 + s/(6h) + V/(16lh)) for dense
+/// GPT; selective: the attention core's forward again, Korthikanti et al. 2022). Generalised to
+/// GQA, gated MLPs and MoE like model_flops_per_iteration.
+double megatron_flops_per_iteration(const Workload& w, Recompute recompute);
+
 /// Memory of one GPU (one pipeline stage class), in bytes.
 struct MemoryBreakdown {
   int stage = 0;                 ///< Pipeline stage this breakdown is for.

@@ -1,6 +1,8 @@
 #pragma once
-// Hardware catalog entries, in SI units. Loaded from topologies/catalog/*.json, where every entry
-// cites its source and lists which of its fields are estimates.
+// Hardware catalog entries, in SI units. Loaded from topologies/catalog/*.json (embedded in the
+// binary at build time), where every entry cites its source and lists which of its fields are
+// estimates. Field names carry their unit (`_Bps` bytes/s per direction, `_W` watts, `_s`
+// seconds, `_usd` dollars, `_bytes`). A value of 0 means "unknown / not applicable" unless noted.
 #include <array>
 #include <string>
 #include <vector>
@@ -11,58 +13,91 @@ namespace tutti {
 
 struct GpuSpec {
   std::string id, name;
+  std::string vendor;                 ///< "nvidia", "amd", "intel", "cpu".
   std::array<double, 5> peak_flops{};  ///< Dense FLOP/s indexed by DType (0 = unsupported).
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
-  double scaleup_bw_Bps = 0;  ///< NVLink/xGMI bandwidth per GPU, per direction.
+  double scaleup_bw_Bps = 0;  ///< NVLink/xGMI bandwidth per GPU, per direction (0 = none).
+  std::string scaleup_link;   ///< "NVLink 4", "Infinity Fabric", "" for none.
   int pcie_gen = 0;
   double tdp_W = 0, idle_W = 0;
   double price_usd = 0;
   double cloud_usd_per_hour = 0;  ///< Rental price per GPU-hour (0 = unknown).
+  std::string cloud_price_note;   ///< Which offer and date the cloud price is.
   std::string source;
+  std::vector<std::string> estimates;  ///< JSON field names whose values are estimates.
   double peak(DType d) const { return peak_flops[static_cast<int>(d)]; }
 };
 
-enum class ScaleUp { NVSwitch, Mesh, PCIe };
+/// How the GPUs of one node (or NVLink domain) talk to each other.
+enum class ScaleUp {
+  NVSwitch,      ///< Non-blocking switch (NVSwitch); one switch device per NVLink domain.
+  Mesh,          ///< Direct GPU-GPU links, fully connected (xGMI, Gaudi RoCE, NVLink mesh).
+  PCIe,          ///< Through the host PCIe tree (one root device per node).
+  SharedMemory,  ///< CPU ranks of one host sharing memory (the "cpu-node" for local MPI runs).
+};
+const char* to_string(ScaleUp s);
 
 struct NodeSpec {
   std::string id, name, gpu;    ///< gpu: GpuSpec id.
   int gpus = 8;
   ScaleUp scaleup = ScaleUp::NVSwitch;
   int nvlink_domain_gpus = 8;    ///< GPUs sharing one NVLink domain (72 for GB200 NVL72).
+  int nvswitch_chips = 0;        ///< NVSwitch ASICs per node (informational, BOM).
   int nics = 8;                  ///< Scale-out NICs (one per GPU on DGX).
   std::string nic;               ///< NicSpec id.
+  int nic_transceivers = 8;      ///< Scale-out transceiver cages on the node (4 twin-port OSFP on DGX H100).
   double pcie_bw_Bps = 0;        ///< GPU<->NIC/host PCIe bandwidth per direction.
   double overhead_power_W = 0;   ///< CPUs, memory, fans, NICs, drives at load (excl. GPUs).
   double max_power_W = 0;        ///< Nameplate system power.
   double price_usd = 0;          ///< Whole server including GPUs.
   int rack_units = 8;
+  int nodes_per_rack = 0;        ///< Reference-design density (0 = derive from rack power).
   std::string source;
+  std::vector<std::string> estimates;
 };
 
 struct NicSpec {
   std::string id, name;
-  double bandwidth_Bps = 0;  ///< Per direction.
+  double bandwidth_Bps = 0;  ///< Per direction, all ports together.
+  int ports = 1;             ///< Network ports (each at bandwidth_Bps / ports); a fabric gives each its own plane.
+  double latency_s = 0;      ///< NIC traversal (host to wire), one way.
   double power_W = 0, price_usd = 0;
+  std::string transport;     ///< "infiniband", "ethernet" or "vpi" (either).
+  std::string optic;         ///< Default OpticSpec id for its cage ("" = integrated cable).
   std::string source;
+  std::vector<std::string> estimates;
 };
 
 struct SwitchSpec {
   std::string id, name;
-  int radix = 64;
+  int radix = 64;          ///< Ports at port_bw_Bps.
   double port_bw_Bps = 0;  ///< Per direction.
+  double min_port_bw_Bps = 0;  ///< Slowest breakout speed supported (radix grows as speed drops).
+  int cages = 0;           ///< Transceiver cages (QM9700: 32 OSFP cages of 2 x 400G).
   double latency_s = 0;
-  double power_W = 0, price_usd = 0;
+  double power_W = 0, price_usd = 0;  ///< Without optics (optics are separate BOM lines).
   bool sharp = false;      ///< In-network reduction (SHARP) capable.
+  std::string transport;   ///< "infiniband" or "ethernet".
+  std::string optic;       ///< Default OpticSpec id for its cages.
+  std::string cable;       ///< Default OpticSpec id of the cable plugged into those optics.
+  int rack_units = 1;
   std::string source;
+  std::vector<std::string> estimates;
+  /// Ports available when every port runs at `link_bw_Bps` (breakout), 0 if unsupported.
+  int radix_at(double link_bw_Bps) const;
 };
 
 struct OpticSpec {
   std::string id, name;
+  std::string kind;        ///< "transceiver", "fiber", "dac" or "aoc" (cables with integrated ends).
   double bandwidth_Bps = 0;
+  int ports = 1;           ///< Network ports one transceiver serves (2 for twin-port OSFP).
   double power_W = 0, price_usd = 0;  ///< Per transceiver (optic) or per cable.
-  bool is_cable = false;
+  double latency_s = 0;    ///< Propagation + retiming added to a link using it.
+  bool is_cable = false;   ///< kind != "transceiver".
   std::string source;
+  std::vector<std::string> estimates;
 };
 
 struct StorageSpec {
@@ -70,7 +105,9 @@ struct StorageSpec {
   double read_Bps = 0, write_Bps = 0;  ///< Aggregate for the system as configured.
   double capacity_bytes = 0;
   double price_usd = 0, power_W = 0;
+  int rack_units = 0;
   std::string source;
+  std::vector<std::string> estimates;
 };
 
 struct FacilitySpec {
@@ -83,6 +120,18 @@ struct FacilitySpec {
   double electricity_usd_per_J = 0;
   double buildout_usd_per_W = 0;    ///< Facility capex per watt of IT capacity.
   std::string source;
+  std::vector<std::string> estimates;
+};
+
+/// Scale-out transport parameters (InfiniBand or RoCE). Applied to the scale-out links of a
+/// cluster: link bandwidth = line rate x efficiency; each switch hop adds per_hop_latency_s.
+struct TransportSpec {
+  std::string id, name;
+  std::string kind;              ///< "infiniband" or "roce".
+  double efficiency = 1.0;       ///< Goodput / line rate (headers, ECN/PFC overhead).
+  double per_hop_latency_s = 0;  ///< Added per switch traversal, on top of the switch latency.
+  std::string source;
+  std::vector<std::string> estimates;
 };
 
 }  // namespace tutti

@@ -7,7 +7,11 @@
 
 namespace tutti {
 
-enum class DeviceKind : std::uint8_t { GPU, NVSwitch, NIC, Switch };
+/// GPU: an accelerator (device id == GPU index == rank). NVSwitch: one per NVLink domain (the
+/// node's NVSwitch chips act as one non-blocking crossbar). NIC: a scale-out NIC. Switch: a
+/// fabric switch or router. Host: a node's PCIe root / shared-memory bus (PCIe-tree and CPU nodes).
+enum class DeviceKind : std::uint8_t { GPU, NVSwitch, NIC, Switch, Host };
+const char* to_string(DeviceKind k);
 
 /// Link tiers, for reporting utilisation hot spots and bills of materials.
 enum class Tier : std::uint8_t {
@@ -26,12 +30,16 @@ struct Device {
   DeviceKind kind;
   std::uint32_t index;  ///< Index among devices of its kind (GPU index == rank).
   std::uint8_t level;   ///< Switch level (0 leaf, 1 spine, 2 core); 0 otherwise.
+  std::uint32_t node;   ///< Node of a GPU/NIC/Host (NVSwitch: first node of its domain); 0 for switches.
 };
 
+/// One direction of a cable or internal connection.
 struct Link {
   std::uint32_t src, dst;  ///< Device ids.
-  double bandwidth_Bps;    ///< Per direction (each direction is its own Link).
-  double latency_s;
+  double bandwidth_Bps;    ///< Per direction (each direction is its own Link). Scale-out links
+                           ///< carry line rate x transport efficiency.
+  double latency_s;        ///< Propagation + the latency of the device the link enters (switch
+                           ///< traversal + transport per-hop latency, NIC, PCIe or NVLink hop).
   Tier tier;
 };
 
@@ -43,6 +51,7 @@ class Topology {
   const std::vector<Link>& links() const { return links_; }
   int num_gpus() const { return num_gpus_; }
   int gpus_per_node() const { return gpus_per_node_; }
+  int num_nodes() const { return num_gpus_ / gpus_per_node_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
   std::uint32_t gpu_device(int gpu) const { return gpu_device_[gpu]; }
 
@@ -53,6 +62,13 @@ class Topology {
 
   /// Human description ("rail-optimized fat-tree, 3 tiers, 1:1").
   virtual std::string describe() const = 0;
+
+  /// Sum of the latencies of `path` (link ids), seconds.
+  double path_latency_s(const std::vector<std::uint32_t>& path) const;
+  /// Smallest link bandwidth along `path` (bytes/s per direction); 0 for an empty path.
+  double path_bandwidth_Bps(const std::vector<std::uint32_t>& path) const;
+  /// Number of Switch devices the path enters.
+  int switch_hops(const std::vector<std::uint32_t>& path) const;
 
  protected:
   std::vector<Device> devices_;

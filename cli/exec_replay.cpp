@@ -1,0 +1,160 @@
+// The replay driver shared by `tutti exec replay` and `tutti validate --live`: loads the
+// workload (scaled down on request) and the cluster, expands the Program for the layout, checks
+// the MPI world against it and runs it on this rank's device.
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
+
+#include "exec_shared.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/exec/environment.hpp"
+#include "tutti/exec/replay.hpp"
+#include "tutti/exec/session.hpp"
+#include "tutti/models/layout.hpp"
+
+#if __has_include("tutti/models/workload.hpp")
+#include "tutti/models/workload.hpp"
+#define TUTTI_EXEC_HAVE_WORKLOADS 1
+#endif
+#if __has_include("tutti/topologies/cluster.hpp")
+#include "tutti/topologies/cluster.hpp"
+#define TUTTI_EXEC_HAVE_CLUSTERS 1
+#endif
+
+namespace tutti::cli {
+
+void add_replay_options(CLI::App* sub, ReplayCliOptions& o) {
+  sub->add_option("--workload", o.workload, "Workload JSON (models/*.json)")->required();
+  sub->add_option("--cluster", o.cluster, "Cluster JSON the ranks stand for (topologies/*.json)")->required();
+  sub->add_option("--parallel", o.parallel, "Layout tp=..,pp=..,dp=..,... (default: the workload's)");
+  sub->add_option("--scale-down", o.scale_down,
+                  "Run a smaller workload: layers=N,batch=M,seq=S,hidden=H (recorded with the results)");
+  sub->add_option("--iterations", o.iterations, "Timed iterations (median reported)")->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed iterations after the check pass")->capture_default_str();
+  sub->add_flag("--no-check", o.no_check, "Skip the pass that verifies collective results");
+  sub->add_option("--device", o.device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+  sub->add_option("--timeout", o.timeout, "Abort the job when no rank progresses for this long (0 = off)")
+      ->capture_default_str();
+  sub->add_option("--debug-die-rank", o.debug_die_rank, "Testing: this rank dies (SIGKILL) before the run")
+      ->group("");
+  sub->add_option("--debug-hang-rank", o.debug_hang_rank, "Testing: this rank hangs before the run")->group("");
+}
+
+namespace {
+
+/// Scale-down items -> `--set` overrides on the workload file (hidden scales the MLP width too).
+[[maybe_unused]] std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
+                                              nlohmann::json& recorded) {
+  std::vector<std::string> out;
+  recorded = nlohmann::json::object();
+  if (spec.empty()) return out;
+  nlohmann::json raw;
+  {
+    std::ifstream in(workload_path);
+    if (!in) throw InputError(workload_path + ": cannot read the workload file");
+    try {
+      raw = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw InputError(workload_path + ": not JSON: " + e.what());
+    }
+  }
+  std::size_t at = 0;
+  while (at <= spec.size()) {
+    auto c = spec.find(',', at);
+    std::string item = spec.substr(at, c == std::string::npos ? std::string::npos : c - at);
+    auto eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    long long v = 0;
+    try {
+      v = eq == std::string::npos ? -1 : std::stoll(item.substr(eq + 1));
+    } catch (...) {
+      v = -1;
+    }
+    if (v < 1)
+      throw InputError("--scale-down", key, "\"" + item + "\"", "KEY=positive integer with KEY one of layers, batch, seq, hidden");
+    auto original = [&](const char* section, const char* field) -> nlohmann::json {
+      if (raw.contains(section) && raw[section].is_object() && raw[section].contains(field)) return raw[section][field];
+      return nullptr;
+    };
+    if (key == "layers") {
+      out.push_back("model.layers=" + std::to_string(v));
+      recorded["layers"] = {{"from", original("model", "layers")}, {"to", v}};
+    } else if (key == "batch") {
+      out.push_back("training.global_batch=" + std::to_string(v));
+      recorded["global_batch"] = {{"from", original("training", "global_batch")}, {"to", v}};
+    } else if (key == "seq") {
+      out.push_back("training.seq_len=" + std::to_string(v));
+      recorded["seq_len"] = {{"from", original("training", "seq_len")}, {"to", v}};
+    } else if (key == "hidden") {
+      auto h0 = original("model", "hidden");
+      if (!h0.is_number_integer()) throw InputError(workload_path, "model.hidden", "none", "an integer to scale from");
+      double ratio = static_cast<double>(v) / h0.get<double>();
+      out.push_back("model.hidden=" + std::to_string(v));
+      recorded["hidden"] = {{"from", h0}, {"to", v}};
+      for (const char* f : {"ffn_hidden", "moe_ffn_hidden", "head_dim"}) {
+        auto x = original("model", f);
+        if (x.is_number_integer()) {
+          long long nv = std::max(1LL, static_cast<long long>(x.get<double>() * ratio + 0.5));
+          out.push_back(std::string("model.") + f + "=" + std::to_string(nv));
+          recorded[f] = {{"from", x}, {"to", nv}};
+        }
+      }
+    } else {
+      throw InputError("--scale-down", key, "\"" + key + "\"", "one of layers, batch, seq, hidden");
+    }
+    if (c == std::string::npos) break;
+    at = c + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliOptions& o) {
+#if defined(TUTTI_EXEC_HAVE_WORKLOADS) && defined(TUTTI_EXEC_HAVE_CLUSTERS)
+  if (o.iterations < 1) throw InputError("--iterations", "", std::to_string(o.iterations), ">= 1");
+  if (o.warmup < 0) throw InputError("--warmup", "", std::to_string(o.warmup), ">= 0");
+  nlohmann::json scaling;
+  std::vector<std::string> overrides = scale_down_overrides(o.scale_down, o.workload, scaling);
+  Workload w = load_workload(o.workload, overrides);
+  Cluster c = load_cluster(o.cluster);
+  Layout l = resolve_layout(w, o.parallel, s.size());
+  // The world must equal the layout's GPU count; this also catches a missing launcher.
+  s.require_world(l.gpus(), "tutti exec replay --workload " + o.workload + " --cluster " + o.cluster +
+                                (o.parallel.empty() ? "" : " --parallel " + o.parallel));
+  const int cluster_gpus = c.nodes * c.node.gpus;
+  if (l.gpus() > cluster_gpus)
+    throw InputError(o.cluster, "nodes", std::to_string(cluster_gpus) + " GPUs",
+                     "at least the layout's " + std::to_string(l.gpus()) + " GPUs");
+  Program p = expand_program(w, l);
+  debug_fault(s.rank(), o.debug_die_rank, o.debug_hang_rank);
+  exec::ReplayOptions ro;
+  ro.iterations = o.iterations;
+  ro.warmup = o.warmup;
+  ro.check = !o.no_check;
+  exec::ReplayResult r = o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
+  nlohmann::json env = exec::environment_json(s, nullptr);
+  if (s.rank() != 0) return nullptr;
+  nlohmann::json doc = measurements_document("tutti exec replay", env);
+  nlohmann::json res;
+  exec::to_json(res, r, p);
+  doc["replay"] = {{"workload", o.workload},
+                   {"cluster", o.cluster},
+                   {"layout", to_string(l)},
+                   {"scale_down", scaling},
+                   {"overrides", overrides},
+                   {"result", res}};
+  return doc;
+#else
+  (void)s;
+  (void)wd;
+  (void)o;
+  throw InputError("tutti exec replay needs the workload and cluster loaders (issues 3 and 4), not in this build yet");
+#endif
+}
+
+}  // namespace tutti::cli

@@ -1,0 +1,32 @@
+#pragma once
+// Pieces shared by the CPU and GPU replays (private to exec/src).
+#include <cstdint>
+#include <vector>
+
+#include "tutti/exec/replay.hpp"
+
+namespace tutti::exec {
+
+/// Per-rank element counts (fp32) of one collective or p2p op.
+struct CollCounts {
+  std::int64_t send = 0, recv = 0, block = 0;
+};
+/// Counts for a collective of nccl-tests size `bytes` over `g` ranks (at least one element per
+/// rank; blocks rounded down to whole elements).
+CollCounts coll_counts(Coll c, double bytes, int g);
+CollCounts p2p_counts(double bytes);
+
+/// Known values for the verifying pass (exact in fp32 for groups up to 1,024 ranks).
+void fill_coll(Coll c, const CollCounts& k, int gi, int g, float* buf);
+std::int64_t verify_coll(Coll c, const CollCounts& k, int gi, int g, const float* recv);
+void fill_p2p(float* buf, std::int64_t n, int src_rank, int tag);
+std::int64_t verify_p2p(const float* buf, std::int64_t n, int src_rank, int tag);
+
+/// Repetitions of the (Q K^T, P V) GEMM pair so that 4 m n k * reps matches op.flops.
+std::int64_t attention_repeats(const Op& op);
+const RankClass& class_of_stage(const Program& p, int stage);
+double median_of(std::vector<double> v);
+/// Gathers every rank's timings on rank 0 and fills median/min/max of the iteration times.
+void finish_result(const Session& s, const RankTimings& mine, ReplayResult& res);
+
+}  // namespace tutti::exec

@@ -1,0 +1,31 @@
+#pragma once
+// `tutti report compare`: the same workload on several cluster architectures.
+//
+// The builder reads a neutral "comparison" JSON document (what cli/report.cpp collects from the
+// engine, the topology and the facility models, and what `--format json` echoes under "data"):
+//
+//   { "kind": "compare", "engine": "native", "layout": "tp=8,pp=4,...",
+//     "workload": { "name", "file", "tokens_to_train" },
+//     "architectures": [ {
+//        "name", "cluster_file", "description", "gpus",
+//        "ok": bool, "error": "why the simulation failed (when !ok)",
+//        "simulation": <`tutti simulate --json` of this workload on this cluster>,
+//        "topology":   <`tutti topo --json` subset: bom, network_capex_usd, network_power_W, ...>,
+//        "oversubscription": { "supported": bool, "reason": "...", "points": [
+//            { "ratio": 2, "label": "2:1", "ok": bool, "error": "...", "baseline": bool,
+//              "simulation": {...}, "topology": {...} } ] } } ] }
+//
+// Missing optional figures (no cost model, no BOM) are shown as "n/a" with a note; they are never
+// invented. A failed architecture is reported as failed; a single architecture says there is
+// nothing to compare; no chart is drawn without data.
+#include <nlohmann/json_fwd.hpp>
+
+#include "tutti/reports/document.hpp"
+
+namespace tutti::reports {
+
+/// Builds the comparison report. `data` as above. Fills everything but tool_version, command and
+/// inputs (the caller knows them). Throws InputError when `data` lacks "architectures".
+Report build_compare_report(const nlohmann::json& data);
+
+}  // namespace tutti::reports

@@ -1,0 +1,33 @@
+#pragma once
+// Human formatting of SI values for reports. Deterministic (no locale), 3 significant digits
+// unless stated. CSV and JSON never use these: they carry the raw value.
+#include <string>
+
+#include "tutti/reports/document.hpp"
+
+namespace tutti::reports {
+
+/// Formats `v` (SI) for people according to `u`: Seconds -> "812 ms" / "3.20 h" / "41.5 d",
+/// Usd -> "$1.23M", Watts -> "1.20 MW", Joules -> "3.40 GWh", Bytes -> "80.0 GiB",
+/// Bps -> "400 Gb/s", Fraction -> "43.1%", Percent -> "12.4%", Count -> "1,024".
+/// Non-finite values give "n/a".
+std::string format_value(double v, Unit u);
+
+/// `v` with 3 significant digits, no exponent for 1e-3 <= |v| < 1e6 ("0.0123", "812", "1.20e+07").
+std::string format_sig(double v, int digits = 3);
+
+/// `v` with up to 3 significant digits and no trailing zeros ("2", "2.5", "0.125").
+std::string format_short(double v);
+
+/// Shortest text that reads back to the same double ("0.1", "1e+21"); "null" for non-finite.
+std::string format_exact(double v);
+
+/// The unit's short name for axis titles and CSV keys ("s", "usd", "W", "J", "B", "Bps", "%").
+const char* unit_suffix(Unit u);
+/// Machine name of a unit ("seconds", "usd", ...), used in JSON output.
+const char* unit_name(Unit u);
+
+/// Signed relative difference of `a` against `b` in percent: (a - b) / b * 100.
+double percent_diff(double a, double b);
+
+}  // namespace tutti::reports

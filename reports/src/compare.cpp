@@ -1,0 +1,733 @@
+#include "tutti/reports/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/reports/format.hpp"
+
+namespace tutti::reports {
+
+namespace {
+using nlohmann::json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// The number at `ptr` in `j`, or NaN when absent or not a number.
+double get(const json& j, const char* ptr) {
+  if (!j.is_object()) return kNaN;
+  json::json_pointer p(ptr);
+  if (!j.contains(p)) return kNaN;
+  const json& v = j.at(p);
+  return v.is_number() ? v.get<double>() : kNaN;
+}
+
+std::string get_str(const json& j, const char* key, std::string dflt = {}) {
+  if (j.is_object() && j.contains(key) && j.at(key).is_string())
+    return j.at(key).get<std::string>();
+  return dflt;
+}
+
+double first_of(const json& j, std::initializer_list<const char*> ptrs) {
+  for (const char* p : ptrs) {
+    double v = get(j, p);
+    if (std::isfinite(v)) return v;
+  }
+  return kNaN;
+}
+
+struct Dim {
+  const char* key;
+  const char* label;
+};
+constexpr Dim kDims[] = {{"tp", "TP"},       {"cp", "CP"}, {"dp", "DP"},
+                         {"dpxcp", "DP×CP"}, {"ep", "EP"}, {"pp", "PP"}};
+
+struct Arch {
+  std::string name, file, description, error;
+  bool ok = false;
+  json sim, topo, over;
+  double gpus = kNaN;
+  double iter_s = kNaN, ttt_s = kNaN, tok_per_s_gpu = kNaN, mfu = kNaN, exposed_s = kNaN;
+  double compute_s = kNaN, bubble_s = kNaN, other_s = kNaN;
+  double dims_s[6] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  double net_capex_usd = kNaN, net_power_W = kNaN, capex_usd = kNaN, cost_run_usd = kNaN;
+  double usd_per_mtok = kNaN, energy_J = kNaN, cloud_run_usd = kNaN, avg_it_W = kNaN;
+};
+
+Arch read_arch(const json& a, double tokens) {
+  Arch r;
+  r.name = get_str(a, "name", "(unnamed)");
+  r.file = get_str(a, "cluster_file");
+  r.description = get_str(a, "description");
+  r.ok = a.value("ok", false);
+  r.error = get_str(a, "error");
+  r.sim = a.value("simulation", json::object());
+  r.topo = a.value("topology", json::object());
+  r.over = a.value("oversubscription", json::object());
+  r.gpus = first_of(a, {"/gpus"});
+  if (!std::isfinite(r.gpus)) r.gpus = get(r.topo, "/gpus");
+  r.net_capex_usd = get(r.topo, "/network_capex_usd");
+  r.net_power_W = get(r.topo, "/network_power_W");
+  if (!r.ok) return r;
+  const json& s = r.sim;
+  r.iter_s = get(s, "/iteration_time_s");
+  r.ttt_s = get(s, "/time_to_train_s");
+  r.tok_per_s_gpu = get(s, "/tokens_per_s_per_gpu");
+  r.mfu = get(s, "/mfu");
+  r.compute_s = get(s, "/breakdown/compute_s");
+  r.bubble_s = get(s, "/breakdown/bubble_s");
+  r.other_s = get(s, "/breakdown/other_s");
+  double exposed = 0;
+  bool any = false;
+  for (int i = 0; i < 6; ++i) {
+    r.dims_s[i] = get(s, (std::string("/breakdown/exposed_comm_s/") + kDims[i].key).c_str());
+    if (std::isfinite(r.dims_s[i])) {
+      exposed += r.dims_s[i];
+      any = true;
+    }
+  }
+  r.exposed_s = any ? exposed : kNaN;
+  r.capex_usd = get(s, "/cost/capex_usd");
+  r.cost_run_usd = get(s, "/cost/cost_per_run_usd");
+  r.usd_per_mtok = get(s, "/cost/usd_per_million_tokens");
+  if (!std::isfinite(r.usd_per_mtok) && std::isfinite(r.cost_run_usd) && tokens > 0)
+    r.usd_per_mtok = r.cost_run_usd / tokens * 1e6;
+  r.cloud_run_usd = get(s, "/cost/cloud_cost_per_run_usd");
+  r.energy_J = get(s, "/energy_per_run_J");
+  r.avg_it_W = get(s, "/power/avg_it_W");
+  return r;
+}
+
+/// Index of the smallest finite value among ok architectures, or -1.
+int best_index(const std::vector<Arch>& as, double Arch::*f) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(as.size()); ++i) {
+    if (!as[i].ok || !std::isfinite(as[i].*f)) continue;
+    if (best < 0 || as[i].*f < as[best].*f) best = i;
+  }
+  return best;
+}
+
+VerdictItem verdict_for(const std::vector<Arch>& as, double Arch::*f, const char* criterion,
+                        Unit unit, const char* better, const char* missing) {
+  VerdictItem v;
+  v.criterion = criterion;
+  v.margin_pct = kNaN;
+  std::vector<int> idx;
+  for (int i = 0; i < static_cast<int>(as.size()); ++i)
+    if (as[i].ok && std::isfinite(as[i].*f)) idx.push_back(i);
+  if (idx.empty()) {
+    v.detail = missing;
+    return v;
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return as[a].*f < as[b].*f; });
+  const Arch& w = as[idx[0]];
+  if (idx.size() == 1) {
+    v.winner = w.name;
+    v.detail = format_value(w.*f, unit) + "; nothing to compare it with";
+    return v;
+  }
+  const Arch& r = as[idx[1]];
+  double a = w.*f, b = r.*f;
+  v.margin_pct = b != 0 ? (b - a) / b * 100.0 : 0.0;
+  if (std::fabs(b - a) <= 1e-9 * std::max(std::fabs(a), std::fabs(b))) {
+    v.winner = "tie";
+    v.detail = w.name + " and " + r.name + " are equal (" + format_value(a, unit) + ")";
+    v.margin_pct = 0;
+    return v;
+  }
+  v.winner = w.name;
+  v.detail = format_sig(v.margin_pct) + "% " + better + " than " + r.name + " (" +
+             format_value(a, unit) + " vs " + format_value(b, unit) + ")";
+  if (idx.size() > 2) {
+    const Arch& last = as[idx.back()];
+    double m = last.*f != 0 ? (last.*f - a) / last.*f * 100.0 : 0.0;
+    v.detail += "; " + format_sig(m) + "% " + better + " than the last, " + last.name;
+  }
+  return v;
+}
+
+std::vector<const Arch*> ok_archs(const std::vector<Arch>& as) {
+  std::vector<const Arch*> out;
+  for (const auto& a : as)
+    if (a.ok) out.push_back(&a);
+  return out;
+}
+
+Cell num_best(double v, bool best, std::string hint = {}) {
+  return Cell::num(v, std::move(hint), best);
+}
+
+std::string tokens_text(double t) {
+  if (!std::isfinite(t)) return "an unstated number of";
+  return format_sig(t / 1e9) + "B";
+}
+
+// --- BOM --------------------------------------------------------------------------------------
+
+std::string first_str(const json& j, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (j.contains(k) && j.at(k).is_string()) return j.at(k).get<std::string>();
+  return {};
+}
+
+double first_num(const json& j, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (j.contains(k) && j.at(k).is_number()) return j.at(k).get<double>();
+  return kNaN;
+}
+
+/// BOM lines as rows: the topology's "bom" is an array of objects (or an object of objects keyed
+/// by part); known keys are read, anything else is left out.
+Table bom_table(const Arch& a) {
+  Table t;
+  t.id = "bom-" + a.name;
+  t.title = "Bill of materials: " + a.name;
+  t.columns = {
+      {"item", "Item", Unit::Text, "Part and where it sits"},
+      {"kind", "Kind", Unit::Text, "Switch, NIC, optic, cable..."},
+      {"count", "Count", Unit::Count, ""},
+      {"unit_price_usd", "Unit price", Unit::Usd, "Estimate from the catalog (see its source)"},
+      {"cost_usd", "Cost", Unit::Usd, "count × unit price"},
+      {"power_W", "Power", Unit::Watts, "Total power of these parts"}};
+  const json& bom = a.topo.contains("bom") ? a.topo.at("bom") : json();
+  auto add = [&](const std::string& key, const json& e) {
+    if (!e.is_object()) return;
+    std::string item = first_str(e, {"item", "part", "name", "id"});
+    if (item.empty()) item = key;
+    std::string tier = first_str(e, {"tier", "where", "role"});
+    if (!tier.empty()) item += " (" + tier + ")";
+    double count = first_num(e, {"count", "quantity", "qty"});
+    double unit = first_num(e, {"unit_price_usd", "price_usd_each", "unit_usd"});
+    double cost = first_num(e, {"cost_usd", "total_usd", "capex_usd", "price_usd"});
+    if (!std::isfinite(cost) && std::isfinite(unit) && std::isfinite(count)) cost = unit * count;
+    if (!std::isfinite(unit) && std::isfinite(cost) && count > 0) unit = cost / count;
+    double power = first_num(e, {"power_W", "total_power_W"});
+    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"kind", "type", "category"})),
+                      Cell::num(count), Cell::num(unit), Cell::num(cost), Cell::num(power)});
+  };
+  if (bom.is_array())
+    for (const auto& e : bom) add({}, e);
+  else if (bom.is_object())
+    for (const auto& [k, e] : bom.items()) add(k, e);
+  if (!t.rows.empty())
+    t.rows.push_back({Cell::str("Network total", "", true), Cell::str(""), Cell::none(),
+                      Cell::none(),
+                      Cell::num(a.net_capex_usd, "network_capex_usd of the topology", true),
+                      Cell::num(a.net_power_W, "network_power_W of the topology", true)});
+  return t;
+}
+
+// --- sections ---------------------------------------------------------------------------------
+
+Section summary_section(const std::vector<Arch>& as, const json& data) {
+  Section s{"summary", "Summary", {}};
+  const json& w = data.value("workload", json::object());
+  std::string wname = get_str(w, "name", get_str(w, "file", "the workload"));
+  s.blocks.push_back(Paragraph{
+      "Workload " + wname + " (" + tokens_text(get(w, "/tokens_to_train")) +
+      " tokens to train) with layout " + get_str(data, "layout", "(from the workload file)") +
+      ", simulated with the " + get_str(data, "engine", "native") + " engine on " +
+      std::to_string(as.size()) + " architecture" + (as.size() == 1 ? "" : "s") + "."});
+  Table t;
+  t.id = "summary";
+  t.title = "Architectures side by side";
+  t.columns = {
+      {"architecture", "Architecture", Unit::Text, "Cluster name"},
+      {"cluster_file", "Cluster file", Unit::Text, ""},
+      {"status", "Status", Unit::Text, "ok, or why the simulation failed"},
+      {"gpus", "GPUs", Unit::Count, ""},
+      {"iteration_time_s", "Iteration", Unit::Seconds, "Simulated time of one training iteration"},
+      {"time_to_train_s", "Time to train", Unit::Seconds,
+       "Iterations × iteration time (before failures)"},
+      {"tokens_per_s_per_gpu", "Tokens/s/GPU", Unit::Number, ""},
+      {"mfu", "MFU", Unit::Fraction, "Model FLOPs utilisation"},
+      {"exposed_comm_s", "Exposed comm", Unit::Seconds,
+       "Communication not hidden behind compute, per iteration"},
+      {"network_capex_usd", "Network capex", Unit::Usd, "Switches, NICs, optics and cables"},
+      {"network_power_W", "Network power", Unit::Watts, "Switches, NICs and optics"},
+      {"cost_per_run_usd", "Cost per run", Unit::Usd,
+       "Amortised capex + opex over the training run"},
+      {"usd_per_million_tokens", "$/M tokens", Unit::Usd, "Cost per run / tokens trained × 1e6"},
+      {"energy_per_run_J", "Energy per run", Unit::Joules, "Facility energy of the training run"},
+  };
+  int b_iter = best_index(as, &Arch::iter_s), b_ttt = best_index(as, &Arch::ttt_s);
+  int b_exp = best_index(as, &Arch::exposed_s), b_net = best_index(as, &Arch::net_capex_usd);
+  int b_cost = best_index(as, &Arch::cost_run_usd), b_tok = best_index(as, &Arch::usd_per_mtok);
+  int b_pow = best_index(as, &Arch::net_power_W), b_en = best_index(as, &Arch::energy_J);
+  bool many = ok_archs(as).size() > 1;
+  for (int i = 0; i < static_cast<int>(as.size()); ++i) {
+    const Arch& a = as[i];
+    auto best = [&](int b) { return many && b == i; };
+    t.rows.push_back({Cell::str(a.name, a.description), Cell::str(a.file),
+                      a.ok ? Cell::str("ok") : Cell::str("failed", a.error), Cell::num(a.gpus),
+                      num_best(a.iter_s, best(b_iter)), num_best(a.ttt_s, best(b_ttt)),
+                      Cell::num(a.tok_per_s_gpu), Cell::num(a.mfu),
+                      num_best(a.exposed_s, best(b_exp)), num_best(a.net_capex_usd, best(b_net)),
+                      num_best(a.net_power_W, best(b_pow)), num_best(a.cost_run_usd, best(b_cost)),
+                      num_best(a.usd_per_mtok, best(b_tok)), num_best(a.energy_J, best(b_en))});
+  }
+  t.caption =
+      "Best value of each column in bold green (among architectures that simulated). Hover a cell "
+      "for the exact SI value.";
+  s.blocks.push_back(std::move(t));
+  auto oks = ok_archs(as);
+  Chart c;
+  c.id = "time-to-train";
+  c.title = "Time to train";
+  c.kind = ChartKind::Bar;
+  c.y_label = "Time to train";
+  c.y_unit = Unit::Seconds;
+  Series se{"Time to train", {}};
+  for (const Arch* a : oks) {
+    c.categories.push_back(a->name);
+    se.values.push_back(a->ttt_s);
+  }
+  c.series.push_back(std::move(se));
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+  return s;
+}
+
+Section iteration_section(const std::vector<Arch>& as) {
+  Section s{"iteration", "Iteration time and its breakdown", {}};
+  auto oks = ok_archs(as);
+  s.blocks.push_back(
+      Paragraph{"Where one iteration's time goes on the critical path: compute, communication that "
+                "is not hidden "
+                "behind compute (per parallel dimension), the pipeline bubble, and the rest. The "
+                "parts add up to the "
+                "iteration time."});
+  Chart c;
+  c.id = "breakdown";
+  c.title = "Iteration time breakdown";
+  c.kind = ChartKind::StackedBar;
+  c.y_label = "Time per iteration";
+  c.y_unit = Unit::Seconds;
+  for (const Arch* a : oks) c.categories.push_back(a->name);
+  auto add_series = [&](const std::string& name, auto value_of) {
+    Series se{name, {}};
+    bool nonzero = false;
+    for (const Arch* a : oks) {
+      double v = value_of(*a);
+      se.values.push_back(v);
+      if (std::isfinite(v) && v != 0) nonzero = true;
+    }
+    if (nonzero) c.series.push_back(std::move(se));
+  };
+  add_series("Compute", [](const Arch& a) { return a.compute_s; });
+  for (int d = 0; d < 6; ++d)
+    add_series(std::string("Exposed ") + kDims[d].label,
+               [d](const Arch& a) { return a.dims_s[d]; });
+  add_series("Pipeline bubble", [](const Arch& a) { return a.bubble_s; });
+  add_series("Other", [](const Arch& a) { return a.other_s; });
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+
+  Table t;
+  t.id = "breakdown";
+  t.title = "Iteration breakdown";
+  t.columns = {
+      {"architecture", "Architecture", Unit::Text, ""},
+      {"iteration_time_s", "Iteration", Unit::Seconds, ""},
+      {"compute_s", "Compute", Unit::Seconds, ""},
+      {"exposed_comm_s", "Exposed comm", Unit::Seconds, "Sum over the parallel dimensions"},
+      {"bubble_s", "Bubble", Unit::Seconds, "Pipeline fill and drain"},
+      {"other_s", "Other", Unit::Seconds, ""},
+      {"tflops_per_gpu", "TFLOP/s per GPU", Unit::Number, "Model FLOPs per GPU per second / 1e12"},
+      {"mfu", "MFU", Unit::Fraction, ""},
+      {"memory_per_gpu_bytes", "Memory per GPU", Unit::Bytes, ""}};
+  for (const Arch* a : oks)
+    t.rows.push_back({Cell::str(a->name), Cell::num(a->iter_s), Cell::num(a->compute_s),
+                      Cell::num(a->exposed_s), Cell::num(a->bubble_s), Cell::num(a->other_s),
+                      Cell::num(get(a->sim, "/tflops_per_gpu")), Cell::num(a->mfu),
+                      Cell::num(get(a->sim, "/memory_per_gpu_bytes"))});
+  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  return s;
+}
+
+Section comm_section(const std::vector<Arch>& as) {
+  Section s{"communication", "Exposed communication per parallel dimension", {}};
+  auto oks = ok_archs(as);
+  Chart c;
+  c.id = "exposed-comm";
+  c.title = "Exposed communication per iteration, by parallel dimension";
+  c.kind = ChartKind::Bar;
+  c.x_label = "Parallel dimension";
+  c.y_label = "Exposed time per iteration";
+  c.y_unit = Unit::Seconds;
+  std::vector<int> dims;
+  for (int d = 0; d < 6; ++d)
+    for (const Arch* a : oks)
+      if (std::isfinite(a->dims_s[d]) && a->dims_s[d] > 0) {
+        dims.push_back(d);
+        break;
+      }
+  for (int d : dims) c.categories.push_back(kDims[d].label);
+  for (const Arch* a : oks) {
+    Series se{a->name, {}};
+    for (int d : dims) se.values.push_back(a->dims_s[d]);
+    c.series.push_back(std::move(se));
+  }
+  if (dims.empty()) {
+    s.blocks.push_back(Callout{Callout::Level::Info, "No exposed communication.",
+                               oks.empty() ? " No architecture simulated."
+                                           : " All communication is hidden behind compute."});
+  } else {
+    s.blocks.push_back(std::move(c));
+  }
+  Table t;
+  t.id = "exposed-comm";
+  t.title = "Exposed communication per iteration";
+  t.columns = {{"architecture", "Architecture", Unit::Text, ""}};
+  for (const auto& d : kDims)
+    t.columns.push_back({std::string(d.key) + "_s", d.label, Unit::Seconds,
+                         std::string("Exposed ") + d.label + " communication"});
+  t.columns.push_back({"total_s", "Total", Unit::Seconds, ""});
+  t.columns.push_back({"share_of_iteration", "Share of iteration", Unit::Fraction, ""});
+  for (const Arch* a : oks) {
+    std::vector<Cell> row = {Cell::str(a->name)};
+    for (double v : a->dims_s) row.push_back(Cell::num(v));
+    row.push_back(Cell::num(a->exposed_s));
+    row.push_back(Cell::num(a->iter_s > 0 ? a->exposed_s / a->iter_s : kNaN));
+    t.rows.push_back(std::move(row));
+  }
+  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  return s;
+}
+
+Section links_section(const std::vector<Arch>& as) {
+  Section s{"links", "Link utilisation hot spots by tier", {}};
+  auto oks = ok_archs(as);
+  s.blocks.push_back(
+      Paragraph{"The busiest links the engine reports, grouped by tier: utilisation is bytes "
+                "carried over an iteration "
+                "divided by what the link could carry in that time."});
+  // tier -> arch -> (max utilisation, busiest link, bytes, count)
+  struct Hot {
+    double util = kNaN, bytes = kNaN;
+    std::string link;
+    int count = 0;
+  };
+  std::vector<std::string> tiers;
+  std::map<std::pair<std::string, std::string>, Hot> hot;
+  for (const Arch* a : oks) {
+    const json& links =
+        a->sim.contains("bottleneck_links") ? a->sim.at("bottleneck_links") : json();
+    if (!links.is_array()) continue;
+    for (const auto& l : links) {
+      std::string tier = get_str(l, "tier", "?");
+      if (std::find(tiers.begin(), tiers.end(), tier) == tiers.end()) tiers.push_back(tier);
+      Hot& h = hot[{tier, a->name}];
+      double u = get(l, "/utilization");
+      ++h.count;
+      if (!std::isfinite(h.util) || u > h.util) {
+        h.util = u;
+        h.bytes = get(l, "/bytes");
+        h.link = get_str(l, "link");
+      }
+    }
+  }
+  if (tiers.empty()) {
+    s.blocks.push_back(Callout{Callout::Level::Info, "No link data.",
+                               " The simulation results list no bottleneck links."});
+    return s;
+  }
+  Chart c;
+  c.id = "hot-links";
+  c.title = "Busiest link per tier (utilisation)";
+  c.kind = ChartKind::Bar;
+  c.x_label = "Tier";
+  c.y_label = "Utilisation";
+  c.y_unit = Unit::Fraction;
+  c.categories = tiers;
+  for (const Arch* a : oks) {
+    Series se{a->name, {}};
+    for (const auto& t : tiers) {
+      auto it = hot.find({t, a->name});
+      se.values.push_back(it == hot.end() ? kNaN : it->second.util);
+    }
+    c.series.push_back(std::move(se));
+  }
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+  Table t;
+  t.id = "hot-links";
+  t.title = "Hot spots by tier";
+  t.columns = {{"architecture", "Architecture", Unit::Text, ""},
+               {"tier", "Tier", Unit::Text, ""},
+               {"busiest_link", "Busiest link", Unit::Text, ""},
+               {"utilization", "Utilisation", Unit::Fraction, "Of the iteration time"},
+               {"bytes_per_iteration_B", "Bytes per iteration", Unit::Bytes, ""},
+               {"links_listed", "Links listed", Unit::Count,
+                "Bottleneck links of this tier in the engine's list"}};
+  for (const Arch* a : oks)
+    for (const auto& tier : tiers) {
+      auto it = hot.find({tier, a->name});
+      if (it == hot.end()) continue;
+      const Hot& h = it->second;
+      t.rows.push_back({Cell::str(a->name), Cell::str(tier), Cell::str(h.link),
+                        Cell::num(h.util, "", h.util >= 0.8), Cell::num(h.bytes),
+                        Cell::num(h.count)});
+    }
+  t.caption = "Utilisation of 80% or more is in bold.";
+  s.blocks.push_back(std::move(t));
+  return s;
+}
+
+Section network_section(const std::vector<Arch>& as) {
+  Section s{"network", "The network's bill of materials, cost and power", {}};
+  Chart c;
+  c.id = "network-capex";
+  c.title = "Network capex";
+  c.kind = ChartKind::Bar;
+  c.y_label = "Network capex";
+  c.y_unit = Unit::Usd;
+  Series se{"Network capex", {}};
+  for (const auto& a : as)
+    if (std::isfinite(a.net_capex_usd)) {
+      c.categories.push_back(a.name);
+      se.values.push_back(a.net_capex_usd);
+    }
+  c.series.push_back(std::move(se));
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+  bool any = false;
+  for (const auto& a : as) {
+    Table t = bom_table(a);
+    if (t.rows.empty()) {
+      if (!a.topo.empty())
+        s.blocks.push_back(Callout{Callout::Level::Info, a.name + ": ",
+                                   "the topology lists no bill of materials."});
+      continue;
+    }
+    any = true;
+    s.blocks.push_back(std::move(t));
+  }
+  if (!any && !c.has_data())
+    s.blocks.push_back(Callout{Callout::Level::Warning, "No bill of materials.",
+                               " No architecture came with network parts, cost or power."});
+  return s;
+}
+
+Section cost_section(const std::vector<Arch>& as, const json& data) {
+  Section s{"cost", "Time to train and cost per run", {}};
+  auto oks = ok_archs(as);
+  double tokens = get(data, "/workload/tokens_to_train");
+  Table t;
+  t.id = "cost";
+  t.title = "Run cost";
+  t.columns = {
+      {"architecture", "Architecture", Unit::Text, ""},
+      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
+      {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
+      {"avg_it_W", "Average IT power", Unit::Watts, ""},
+      {"capex_usd", "Cluster capex", Unit::Usd,
+       "Everything bought: GPUs, servers, network, storage, build-out"},
+      {"cost_per_run_usd", "Cost per run", Unit::Usd, "Amortised capex + opex over the run"},
+      {"usd_per_million_tokens", "$/M tokens", Unit::Usd, ""},
+      {"cloud_cost_per_run_usd", "Cloud cost per run", Unit::Usd,
+       "Same run at the catalog's rental prices"}};
+  int b_cost = best_index(as, &Arch::cost_run_usd), b_tok = best_index(as, &Arch::usd_per_mtok);
+  bool any_cost = false;
+  for (const Arch* a : oks) {
+    int i = static_cast<int>(a - as.data());
+    if (std::isfinite(a->cost_run_usd)) any_cost = true;
+    t.rows.push_back(
+        {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
+         Cell::num(a->capex_usd), num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
+         num_best(a->usd_per_mtok, oks.size() > 1 && i == b_tok), Cell::num(a->cloud_run_usd)});
+  }
+  if (!any_cost && !oks.empty())
+    s.blocks.push_back(
+        Callout{Callout::Level::Warning, "No cost model in the results.",
+                " The simulation results carry no cost figures, so cost per run and per token "
+                "are not shown (never estimated here)."});
+  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  if (std::isfinite(tokens))
+    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " +
+                                 format_sig(tokens / 1e9) + "B tokens the workload trains on."});
+  Chart c;
+  c.id = "cost-per-run";
+  c.title = "Cost per training run";
+  c.kind = ChartKind::Bar;
+  c.y_label = "Cost per run";
+  c.y_unit = Unit::Usd;
+  Series se{"Cost per run", {}};
+  for (const Arch* a : oks)
+    if (std::isfinite(a->cost_run_usd)) {
+      c.categories.push_back(a->name);
+      se.values.push_back(a->cost_run_usd);
+    }
+  c.series.push_back(std::move(se));
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+  return s;
+}
+
+Section oversub_section(const std::vector<Arch>& as) {
+  Section s{"oversubscription", "Sensitivity to oversubscription", {}};
+  s.blocks.push_back(
+      Paragraph{"Each fabric that supports it is simulated again with its oversubscription changed "
+                "(the same mechanism "
+                "as --set on the cluster), everything else equal."});
+  struct P {
+    double ratio;
+    std::string label;
+  };
+  std::vector<P> labels;
+  Table t;
+  t.id = "oversubscription";
+  t.title = "Oversubscription sweep";
+  t.columns = {
+      {"architecture", "Architecture", Unit::Text, ""},
+      {"oversubscription", "Oversubscription", Unit::Text, "Downlinks : uplinks at the leaves"},
+      {"ratio", "Ratio", Unit::Number, ""},
+      {"iteration_time_s", "Iteration", Unit::Seconds, ""},
+      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
+      {"slowdown_pct", "vs as built", Unit::Percent,
+       "Time to train relative to the cluster as described"},
+      {"network_capex_usd", "Network capex", Unit::Usd, ""},
+      {"cost_per_run_usd", "Cost per run", Unit::Usd, ""}};
+  std::vector<std::string> unsupported;
+  for (const auto& a : as) {
+    if (!a.ok) continue;
+    const json& pts = a.over.contains("points") ? a.over.at("points") : json();
+    if (!a.over.value("supported", false) || !pts.is_array() || pts.empty()) {
+      std::string why = get_str(a.over, "reason", "not swept");
+      unsupported.push_back(a.name + ": " + why);
+      continue;
+    }
+    for (const auto& p : pts) {
+      double ratio = get(p, "/ratio");
+      std::string label = get_str(p, "label", format_short(ratio) + ":1");
+      if (std::none_of(labels.begin(), labels.end(), [&](const P& x) { return x.label == label; }))
+        labels.push_back({ratio, label});
+      bool ok = p.value("ok", false);
+      const json& ps = p.value("simulation", json::object());
+      const json& pt = p.value("topology", json::object());
+      double ttt = get(ps, "/time_to_train_s");
+      std::string hint = p.value("baseline", false) ? "the cluster as described" : "";
+      if (!ok) {
+        t.rows.push_back({Cell::str(a.name), Cell::str(label), Cell::num(ratio),
+                          Cell::str("failed", get_str(p, "error")), Cell::none(get_str(p, "error")),
+                          Cell::none(), Cell::num(get(pt, "/network_capex_usd")), Cell::none()});
+        continue;
+      }
+      t.rows.push_back({Cell::str(a.name), Cell::str(label, hint), Cell::num(ratio),
+                        Cell::num(get(ps, "/iteration_time_s")), Cell::num(ttt),
+                        Cell::num(percent_diff(ttt, a.ttt_s)),
+                        Cell::num(get(pt, "/network_capex_usd")),
+                        Cell::num(get(ps, "/cost/cost_per_run_usd"))});
+    }
+  }
+  std::stable_sort(labels.begin(), labels.end(),
+                   [](const P& x, const P& y) { return x.ratio < y.ratio; });
+  Chart c;
+  c.id = "oversubscription";
+  c.title = "Time to train vs oversubscription";
+  c.kind = ChartKind::Line;
+  c.x_label = "Oversubscription";
+  c.y_label = "Time to train";
+  c.y_unit = Unit::Seconds;
+  for (const auto& l : labels) c.categories.push_back(l.label);
+  for (const auto& a : as) {
+    if (!a.ok || !a.over.value("supported", false)) continue;
+    Series se{a.name, std::vector<double>(labels.size(), kNaN)};
+    const json& pts = a.over.contains("points") ? a.over.at("points") : json();
+    if (!pts.is_array()) continue;
+    for (const auto& p : pts) {
+      if (!p.value("ok", false)) continue;
+      std::string label = get_str(p, "label", format_short(get(p, "/ratio")) + ":1");
+      for (std::size_t i = 0; i < labels.size(); ++i)
+        if (labels[i].label == label)
+          se.values[i] = get(p.value("simulation", json::object()), "/time_to_train_s");
+    }
+    c.series.push_back(std::move(se));
+  }
+  if (c.has_data()) s.blocks.push_back(std::move(c));
+  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  for (const auto& u : unsupported)
+    s.blocks.push_back(Callout{Callout::Level::Info, "Not swept: ", u});
+  if (t.rows.empty() && unsupported.empty())
+    s.blocks.push_back(
+        Callout{Callout::Level::Info, "Nothing to sweep: ", "no architecture simulated."});
+  return s;
+}
+
+}  // namespace
+
+Report build_compare_report(const nlohmann::json& data) {
+  if (!data.is_object() || !data.contains("architectures") || !data.at("architectures").is_array())
+    throw InputError("", "architectures", data.is_object() ? "no such array" : describe_json(data),
+                     "a comparison document with an \"architectures\" array");
+  const double tokens = get(data, "/workload/tokens_to_train");
+  std::vector<Arch> as;
+  for (const auto& a : data.at("architectures")) as.push_back(read_arch(a, tokens));
+
+  Report r;
+  r.kind = "compare";
+  const json& w = data.value("workload", json::object());
+  std::string wname = get_str(w, "name", get_str(w, "file", "workload"));
+  std::string names;
+  for (const auto& a : as) names += (names.empty() ? "" : " vs ") + a.name;
+  r.title = "Network architectures for " + wname;
+  r.subtitle = names.empty() ? "No architecture given"
+                             : names + " · layout " + get_str(data, "layout", "from the workload");
+  r.primary_table = "summary";
+  r.data_json = data.dump();
+
+  auto oks = ok_archs(as);
+  for (const auto& a : as)
+    if (!a.ok)
+      r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ": ",
+                                  a.error.empty() ? "no reason given" : a.error});
+  if (as.empty())
+    r.notices.push_back(
+        Callout{Callout::Level::Error, "No architecture given.", " Nothing to compare."});
+  else if (oks.empty())
+    r.notices.push_back(Callout{Callout::Level::Error, "No architecture could be simulated.",
+                                " There is nothing to compare; see the failures above."});
+  else if (oks.size() == 1)
+    r.notices.push_back(
+        Callout{Callout::Level::Warning, "Only one architecture: ",
+                as.size() == 1
+                    ? oks[0]->name + " is described alone; there is nothing to compare it with."
+                    : oks[0]->name +
+                          " is the only one that simulated; there is nothing to compare it with."});
+  if (!oks.empty()) {
+    r.verdict.push_back(verdict_for(as, &Arch::ttt_s, "Fastest to train", Unit::Seconds, "faster",
+                                    "no time to train in the results"));
+    r.verdict.push_back(verdict_for(as, &Arch::cost_run_usd, "Cheapest run", Unit::Usd, "cheaper",
+                                    "no cost model in the results"));
+    r.verdict.push_back(verdict_for(as, &Arch::usd_per_mtok, "Cheapest per token", Unit::Usd,
+                                    "cheaper", "no cost model in the results"));
+    r.verdict.push_back(verdict_for(as, &Arch::net_capex_usd, "Cheapest network", Unit::Usd,
+                                    "cheaper", "no network bill of materials"));
+    if (oks.size() > 1 && r.verdict[0].winner.size() && r.verdict[0].winner != "tie") {
+      std::string line = r.verdict[0].winner + " trains fastest";
+      const auto& c = r.verdict[2].winner.empty() ? r.verdict[1] : r.verdict[2];
+      if (!c.winner.empty() && c.winner != "tie")
+        line += c.winner == r.verdict[0].winner ? " and is also the cheapest per token."
+                                                : "; " + c.winner + " is the cheapest per token.";
+      else
+        line += ".";
+      r.notices.insert(r.notices.begin(), Callout{Callout::Level::Good, "Verdict: ", line});
+    }
+  }
+  r.sections.push_back(summary_section(as, data));
+  if (!oks.empty()) {
+    r.sections.push_back(iteration_section(as));
+    r.sections.push_back(comm_section(as));
+    r.sections.push_back(links_section(as));
+  }
+  r.sections.push_back(network_section(as));
+  if (!oks.empty()) {
+    r.sections.push_back(cost_section(as, data));
+    r.sections.push_back(oversub_section(as));
+  }
+  return r;
+}
+
+}  // namespace tutti::reports

@@ -1,0 +1,132 @@
+#pragma once
+// The calibration profile: every parameter of tutti's compute, network and collective models in
+// one place, so that measurements (`tutti calibrate`, issue 9) can replace the published defaults.
+//
+// File format (schemas/calibration.schema.json; documented example: sim/calibration/default.json):
+//   {
+//     "name": "default", "source": "...", "notes": "...",
+//     "compute": {
+//       "gemm":      {"efficiency_max": 0.75, "half_flops": 2e9, "half_dim": 32,
+//                     "bandwidth_efficiency": 0.85, "launch_overhead": "4us"},
+//       "attention": {"efficiency_max": 0.55, "half_flops": 4e9,
+//                     "bandwidth_efficiency": 0.85, "launch_overhead": "6us"},
+//       "membound":  {"bandwidth_efficiency_max": 0.85, "half_bytes": "4MiB", "launch_overhead": "3us"},
+//       "devices": {"h100-sxm": {"peak": {"bf16": "989.4TFLOPS"}, "hbm_bandwidth": "3.35TB/s"}}
+//     },
+//     "network": {"tiers": {"nvlink": {"bandwidth_efficiency": 0.85, "latency": "0us"}, ...}},
+//     "nccl": {
+//       "protocols": {"ll": {"bandwidth_efficiency": 0.5, "max_bytes": "64KiB"}, "ll128": {...},
+//                     "simple": {...}},
+//       "algorithms": {"ring": {"base_latency": {"ll": "6.6us", ...},
+//                               "step_latency": {"nvlink": {"ll": "0.6us", ...}, "pci": {...},
+//                                                "net": {...}}},
+//                      "tree": {...}, "nvls": {...}, "collnet": {...}},
+//       "p2p_latency": "5us", "enable_tree": true, "enable_nvls": true, "enable_sharp": true,
+//       "max_channels": 32
+//     }
+//   }
+// Every key is required except "notes", "devices" (and each device's "peak"/"hbm_bandwidth"),
+// and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
+#include <array>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "tutti/models/layout.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti {
+
+/// eff(x) = eff_max * x / (x + half): rises from 0 towards eff_max; half = the size at which the
+/// efficiency is half of eff_max. half == 0 gives a constant eff_max.
+struct EfficiencyCurve {
+  double eff_max = 1.0;
+  double half = 0.0;
+  double at(double x) const { return half <= 0 ? eff_max : eff_max * x / (x + half); }
+};
+
+/// One kernel family's roofline parameters.
+struct KernelModel {
+  EfficiencyCurve flops;          ///< Fraction of peak FLOP/s, as a function of the op's FLOPs.
+  double half_dim = 0;            ///< GEMM: extra factor d/(d+half_dim), d = min(m, n, k) (skinny shapes).
+  EfficiencyCurve bandwidth;      ///< Fraction of HBM bandwidth, as a function of bytes moved.
+  double launch_overhead_s = 0;   ///< Added to every kernel of this family.
+};
+
+/// Replaces catalog numbers for one device id ("h100-sxm") or "*" (every device), e.g. a CPU host
+/// whose measured peak is what `tutti calibrate` found. Zero means "keep the catalog value".
+struct DeviceOverride {
+  std::string gpu;
+  std::array<double, 5> peak_flops{};  ///< Indexed by DType.
+  double hbm_bw_Bps = 0;
+};
+
+/// Per link tier: achieved fraction of the link's bandwidth and extra latency per hop.
+struct TierModel {
+  double bandwidth_efficiency = 1.0;
+  double extra_latency_s = 0;
+};
+
+enum class NcclProto : std::uint8_t { LL, LL128, Simple };
+constexpr int kNumProtos = 3;
+/// NCCL algorithms with a latency model (tuning.cc's table): ring, (double binary) tree,
+/// NVLS (NVSwitch in-switch reduction) and CollNet (SHARP in-network reduction).
+enum class NcclAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet };
+constexpr int kNumNcclAlgos = 4;
+/// Hardware class of a step (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
+enum class NcclHw : std::uint8_t { NVLink, PCI, Net };
+
+struct NcclProtocol {
+  double bandwidth_efficiency = 1.0;  ///< Payload fraction on the wire (LL: 8 of 16 bytes).
+  double max_bytes = 0;               ///< Largest collective size that may use it (0 = no limit).
+};
+
+struct NcclAlgorithm {
+  /// Per protocol: fixed latency per collective call (s); negative = protocol unsupported.
+  std::array<double, kNumProtos> base_latency_s{-1, -1, -1};
+  /// [hw][proto]: latency per algorithm step (s).
+  std::array<std::array<double, kNumProtos>, 3> step_latency_s{};
+  bool supports(NcclProto p) const { return base_latency_s[static_cast<int>(p)] >= 0; }
+};
+
+struct NcclModel {
+  std::array<NcclProtocol, kNumProtos> protocols;
+  std::array<NcclAlgorithm, kNumNcclAlgos> algorithms;
+  double p2p_latency_s = 5e-6;  ///< Fixed cost of a send/recv pair (and each all-to-all step).
+  bool enable_tree = true, enable_nvls = true, enable_sharp = true;
+  int max_channels = 32;
+  std::string source;
+};
+
+struct CalibrationProfile {
+  std::string name = "default";
+  std::string source;  ///< Where the numbers come from (publications or the calibration run).
+  std::string file;    ///< File it was loaded from ("" for the built-in default).
+  KernelModel gemm, attention, membound;
+  std::vector<DeviceOverride> devices;
+  std::array<TierModel, 8> tiers;  ///< Indexed by Tier.
+  NcclModel nccl;
+
+  /// The override for `gpu_id` (exact id first, then "*"), or nullptr.
+  const DeviceOverride* device(const std::string& gpu_id) const;
+  const TierModel& tier(Tier t) const { return tiers[static_cast<int>(t)]; }
+};
+
+/// The built-in profile: parsed from sim/calibration/default.json embedded at build time.
+/// Its numbers come from published microbenchmarks and NCCL's own tuning tables (see the file's
+/// "source" fields), never fitted to end-to-end training results.
+const CalibrationProfile& default_calibration();
+
+/// Reads a profile strictly (core/config.hpp): unknown/missing keys, wrong types, bad units and
+/// out-of-range values throw InputError naming the file and key path.
+CalibrationProfile load_calibration(const std::string& path);
+/// Same, from JSON text (`name` appears in error messages).
+CalibrationProfile parse_calibration(const std::string& text, const std::string& name);
+
+/// The profile in the file format above (round-trips through parse_calibration).
+void to_json(nlohmann::json& j, const CalibrationProfile& p);
+
+const char* to_string(NcclProto p);
+const char* to_string(NcclAlgo a);
+
+}  // namespace tutti

@@ -1,0 +1,113 @@
+#pragma once
+// Collectives as NCCL runs them: algorithm, protocol and channel choice like NCCL's tuner, and a
+// decomposition into lock-step phases of GPU-to-GPU flows that the flow-level network (and the
+// SimGrid reference engine) replay on routed paths.
+//
+// A CollectivePlan's time, on an otherwise idle fabric under CM02 max-min sharing, is
+//     T = fixed_latency_s + sum over phases p of  repeat_p * step_time(p)
+// where step_time(p) is the time for all flows of phase p, started together, to finish (each
+// flow: its path latency, then its bytes at its max-min rate). The `repeat_p` steps of a phase
+// are identical (a ring sends the same chunk size over the same pairs at every step), so:
+//   * SimGrid replay: for each phase, `repeat` times: start all its flows, wait for all (barrier);
+//     then add fixed_latency_s once.
+//   * native engine: one set of "macro flows" per phase with bytes*repeat and latency*repeat
+//     (network.hpp: scaling bytes and latencies by R scales an isolated timeline by R exactly).
+// Flow bytes are wire bytes: payload / the protocol's bandwidth efficiency (LL 0.5, LL128 0.94).
+//
+// Algorithms and their decompositions (n ranks, N nodes, k ranks of the group per node,
+// S = nccl-tests "size": all_reduce buffer, all_gather output, reduce_scatter input,
+// all_to_all whole send buffer):
+//   Ring      all_reduce 2(n-1) steps, all_gather / reduce_scatter n-1 steps, of S/(n*ch) bytes
+//             per flow. One channel when N == 1 or k == 1. When N > 1 and k > 1, ch = k channels
+//             (one per NIC, like NCCL's rings): channel c visits each node's ranks from local
+//             rank c, and leaves the node from local rank c (PXN: the last rank hands the chunk to
+//             rank c over NVLink, which sends it on its own rail to local rank c of the next node).
+//   Tree      all_reduce, N > 1: NCCL's double binary tree over nodes (tree 1 mirrors tree 0), k
+//             channels (rail c links local rank c of each node), chain inside the node;
+//             pipelined, so one phase in which every tree edge carries S/(2k) up and S/(2k) down.
+//   Nvls      all_reduce inside one NVSwitch node (k >= 2): in-switch reduction; each GPU's
+//             uplink and downlink carry S(1+1/k). Flows i->j (j != i) of S(1+1/k)/(k-1) bytes load
+//             every GPU port exactly like that.
+//   CollNet   all_reduce with SHARP switches, N > 1: intra-node ring reduce-scatter (k-1 steps of
+//             S/k), one in-network step in which each rank's S/k slice goes up and the result comes
+//             back (modelled as a flow of S/k to the same local rank of the next node, which loads
+//             each NIC link with S/k per direction and the upper tiers lightly, as SHARP does),
+//             intra-node ring all-gather (k-1 steps of S/k).
+//   Hierarchical  all_reduce, N > 1, k > 1: intra-node ring reduce-scatter, then a ring
+//             all-reduce of S/k over the N nodes on each rail (k concurrent rings), then an
+//             intra-node ring all-gather.
+//   Direct    all_to_all: one phase, every i->j of S/n bytes.
+//   Pairwise  all_to_all: n-1 phases, shift s sends i -> i+s (S/n bytes). When n-1 > 16 the
+//             phases are sampled: 16 evenly spaced shifts whose repeats add up to n-1.
+//   Chain     broadcast: pipelined chain root -> ... -> last, every hop carries S (one phase).
+//   P2P       send/recv: one flow of S bytes.
+// Latency (fixed_latency_s) follows NCCL's tuning model with the profile's tables:
+//   ring: base + (steps - net_steps) * step_intra + net_steps * step_net;
+//   tree: base + 2 * ((k-1) * step_intra + log2(N) * step_net);
+//   nvls: base + step_intra;  collnet: base + 2(k-1) * ring step_intra + step_net;
+//   p2p and all_to_all: p2p_latency (all_to_all pairwise: per phase step).
+// The tuner evaluates every allowed (algorithm, protocol) with an alpha-beta estimate from the
+// topology's per-GPU intra-node and inter-node bandwidths and picks the fastest, as NCCL does.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tutti/models/program.hpp"
+#include "tutti/sim/calibration.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti {
+
+enum class CollAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet, Hierarchical, Direct, Pairwise, Chain, P2P };
+const char* to_string(CollAlgo a);
+
+struct CollFlow {
+  int src_gpu = 0, dst_gpu = 0;
+  double bytes = 0;  ///< Wire bytes of one step.
+};
+
+struct CollPhase {
+  std::vector<CollFlow> flows;  ///< The flows of one step, started together.
+  int repeat = 1;               ///< Identical lock-step steps.
+};
+
+struct CollectivePlan {
+  CollAlgo algo = CollAlgo::Ring;
+  NcclProto proto = NcclProto::Simple;
+  int channels = 1;
+  double fixed_latency_s = 0;   ///< NCCL software latency (base + per-step), added once.
+  double estimate_s = 0;        ///< The tuner's uncontended alpha-beta estimate.
+  std::vector<CollPhase> phases;
+};
+
+/// Topology facts the tuner needs, derived once per (topology, profile).
+struct CollectiveContext {
+  const Topology* topo = nullptr;
+  const CalibrationProfile* profile = nullptr;
+  bool nvls = false;            ///< NVSwitch nodes with in-switch reduction (H100 and later).
+  bool sharp = false;           ///< Fabric switches with in-network reduction (SHARP).
+  double intra_bw_Bps = 0;      ///< Per-GPU bandwidth to another GPU of its node (effective).
+  double inter_bw_Bps = 0;      ///< Per-GPU bandwidth to the same GPU of another node (effective).
+  double intra_lat_s = 0, inter_lat_s = 0;  ///< Path latencies of those routes.
+  NcclHw intra_hw = NcclHw::NVLink;
+};
+
+/// Derives the context by routing GPU 0 -> 1 (intra) and GPU 0 -> gpus_per_node (inter).
+/// `nvls` / `sharp` say what the hardware supports; the profile may still disable them.
+CollectiveContext make_collective_context(const Topology& topo, const CalibrationProfile& profile,
+                                          bool nvls, bool sharp);
+
+/// Plans one collective of `bytes` over the GPUs `group` (any order; regrouped by node).
+/// A group of one GPU gives a plan with no phases and zero latency.
+CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& group,
+                               const CollectiveContext& ctx);
+
+/// Forces an algorithm and protocol (tests, SimGrid cross-checks). Throws InputError when the
+/// algorithm cannot run this collective on this group.
+CollectivePlan plan_collective_with(Coll coll, double bytes, const std::vector<int>& group,
+                                    const CollectiveContext& ctx, CollAlgo algo, NcclProto proto);
+
+/// A point-to-point transfer of `bytes` from `src` to `dst`.
+CollectivePlan plan_p2p(int src, int dst, double bytes, const CollectiveContext& ctx);
+
+}  // namespace tutti

@@ -1,0 +1,27 @@
+#pragma once
+// Compute model: the time of one compute op on one GPU, a roofline with size-dependent
+// efficiency curves (all parameters in the CalibrationProfile):
+//   t = max(flops / (peak(dtype) * eff_flops(flops) * shape(d)),  bytes / (hbm_bw * eff_bw(bytes)))
+//       + launch_overhead
+// where eff_*(x) = max * x / (x + half), shape(d) = d / (d + half_dim) with d = min(m, n, k) for
+// GEMMs (skinny GEMMs are inefficient), 1 otherwise. Each op kind (gemm, attention, membound)
+// has its own curves. Peak FLOP/s and HBM bandwidth come from the catalog GpuSpec unless the
+// profile overrides them for that device (a calibrated CPU host, a measured GPU).
+#include "tutti/models/program.hpp"
+#include "tutti/sim/calibration.hpp"
+#include "tutti/topologies/hardware.hpp"
+
+namespace tutti {
+
+/// Seconds op `op` takes on `gpu`. Zero for communication ops (Collective, Send, Recv).
+/// Gemm FLOPs default to 2*m*n*k*batch and bytes to the three matrices when the op leaves them
+/// at 0; Attention bytes default to Q, K, V and O. Throws InputError when the GPU has no peak
+/// for the op's dtype (e.g. fp8 on an A100).
+double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile);
+
+/// Dense peak FLOP/s of `gpu` for `dtype` after profile overrides (0 = unsupported).
+double peak_flops(const GpuSpec& gpu, DType dtype, const CalibrationProfile& profile);
+/// HBM bandwidth in bytes/s after profile overrides.
+double hbm_bandwidth_Bps(const GpuSpec& gpu, const CalibrationProfile& profile);
+
+}  // namespace tutti

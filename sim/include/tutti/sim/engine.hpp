@@ -1,0 +1,139 @@
+#pragma once
+// Engines: predict one training iteration (and the whole run) of a Program on a cluster.
+//
+//   native    flow-level discrete-event engine (DES). Runs every rank class of the Program with
+//             its streams and dependencies; compute ops take op_time_s (compute_model.hpp);
+//             collectives and send/recv become flows on routed paths that share links max-min
+//             fairly (network.hpp, CM02). Symmetry: one class stands for all its ranks (they run
+//             in lock-step), and a collective of a class starts the same collective in every group
+//             of that class at once, so every flow crossing the fabric is routed and shares links
+//             with all concurrent traffic. Collectives whose groups stay inside one node are
+//             routed for the representative node only (other nodes' links carry an identical,
+//             disjoint copy). Lock-step ring steps are one set of macro flows (collective_model.hpp),
+//             and rates are re-solved only for the component of links that changed.
+//             Send/Recv rendezvous: the transfer starts when both sides have been issued; the
+//             stream continues after issuing a send/recv (like NCCL group calls), while ops that
+//             depend on it wait for its completion.
+//   analytic  closed forms, no events: per stage, the compute of one micro-batch (forward and
+//             backward) plus the exposed collectives on its critical path, alpha-beta collective
+//             times with the tuner's per-tier bandwidths, the pipeline bubble (p-1)/(v*m) of the
+//             schedule, and the tail of data-parallel collectives not hidden by the backward pass.
+//             Agrees with the native engine within 2% when the fabric is not congested.
+//   simgrid   SimGrid (issue 6), through simulate_simgrid in simgrid_engine.hpp.
+//
+// The planner's fast path is AnalyticJob: per-stage costs in closed form (no Program expansion),
+// evaluated by analytic_iteration() in well under a microsecond per configuration.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tutti/models/program.hpp"
+#include "tutti/sim/calibration.hpp"
+#include "tutti/sim/collective_model.hpp"
+#include "tutti/sim/result.hpp"
+#include "tutti/topologies/hardware.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti {
+
+struct Workload;
+struct Cluster;
+
+/// Options of simulate() (the CLI's flags).
+struct SimOptions {
+  std::string engine = "native";  ///< "native" | "analytic" | "simgrid".
+  std::string calibration;        ///< Profile path; empty = default_calibration().
+  std::string trace_path;         ///< Chrome/Perfetto trace output; empty = none.
+  double compute_slowdown = 1.0;  ///< >= 1: multiplies every compute op (thermal throttling).
+  std::uint64_t seed = 1;         ///< ECMP hash seed.
+};
+
+/// The hardware an engine needs, independent of how the cluster file is written.
+struct SimCluster {
+  std::string name;
+  std::shared_ptr<const Topology> topology;
+  GpuSpec gpu;
+  bool nvls = false;   ///< NVSwitch in-switch reduction available.
+  bool sharp = false;  ///< Fabric switches with SHARP in-network reduction.
+};
+
+/// Options of the Program-level entry points.
+struct ProgramSimOptions {
+  double compute_slowdown = 1.0;
+  std::uint64_t seed = 1;
+  std::string trace_path;
+  double tokens_to_train = 0;   ///< For time_to_train_s (0: use samples_to_train).
+  double samples_to_train = 0;
+  int max_bottleneck_links = 10;
+};
+
+/// Native event engine on a hand-built or expanded Program. Throws InputError for a Program
+/// whose ranks do not fit the cluster, InternalError if the Program deadlocks (unmatched
+/// send/recv, dependency cycle).
+SimResult simulate_program(const Program& program, const SimCluster& cluster,
+                           const CalibrationProfile& profile, const ProgramSimOptions& options = {});
+
+/// Analytic engine on a Program (closed forms over its ops; see AnalyticJob).
+SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,
+                                    const CalibrationProfile& profile,
+                                    const ProgramSimOptions& options = {});
+
+// ---- Analytic fast path (planner) -------------------------------------------------------------
+
+/// Per pipeline stage, per micro-batch (and per virtual chunk when interleaved, summed over
+/// chunks): seconds on the critical path of the compute stream.
+struct AnalyticStage {
+  double fwd_s = 0;            ///< Forward compute + exposed blocking comm (TP/CP/EP) of one micro-batch.
+  double bwd_s = 0;            ///< Backward (incl. recompute) + exposed blocking comm.
+  double p2p_s = 0;            ///< One activation send/recv between stages (0 for the last stage).
+  double dp_comm_s = 0;        ///< Gradient/parameter collectives per iteration (alpha-beta).
+  double dp_overlap_s = 0;     ///< Backward time available to hide dp_comm_s behind.
+  double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
+  double exposed_s[6] = {};    ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+};
+
+struct AnalyticJob {
+  std::vector<AnalyticStage> stages;  ///< pp entries.
+  int microbatches = 1;               ///< m per iteration per pipeline.
+  int virtual_stages = 1;             ///< v (interleaved 1F1B).
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+};
+
+struct AnalyticTime {
+  double iteration_s = 0;
+  double compute_s = 0;    ///< On the critical stage.
+  double bubble_s = 0;
+  double exposed_s[6] = {};
+  double other_s = 0;
+};
+
+/// Closed-form iteration: critical stage i* = argmax (fwd+bwd); steady state m*(fwd+bwd) of
+/// the slowest stage, fill/drain (p-1)/v * (fwd+bwd) (+ p2p per boundary), plus the part of the
+/// DP collectives that the last backward chunk cannot hide, plus the optimizer. No allocation.
+AnalyticTime analytic_iteration(const AnalyticJob& job);
+
+/// Uncontended time of one collective (tuner's choice, alpha-beta), for building AnalyticJobs.
+double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
+                         const CollectiveContext& ctx);
+
+/// Summarises a Program into an AnalyticJob (what simulate_program_analytic evaluates).
+AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
+                         const CalibrationProfile& profile, double compute_slowdown = 1.0);
+
+/// Runs collective plans concurrently on an otherwise idle fabric, each as the engine runs it
+/// (its fixed latency, then its phases in order, each phase one set of macro flows routed with
+/// the engine's ECMP hash), and returns the time at which the last one finishes (seconds).
+/// `finish_s`, when given, receives each plan's own finish time. For tests and cross-validation.
+double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topology& topo,
+                            const CalibrationProfile& profile, std::uint64_t seed = 1,
+                            std::vector<double>* finish_s = nullptr);
+
+/// The ECMP hash the engines use for a flow src -> dst (deterministic in `seed`).
+std::uint64_t flow_hash(std::uint64_t seed, int src_gpu, int dst_gpu);
+
+/// Fills rates, MFU, time to train from an iteration time (shared by every engine).
+void finish_result(SimResult& r, const Program& program, const SimCluster& cluster,
+                   const CalibrationProfile& profile, const ProgramSimOptions& options);
+
+}  // namespace tutti

@@ -1,0 +1,129 @@
+#pragma once
+// Flow-level network: every directed link is shared max-min fairly among the flows crossing it,
+// the model SimGrid calls CM02 (with cross-traffic off and no TCP-gamma window bound):
+//   * a flow of B bytes started at t0 on path P first waits its latency
+//     L = latency_scale * sum_{l in P} (latency_l + tier extra latency), without using bandwidth,
+//     then joins the sharing; it finishes when its B bytes have been sent;
+//   * while flows are active, their rates are the max-min fair allocation (progressive filling:
+//     repeatedly take the link with the smallest fair share remaining_capacity / unfrozen flows,
+//     freeze its flows at that share, subtract them from their other links);
+//   * rates are recomputed at every change of the active set (a flow joins or finishes), and only
+//     for the connected component (links <-> flows) that the change touched.
+// Link capacity = bandwidth_Bps * the profile's bandwidth efficiency for the link's tier.
+//
+// Cost: one re-solve is O(sum of path lengths in the component * log L) with a heap of link fair
+// shares; flows and paths live in slots reused through free lists, so a steady-state simulation
+// does not allocate. State: O(L + sum of active path lengths).
+//
+// `latency_scale` lets one flow stand for R identical lock-step steps (a ring's 2(n-1) steps):
+// scaling every byte count and latency of an isolated flow set by R scales its whole max-min
+// timeline by exactly R, so one set of "macro flows" with bytes*R and latency_scale R takes R
+// times one step (see collective_model.hpp).
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <vector>
+
+#include "tutti/sim/calibration.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti {
+
+class FlowNetwork {
+ public:
+  using SetId = std::uint32_t;
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+
+  /// Links of `topo` with capacities and latencies adjusted by `profile`'s tier models.
+  FlowNetwork(const Topology& topo, const CalibrationProfile& profile);
+  /// A bare network (tests): capacity in bytes/s and latency in seconds per link.
+  FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s);
+
+  std::size_t num_links() const { return cap_.size(); }
+  double capacity_Bps(std::uint32_t link) const { return cap_[link]; }
+  double latency_s(std::uint32_t link) const { return lat_[link]; }
+  /// Sum of link latencies along a path (seconds).
+  double path_latency_s(const std::uint32_t* links, std::size_t n) const;
+
+  /// Opens a flow set; `tag` is returned by advance() when every flow of the set has finished.
+  SetId open_set(std::uint64_t tag);
+  /// Adds a flow of `bytes` on the path `links[0..n)` to an open set. n == 0 means a local copy
+  /// (finishes after its latency, i.e. at once).
+  void add_flow(SetId set, const std::uint32_t* links, std::size_t n, double bytes,
+                double latency_scale = 1.0);
+  /// Starts every flow of the set at time `now` (>= the time of the last advance()).
+  /// An empty set completes at `now` (reported by the next advance(now)).
+  void start_set(SetId set, double now);
+
+  /// Time of the next flow activation or completion (kNever when idle).
+  double next_event_time();
+  /// Processes every activation and completion at time `t` (t <= next_event_time(); events
+  /// within a relative 1e-12 of t are processed together), re-solves the rates, and appends the
+  /// tags of the sets that finished to `completed`.
+  void advance(double t, std::vector<std::uint64_t>& completed);
+
+  /// Current rate (bytes/s) of flow `index` (in add order) of a started set (0 while in latency).
+  double flow_rate(SetId set, std::size_t index) const;
+  /// Bytes carried by each link so far (counted when flows start).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  std::size_t active_flows() const { return n_active_; }
+  /// Statistics: number of rate solves and total flows re-rated.
+  std::uint64_t solves() const { return solves_; }
+  std::uint64_t flows_solved() const { return flows_solved_; }
+
+ private:
+  struct Flow {
+    std::vector<std::uint32_t> path;
+    std::vector<std::uint32_t> pos;  // index of this flow's entry in link_flows_[path[h]]
+    double remaining = 0, rate = 0, t_ref = 0, t_fin = kNever;
+    std::uint32_t set = 0, version = 0, mark = 0;
+    std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
+    bool frozen = false;
+  };
+  struct Set {
+    std::uint64_t tag = 0;
+    std::uint32_t pending = 0;
+    std::vector<std::uint32_t> flows;
+    bool open = false, started = false;
+  };
+  struct LinkEntry {
+    std::uint32_t flow, hop;
+  };
+  struct TimedFlow {
+    double t;
+    std::uint32_t flow, version;
+    bool operator>(const TimedFlow& o) const {
+      return t != o.t ? t > o.t : flow > o.flow;
+    }
+  };
+  using MinHeap = std::priority_queue<TimedFlow, std::vector<TimedFlow>, std::greater<TimedFlow>>;
+
+  void activate(std::uint32_t f);
+  void detach(std::uint32_t f);
+  void finish(std::uint32_t f, std::vector<std::uint64_t>& completed);
+  void resolve(double now);
+
+  std::vector<double> cap_, lat_, link_bytes_;
+  std::vector<std::vector<LinkEntry>> link_flows_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<Set> sets_;
+  std::vector<SetId> free_sets_;
+  std::vector<std::uint64_t> empty_done_;
+  MinHeap activations_, completions_;
+  struct ShareEntry {
+    double share;
+    std::uint32_t link, ver;
+  };
+  std::vector<ShareEntry> heap_;
+  // Solver scratch.
+  std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_mark_, link_cnt_,
+      link_ver_;
+  std::vector<double> link_rem_;
+  std::uint32_t epoch_ = 0;
+  std::size_t n_active_ = 0;
+  std::uint64_t solves_ = 0, flows_solved_ = 0;
+  double now_ = 0;
+};
+
+}  // namespace tutti

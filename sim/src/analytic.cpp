@@ -1,0 +1,147 @@
+// Analytic engine: closed forms, no events (engine.hpp).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "tutti/core/error.hpp"
+#include "tutti/sim/compute_model.hpp"
+#include "tutti/sim/engine.hpp"
+
+namespace tutti {
+
+namespace {
+bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
+bool is_dp(GroupDim g) { return g == GroupDim::DP || g == GroupDim::DPxCP; }
+}  // namespace
+
+AnalyticTime analytic_iteration(const AnalyticJob& job) {
+  AnalyticTime t;
+  const std::size_t p = job.stages.size();
+  if (p == 0) return t;
+  const double m = std::max(1, job.microbatches);
+  const double v = std::max(1, job.virtual_stages);
+  std::size_t crit = 0;
+  double tcrit = -1, sum = 0, p2p = 0, tail = 0;
+  for (std::size_t s = 0; s < p; ++s) {
+    const AnalyticStage& st = job.stages[s];
+    double T = st.fwd_s + st.bwd_s;
+    sum += T;
+    if (T > tcrit) {
+      tcrit = T;
+      crit = s;
+    }
+    if (s + 1 < p) p2p += st.p2p_s;
+    tail = std::max(tail, std::max(0.0, st.dp_comm_s - st.dp_overlap_s) + st.optimizer_s);
+  }
+  const AnalyticStage& c = job.stages[crit];
+  double exposed_mb = 0;
+  for (int d = 0; d < 6; ++d) exposed_mb += c.exposed_s[d];
+  const double fill = (sum - tcrit) / v;
+  t.iteration_s = m * tcrit + fill + 2 * p2p + tail;
+  t.compute_s = m * (tcrit - exposed_mb) + c.optimizer_s;
+  t.bubble_s = fill;
+  for (int d = 0; d < 6; ++d) t.exposed_s[d] = m * c.exposed_s[d];
+  t.exposed_s[static_cast<int>(GroupDim::PP)] += 2 * p2p;
+  double dp_tail = std::max(0.0, tail - c.optimizer_s);
+  t.exposed_s[static_cast<int>(GroupDim::DP)] += dp_tail;
+  t.other_s = std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail -
+                                m * exposed_mb);
+  return t;
+}
+
+double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
+                         const CollectiveContext& ctx) {
+  if (group.size() <= 1) return 0;
+  return plan_collective(coll, bytes, group, ctx).estimate_s;
+}
+
+AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
+                         const CalibrationProfile& profile, double compute_slowdown) {
+  const Topology& topo = *cluster.topology;
+  CollectiveContext ctx = make_collective_context(topo, profile, cluster.nvls, cluster.sharp);
+  const Layout& L = program.layout;
+  const int per_stage = L.tp * L.cp * L.dp;
+  AnalyticJob job;
+  job.virtual_stages = std::max(1, L.vp);
+  job.schedule = L.schedule;
+  std::uint32_t max_mb = 0;
+  for (const RankClass& rc : program.classes) {
+    AnalyticStage st;
+    const int first = rc.stage * per_stage;
+    // Memoised collective times by (coll, dim, bytes) within the class.
+    std::vector<std::tuple<int, int, double, double>> memo;
+    auto coll_time = [&](const Op& op) {
+      for (auto& [c, g, b, t] : memo)
+        if (c == static_cast<int>(op.coll) && g == static_cast<int>(op.group) && b == op.bytes) return t;
+      double t = collective_time_s(op.coll, op.bytes, group_ranks(L, first, op.group), ctx);
+      memo.emplace_back(static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes, t);
+      return t;
+    };
+    std::vector<double> finish(rc.ops.size(), 0.0);
+    double tc = 0, td = 0, compute_total = 0;
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) {
+      const Op& op = rc.ops[i];
+      max_mb = std::max(max_mb, op.microbatch);
+      double dep_t = 0;
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) dep_t = std::max(dep_t, finish[rc.deps[op.dep_begin + d]]);
+      const bool fb = op.phase == Phase::Forward || op.phase == Phase::Backward || op.phase == Phase::Recompute;
+      if (is_compute(op.kind)) {
+        double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
+        if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
+        if (!fb) st.optimizer_s += t;
+        compute_total += t;
+        // Mini list schedule of compute vs DP streams (DP tail); blocking comm counted elsewhere.
+        tc = std::max(tc, dep_t) + t;
+        finish[i] = tc;
+      } else if (op.kind == OpKind::Collective && is_dp(op.group)) {
+        double t = coll_time(op);
+        st.dp_comm_s += t;
+        td = std::max(td, dep_t) + t;
+        finish[i] = td;
+      } else if (op.kind == OpKind::Collective) {
+        double t = coll_time(op);
+        if (fb && op.microbatch == 0) {
+          (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
+          st.exposed_s[static_cast<int>(op.group)] += t;
+        }
+        finish[i] = dep_t;
+      } else {
+        if (op.kind == OpKind::Send && op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) {
+          int a = first, b = first + op.peer_delta * per_stage;
+          bool cross = b < topo.num_gpus() && topo.node_of(a) != topo.node_of(b);
+          st.p2p_s = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+        }
+        finish[i] = dep_t;
+      }
+    }
+    double tail = std::max(0.0, std::max(tc, td) - compute_total);
+    st.dp_overlap_s = st.dp_comm_s - tail;
+    job.stages.push_back(st);
+  }
+  job.microbatches = static_cast<int>(max_mb) + 1;
+  return job;
+}
+
+SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,
+                                    const CalibrationProfile& profile,
+                                    const ProgramSimOptions& options) {
+  auto wall0 = std::chrono::steady_clock::now();
+  check_internal(cluster.topology != nullptr, "simulate_program_analytic: cluster without topology");
+  if (program.world > cluster.topology->num_gpus())
+    throw InputError("the program needs " + std::to_string(program.world) + " GPUs but cluster " +
+                     cluster.name + " has " + std::to_string(cluster.topology->num_gpus()));
+  AnalyticJob job = analytic_job(program, cluster, profile, options.compute_slowdown);
+  AnalyticTime t = analytic_iteration(job);
+  SimResult r;
+  r.engine = "analytic";
+  r.iteration_time_s = t.iteration_s;
+  r.breakdown.compute_s = t.compute_s;
+  r.breakdown.bubble_s = t.bubble_s;
+  r.breakdown.other_s = t.other_s;
+  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  finish_result(r, program, cluster, profile, options);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+}  // namespace tutti

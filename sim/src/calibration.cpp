@@ -1,0 +1,229 @@
+#include "tutti/sim/calibration.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
+
+namespace tutti {
+
+// Generated at configure time from sim/calibration/default.json (sim/CMakeLists.txt).
+extern const char* const kDefaultCalibrationJson;
+
+namespace {
+
+constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
+                                      "spine_core", "local", "global", "torus"};
+constexpr const char* kProtoKeys[3] = {"ll", "ll128", "simple"};
+constexpr const char* kAlgoKeys[4] = {"ring", "tree", "nvls", "collnet"};
+constexpr const char* kHwKeys[3] = {"nvlink", "pci", "net"};
+constexpr const char* kDtypeKeys[5] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+
+KernelModel parse_kernel(Obj o) {
+  KernelModel k;
+  k.flops.eff_max = o.req("flops_efficiency_max").number(1e-6, 1.0);
+  k.flops.half = o.req("half_flops").number(0, 1e18);
+  k.half_dim = o.req("half_dim").number(0, 1e9);
+  k.bandwidth.eff_max = o.req("bandwidth_efficiency_max").number(1e-6, 1.0);
+  k.bandwidth.half = o.req("half_bytes").quantity(Dim::Bytes, 0, 1e15);
+  k.launch_overhead_s = o.req("launch_overhead").quantity(Dim::Time, 0, 1.0);
+  o.done();
+  return k;
+}
+
+nlohmann::json kernel_json(const KernelModel& k) {
+  return {{"flops_efficiency_max", k.flops.eff_max},
+          {"half_flops", k.flops.half},
+          {"half_dim", k.half_dim},
+          {"bandwidth_efficiency_max", k.bandwidth.eff_max},
+          {"half_bytes", std::to_string(k.bandwidth.half) + "B"},
+          {"launch_overhead", std::to_string(k.launch_overhead_s * 1e6) + "us"}};
+}
+
+std::string us(double s) { return std::to_string(s * 1e6) + "us"; }
+
+CalibrationProfile parse_doc(const Doc& doc) {
+  CalibrationProfile p;
+  p.file = doc.name();
+  Obj root = doc.root();
+  p.name = root.req("name").string();
+  p.source = root.req("source").string();
+  root.allow("notes");
+
+  Obj compute = root.req("compute").obj();
+  compute.allow("source");
+  p.gemm = parse_kernel(compute.req("gemm").obj());
+  p.attention = parse_kernel(compute.req("attention").obj());
+  p.membound = parse_kernel(compute.req("membound").obj());
+  if (auto dv = compute.opt("devices")) {
+    Obj devs = dv->obj();
+    for (const auto& id : devs.keys()) {
+      Obj d = devs.req(id).obj();
+      DeviceOverride o;
+      o.gpu = id;
+      if (auto pk = d.opt("peak")) {
+        Obj peak = pk->obj();
+        for (int i = 0; i < 5; ++i)
+          if (auto v = peak.opt(kDtypeKeys[i])) o.peak_flops[i] = v->quantity(Dim::FlopRate, 1.0);
+        peak.done();
+      }
+      if (auto bw = d.opt("hbm_bandwidth")) o.hbm_bw_Bps = bw->quantity(Dim::Bandwidth, 1.0);
+      d.done();
+      p.devices.push_back(o);
+    }
+    devs.done();
+  }
+  compute.done();
+
+  Obj network = root.req("network").obj();
+  network.allow("source");
+  Obj tiers = network.req("tiers").obj();
+  for (int i = 0; i < 8; ++i) {
+    Obj t = tiers.req(kTierKeys[i]).obj();
+    p.tiers[i].bandwidth_efficiency = t.req("bandwidth_efficiency").number(1e-6, 1.0);
+    p.tiers[i].extra_latency_s = t.req("latency").quantity(Dim::Time, 0, 1.0);
+    t.done();
+  }
+  tiers.done();
+  network.done();
+
+  Obj nccl = root.req("nccl").obj();
+  p.nccl.source = nccl.req("source").string();
+  Obj protos = nccl.req("protocols").obj();
+  for (int i = 0; i < 3; ++i) {
+    Obj pr = protos.req(kProtoKeys[i]).obj();
+    p.nccl.protocols[i].bandwidth_efficiency = pr.req("bandwidth_efficiency").number(1e-6, 1.0);
+    p.nccl.protocols[i].max_bytes = pr.req("max_bytes").quantity(Dim::Bytes, 0);
+    pr.done();
+  }
+  protos.done();
+  Obj algos = nccl.req("algorithms").obj();
+  for (int a = 0; a < 4; ++a) {
+    Obj al = algos.req(kAlgoKeys[a]).obj();
+    NcclAlgorithm& A = p.nccl.algorithms[a];
+    Obj base = al.req("base_latency").obj();
+    for (int i = 0; i < 3; ++i)
+      if (auto v = base.opt(kProtoKeys[i])) A.base_latency_s[i] = v->quantity(Dim::Time, 0, 1.0);
+    base.done();
+    bool any = false;
+    for (int i = 0; i < 3; ++i) any = any || A.base_latency_s[i] >= 0;
+    if (!any) base.value().fail("at least one protocol (ll, ll128, simple)");
+    Obj steps = al.req("step_latency").obj();
+    for (int h = 0; h < 3; ++h) {
+      Obj hw = steps.req(kHwKeys[h]).obj();
+      for (int i = 0; i < 3; ++i) {
+        if (A.base_latency_s[i] >= 0)
+          A.step_latency_s[h][i] = hw.req(kProtoKeys[i]).quantity(Dim::Time, 0, 1.0);
+      }
+      hw.done();
+    }
+    steps.done();
+    al.done();
+  }
+  algos.done();
+  p.nccl.p2p_latency_s = nccl.req("p2p_latency").quantity(Dim::Time, 0, 1.0);
+  p.nccl.enable_tree = nccl.req("enable_tree").boolean();
+  p.nccl.enable_nvls = nccl.req("enable_nvls").boolean();
+  p.nccl.enable_sharp = nccl.req("enable_sharp").boolean();
+  p.nccl.max_channels = static_cast<int>(nccl.req("max_channels").integer(1, 1024));
+  nccl.done();
+  root.done();
+  return p;
+}
+
+}  // namespace
+
+const DeviceOverride* CalibrationProfile::device(const std::string& gpu_id) const {
+  for (const auto& d : devices)
+    if (d.gpu == gpu_id) return &d;
+  for (const auto& d : devices)
+    if (d.gpu == "*") return &d;
+  return nullptr;
+}
+
+const CalibrationProfile& default_calibration() {
+  static const CalibrationProfile p = [] {
+    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"));
+    q.file.clear();
+    return q;
+  }();
+  return p;
+}
+
+CalibrationProfile load_calibration(const std::string& path) { return parse_doc(Doc::load(path)); }
+
+CalibrationProfile parse_calibration(const std::string& text, const std::string& name) {
+  return parse_doc(Doc::parse(text, name));
+}
+
+void to_json(nlohmann::json& j, const CalibrationProfile& p) {
+  using nlohmann::json;
+  json devices = json::object();
+  for (const auto& d : p.devices) {
+    json o = json::object();
+    json peak = json::object();
+    for (int i = 0; i < 5; ++i)
+      if (d.peak_flops[i] > 0) peak[kDtypeKeys[i]] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
+    if (!peak.empty()) o["peak"] = peak;
+    if (d.hbm_bw_Bps > 0) o["hbm_bandwidth"] = std::to_string(d.hbm_bw_Bps / 1e9) + "GB/s";
+    devices[d.gpu] = o;
+  }
+  json tiers = json::object();
+  for (int i = 0; i < 8; ++i)
+    tiers[kTierKeys[i]] = {{"bandwidth_efficiency", p.tiers[i].bandwidth_efficiency},
+                           {"latency", us(p.tiers[i].extra_latency_s)}};
+  json protos = json::object();
+  for (int i = 0; i < 3; ++i)
+    protos[kProtoKeys[i]] = {{"bandwidth_efficiency", p.nccl.protocols[i].bandwidth_efficiency},
+                             {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"}};
+  json algos = json::object();
+  for (int a = 0; a < 4; ++a) {
+    const NcclAlgorithm& A = p.nccl.algorithms[a];
+    json base = json::object(), steps = json::object();
+    for (int h = 0; h < 3; ++h) steps[kHwKeys[h]] = json::object();
+    for (int i = 0; i < 3; ++i) {
+      if (A.base_latency_s[i] < 0) continue;
+      base[kProtoKeys[i]] = us(A.base_latency_s[i]);
+      for (int h = 0; h < 3; ++h) steps[kHwKeys[h]][kProtoKeys[i]] = us(A.step_latency_s[h][i]);
+    }
+    algos[kAlgoKeys[a]] = {{"base_latency", base}, {"step_latency", steps}};
+  }
+  j = json{{"name", p.name},
+           {"source", p.source},
+           {"compute",
+            {{"gemm", kernel_json(p.gemm)},
+             {"attention", kernel_json(p.attention)},
+             {"membound", kernel_json(p.membound)},
+             {"devices", devices}}},
+           {"network", {{"tiers", tiers}}},
+           {"nccl",
+            {{"source", p.nccl.source},
+             {"protocols", protos},
+             {"algorithms", algos},
+             {"p2p_latency", us(p.nccl.p2p_latency_s)},
+             {"enable_tree", p.nccl.enable_tree},
+             {"enable_nvls", p.nccl.enable_nvls},
+             {"enable_sharp", p.nccl.enable_sharp},
+             {"max_channels", p.nccl.max_channels}}}};
+}
+
+const char* to_string(NcclProto p) {
+  switch (p) {
+    case NcclProto::LL: return "ll";
+    case NcclProto::LL128: return "ll128";
+    case NcclProto::Simple: return "simple";
+  }
+  return "?";
+}
+const char* to_string(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::Ring: return "ring";
+    case NcclAlgo::Tree: return "tree";
+    case NcclAlgo::Nvls: return "nvls";
+    case NcclAlgo::CollNet: return "collnet";
+  }
+  return "?";
+}
+
+}  // namespace tutti

@@ -1,0 +1,406 @@
+#include "tutti/sim/collective_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+const char* to_string(CollAlgo a) {
+  switch (a) {
+    case CollAlgo::Ring: return "ring";
+    case CollAlgo::Tree: return "tree";
+    case CollAlgo::Nvls: return "nvls";
+    case CollAlgo::CollNet: return "collnet";
+    case CollAlgo::Hierarchical: return "hierarchical";
+    case CollAlgo::Direct: return "direct";
+    case CollAlgo::Pairwise: return "pairwise";
+    case CollAlgo::Chain: return "chain";
+    case CollAlgo::P2P: return "p2p";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kMaxPairwisePhases = 16;
+constexpr int kMaxDirectRanks = 64;
+
+struct Geo {
+  std::vector<std::vector<int>> nodes;  // group members per node, nodes in first-seen order
+  std::vector<int> flat;                // members regrouped by node
+  int n = 0, N = 0, k = 0;
+  bool uniform = true;
+};
+
+Geo geometry(const std::vector<int>& group, const Topology& topo) {
+  Geo g;
+  g.n = static_cast<int>(group.size());
+  std::vector<int> node_ids;
+  for (int r : group) {
+    int nd = topo.node_of(r);
+    auto it = std::find(node_ids.begin(), node_ids.end(), nd);
+    if (it == node_ids.end()) {
+      node_ids.push_back(nd);
+      g.nodes.emplace_back();
+      g.nodes.back().push_back(r);
+    } else {
+      g.nodes[static_cast<std::size_t>(it - node_ids.begin())].push_back(r);
+    }
+  }
+  g.N = static_cast<int>(g.nodes.size());
+  g.k = g.N ? static_cast<int>(g.nodes[0].size()) : 0;
+  for (const auto& v : g.nodes) {
+    if (static_cast<int>(v.size()) != g.k) g.uniform = false;
+    for (int r : v) g.flat.push_back(r);
+  }
+  return g;
+}
+
+double min_capacity(const Topology& topo, const CalibrationProfile& prof,
+                    const std::vector<std::uint32_t>& path, double* lat, bool* all_nvlink) {
+  double c = std::numeric_limits<double>::infinity();
+  *lat = 0;
+  *all_nvlink = true;
+  for (std::uint32_t l : path) {
+    const Link& L = topo.links()[l];
+    const TierModel& tm = prof.tier(L.tier);
+    c = std::min(c, L.bandwidth_Bps * tm.bandwidth_efficiency);
+    *lat += L.latency_s + tm.extra_latency_s;
+    if (L.tier != Tier::NVLink) *all_nvlink = false;
+  }
+  return c;
+}
+
+int ilog2_ceil(int x) {
+  int r = 0;
+  while ((1 << r) < x) ++r;
+  return r;
+}
+
+bool nccl_algo_of(CollAlgo a, NcclAlgo* out) {
+  switch (a) {
+    case CollAlgo::Ring:
+    case CollAlgo::Hierarchical:
+    case CollAlgo::Chain: *out = NcclAlgo::Ring; return true;
+    case CollAlgo::Tree: *out = NcclAlgo::Tree; return true;
+    case CollAlgo::Nvls: *out = NcclAlgo::Nvls; return true;
+    case CollAlgo::CollNet: *out = NcclAlgo::CollNet; return true;
+    default: return false;
+  }
+}
+
+double ring_bw(const Geo& g, const CollectiveContext& ctx) {
+  if (g.N <= 1) return ctx.intra_bw_Bps;
+  if (g.k <= 1 || !g.uniform) return ctx.inter_bw_Bps;
+  return std::min(ctx.intra_bw_Bps, g.k * ctx.inter_bw_Bps);
+}
+
+// NCCL software latency of (algo, proto) for this collective and geometry.
+double fixed_latency(CollAlgo algo, NcclProto proto, Coll coll, const Geo& g,
+                     const CollectiveContext& ctx) {
+  const NcclModel& m = ctx.profile->nccl;
+  const int p = static_cast<int>(proto);
+  const int intra = static_cast<int>(ctx.intra_hw), net = static_cast<int>(NcclHw::Net);
+  const int n = g.n, N = g.N, k = g.k;
+  auto A = [&](NcclAlgo a) -> const NcclAlgorithm& { return m.algorithms[static_cast<int>(a)]; };
+  switch (algo) {
+    case CollAlgo::Ring:
+    case CollAlgo::Chain: {
+      const NcclAlgorithm& R = A(NcclAlgo::Ring);
+      int steps = coll == Coll::AllReduce ? 2 * (n - 1) : n - 1;
+      int net_steps = N > 1 ? (coll == Coll::AllReduce ? 2 * (N - 1) : N - 1) : 0;
+      return R.base_latency_s[p] + (steps - net_steps) * R.step_latency_s[intra][p] +
+             net_steps * R.step_latency_s[net][p];
+    }
+    case CollAlgo::Hierarchical: {
+      const NcclAlgorithm& R = A(NcclAlgo::Ring);
+      return R.base_latency_s[p] + 2 * (k - 1) * R.step_latency_s[intra][p] +
+             2 * (N - 1) * R.step_latency_s[net][p];
+    }
+    case CollAlgo::Tree: {
+      const NcclAlgorithm& T = A(NcclAlgo::Tree);
+      return T.base_latency_s[p] +
+             2 * ((k - 1) * T.step_latency_s[intra][p] + ilog2_ceil(N) * T.step_latency_s[net][p]);
+    }
+    case CollAlgo::Nvls: {
+      const NcclAlgorithm& V = A(NcclAlgo::Nvls);
+      return V.base_latency_s[p] + V.step_latency_s[intra][p];
+    }
+    case CollAlgo::CollNet: {
+      const NcclAlgorithm& C = A(NcclAlgo::CollNet);
+      const NcclAlgorithm& R = A(NcclAlgo::Ring);
+      return C.base_latency_s[p] + 2 * (k - 1) * R.step_latency_s[intra][p] + C.step_latency_s[net][p];
+    }
+    case CollAlgo::Direct:
+    case CollAlgo::P2P: return m.p2p_latency_s;
+    case CollAlgo::Pairwise: return (n - 1) * m.p2p_latency_s;
+  }
+  return 0;
+}
+
+// Uncontended alpha-beta estimate of the transfer part (seconds), payload bytes S.
+double transfer_estimate(CollAlgo algo, Coll coll, double S, const Geo& g,
+                         const CollectiveContext& ctx) {
+  const double n = g.n, N = g.N, k = g.k;
+  switch (algo) {
+    case CollAlgo::Ring: {
+      double f = coll == Coll::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+      return f * S / ring_bw(g, ctx);
+    }
+    case CollAlgo::Chain: return S / ring_bw(g, ctx);
+    case CollAlgo::Tree: return 2 * S / std::min(ctx.intra_bw_Bps > 0 ? ctx.intra_bw_Bps : 1e300, k * ctx.inter_bw_Bps);
+    case CollAlgo::Nvls: return S * (1 + 1 / k) / ctx.intra_bw_Bps;
+    case CollAlgo::CollNet:
+      return (k > 1 ? 2 * (k - 1) / k * S / ctx.intra_bw_Bps : 0) + S / k / ctx.inter_bw_Bps;
+    case CollAlgo::Hierarchical:
+      return 2 * (k - 1) / k * S / ctx.intra_bw_Bps + 2 * (N - 1) / N * (S / k) / ctx.inter_bw_Bps;
+    case CollAlgo::Direct:
+    case CollAlgo::Pairwise: {
+      double bw = g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps;
+      return (n - 1) / n * S / bw;
+    }
+    case CollAlgo::P2P: return S / (g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+  }
+  return 0;
+}
+
+bool algo_applies(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContext& ctx) {
+  const NcclModel& m = ctx.profile->nccl;
+  switch (algo) {
+    case CollAlgo::Ring:
+      return coll == Coll::AllReduce || coll == Coll::AllGather || coll == Coll::ReduceScatter;
+    case CollAlgo::Chain: return coll == Coll::Broadcast;
+    case CollAlgo::Tree: return coll == Coll::AllReduce && g.N > 1 && g.uniform && m.enable_tree;
+    case CollAlgo::Nvls:
+      return coll == Coll::AllReduce && g.N == 1 && g.k >= 2 && ctx.nvls && m.enable_nvls &&
+             ctx.intra_hw == NcclHw::NVLink;
+    case CollAlgo::CollNet:
+      return coll == Coll::AllReduce && g.N > 1 && g.uniform && ctx.sharp && m.enable_sharp;
+    case CollAlgo::Hierarchical: return coll == Coll::AllReduce && g.N > 1 && g.k > 1 && g.uniform;
+    case CollAlgo::Direct: return coll == Coll::AllToAll;
+    case CollAlgo::Pairwise: return coll == Coll::AllToAll;
+    case CollAlgo::P2P: return false;
+  }
+  return false;
+}
+
+void intra_ring_phase(const Geo& g, double bytes, int repeat, CollectivePlan& plan) {
+  if (g.k <= 1) return;
+  CollPhase ph;
+  ph.repeat = repeat;
+  for (const auto& M : g.nodes) {
+    int k = static_cast<int>(M.size());
+    for (int i = 0; i < k; ++i) ph.flows.push_back({M[i], M[(i + 1) % k], bytes});
+  }
+  plan.phases.push_back(std::move(ph));
+}
+
+void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g) {
+  const int n = g.n, N = g.N, k = g.k;
+  switch (plan.algo) {
+    case CollAlgo::Ring: {
+      CollPhase ph;
+      ph.repeat = coll == Coll::AllReduce ? 2 * (n - 1) : n - 1;
+      if (N == 1 || k == 1 || !g.uniform) {
+        plan.channels = 1;
+        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + 1) % n], S_wire / n});
+      } else {
+        plan.channels = k;
+        double b = S_wire / (static_cast<double>(n) * k);
+        for (int c = 0; c < k; ++c)
+          for (int j = 0; j < N; ++j) {
+            const auto& M = g.nodes[j];
+            for (int i = 0; i + 1 < k; ++i) ph.flows.push_back({M[(c + i) % k], M[(c + i + 1) % k], b});
+            ph.flows.push_back({M[(c + k - 1) % k], M[c], b});             // PXN hand-off
+            ph.flows.push_back({M[c], g.nodes[(j + 1) % N][c], b});        // rail c to next node
+          }
+      }
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollAlgo::Chain: {
+      CollPhase ph;
+      for (int i = 0; i + 1 < n; ++i) ph.flows.push_back({g.flat[i], g.flat[i + 1], S_wire});
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollAlgo::Tree: {
+      plan.channels = k;
+      CollPhase ph;
+      double b = S_wire / (2.0 * k);
+      for (int c = 0; c < k; ++c) {
+        for (int t = 0; t < 2; ++t)
+          for (int pos = 1; pos < N; ++pos) {
+            int a = t == 0 ? pos : N - 1 - pos;
+            int pp = (pos - 1) / 2;
+            int p = t == 0 ? pp : N - 1 - pp;
+            ph.flows.push_back({g.nodes[a][c], g.nodes[p][c], b});
+            ph.flows.push_back({g.nodes[p][c], g.nodes[a][c], b});
+          }
+        for (const auto& M : g.nodes)  // intra-node chain from local rank c, both directions
+          for (int i = 0; i + 1 < k; ++i) {
+            ph.flows.push_back({M[(c + i) % k], M[(c + i + 1) % k], 2 * b});
+            ph.flows.push_back({M[(c + i + 1) % k], M[(c + i) % k], 2 * b});
+          }
+      }
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollAlgo::Nvls: {
+      CollPhase ph;
+      double b = S_wire * (1.0 + 1.0 / k) / (k - 1);
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j)
+          if (i != j) ph.flows.push_back({g.flat[i], g.flat[j], b});
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollAlgo::CollNet:
+    case CollAlgo::Hierarchical: {
+      plan.channels = k;
+      intra_ring_phase(g, S_wire / k, k - 1, plan);
+      CollPhase ph;
+      if (plan.algo == CollAlgo::CollNet) {
+        ph.repeat = 1;
+        for (int j = 0; j < N; ++j)
+          for (int i = 0; i < k; ++i) ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_wire / k});
+      } else {
+        ph.repeat = 2 * (N - 1);
+        for (int j = 0; j < N; ++j)
+          for (int i = 0; i < k; ++i)
+            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_wire / k / N});
+      }
+      plan.phases.push_back(std::move(ph));
+      intra_ring_phase(g, S_wire / k, k - 1, plan);
+      break;
+    }
+    case CollAlgo::Direct: {
+      CollPhase ph;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i != j) ph.flows.push_back({g.flat[i], g.flat[j], S_wire / n});
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollAlgo::Pairwise: {
+      int shifts = n - 1;
+      int phases = std::min(shifts, kMaxPairwisePhases);
+      for (int p = 0; p < phases; ++p) {
+        // Shifts [lo, hi) are represented by their first one.
+        int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / phases);
+        int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / phases);
+        CollPhase ph;
+        ph.repeat = hi - lo;
+        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n});
+        plan.phases.push_back(std::move(ph));
+      }
+      break;
+    }
+    case CollAlgo::P2P: break;
+  }
+}
+
+CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const CollectiveContext& ctx,
+                         CollAlgo algo, NcclProto proto) {
+  CollectivePlan plan;
+  plan.algo = algo;
+  plan.proto = proto;
+  const double eff = ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
+  plan.fixed_latency_s = fixed_latency(algo, proto, coll, g, ctx);
+  plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, bytes / eff, g, ctx);
+  build_phases(plan, coll, bytes / eff, g);
+  return plan;
+}
+
+}  // namespace
+
+CollectiveContext make_collective_context(const Topology& topo, const CalibrationProfile& profile,
+                                          bool nvls, bool sharp) {
+  CollectiveContext c;
+  c.topo = &topo;
+  c.profile = &profile;
+  c.nvls = nvls;
+  c.sharp = sharp;
+  std::vector<std::uint32_t> path;
+  bool nvl = true;
+  if (topo.gpus_per_node() > 1 && topo.num_gpus() > 1) {
+    topo.route(0, 1, 0, path);
+    c.intra_bw_Bps = min_capacity(topo, profile, path, &c.intra_lat_s, &nvl);
+    c.intra_hw = nvl ? NcclHw::NVLink : NcclHw::PCI;
+  }
+  if (topo.num_gpus() > topo.gpus_per_node()) {
+    topo.route(0, topo.gpus_per_node(), 0, path);
+    bool dummy;
+    c.inter_bw_Bps = min_capacity(topo, profile, path, &c.inter_lat_s, &dummy);
+  }
+  if (c.intra_bw_Bps <= 0) c.intra_bw_Bps = c.inter_bw_Bps;
+  if (c.inter_bw_Bps <= 0) c.inter_bw_Bps = c.intra_bw_Bps;
+  if (c.intra_bw_Bps <= 0) c.intra_bw_Bps = c.inter_bw_Bps = 1e12;  // single GPU: never used
+  return c;
+}
+
+CollectivePlan plan_collective_with(Coll coll, double bytes, const std::vector<int>& group,
+                                    const CollectiveContext& ctx, CollAlgo algo, NcclProto proto) {
+  Geo g = geometry(group, *ctx.topo);
+  if (g.n <= 1) return CollectivePlan{};
+  if (!algo_applies(algo, coll, g, ctx))
+    throw InputError(std::string("collective algorithm ") + to_string(algo) + " cannot run " +
+                     to_string(coll) + " on this group of " + std::to_string(g.n) + " GPUs");
+  return make_plan(coll, bytes, g, ctx, algo, proto);
+}
+
+CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& group,
+                               const CollectiveContext& ctx) {
+  Geo g = geometry(group, *ctx.topo);
+  CollectivePlan best;
+  if (g.n <= 1) return best;
+  if (coll == Coll::AllToAll) {
+    CollAlgo a = g.n <= kMaxDirectRanks ? CollAlgo::Direct : CollAlgo::Pairwise;
+    return make_plan(coll, bytes, g, ctx, a, NcclProto::Simple);
+  }
+  double best_t = std::numeric_limits<double>::infinity();
+  CollAlgo best_a = CollAlgo::Ring;
+  NcclProto best_p = NcclProto::Simple;
+  const CollAlgo cands[] = {CollAlgo::Ring, CollAlgo::Chain, CollAlgo::Tree, CollAlgo::Nvls,
+                            CollAlgo::CollNet, CollAlgo::Hierarchical};
+  for (CollAlgo a : cands) {
+    if (!algo_applies(a, coll, g, ctx)) continue;
+    NcclAlgo na = NcclAlgo::Ring;
+    nccl_algo_of(a, &na);
+    const NcclAlgorithm& A = ctx.profile->nccl.algorithms[static_cast<int>(na)];
+    for (int p = 0; p < kNumProtos; ++p) {
+      NcclProto proto = static_cast<NcclProto>(p);
+      if (!A.supports(proto)) continue;
+      const NcclProtocol& P = ctx.profile->nccl.protocols[p];
+      if (P.max_bytes > 0 && bytes > P.max_bytes) continue;
+      double t = fixed_latency(a, proto, coll, g, ctx) +
+                 transfer_estimate(a, coll, bytes / P.bandwidth_efficiency, g, ctx);
+      if (t < best_t) {
+        best_t = t;
+        best_a = a;
+        best_p = proto;
+      }
+    }
+  }
+  check_internal(best_t < std::numeric_limits<double>::infinity(),
+                 "collective tuner: no algorithm applies");
+  return make_plan(coll, bytes, g, ctx, best_a, best_p);
+}
+
+CollectivePlan plan_p2p(int src, int dst, double bytes, const CollectiveContext& ctx) {
+  CollectivePlan plan;
+  plan.algo = CollAlgo::P2P;
+  plan.proto = NcclProto::Simple;
+  plan.fixed_latency_s = ctx.profile->nccl.p2p_latency_s;
+  bool cross = ctx.topo->node_of(src) != ctx.topo->node_of(dst);
+  plan.estimate_s = plan.fixed_latency_s + bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+  CollPhase ph;
+  ph.flows.push_back({src, dst, bytes});
+  plan.phases.push_back(std::move(ph));
+  return plan;
+}
+
+}  // namespace tutti

@@ -1,0 +1,63 @@
+#include "tutti/sim/compute_model.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+double peak_flops(const GpuSpec& gpu, DType dtype, const CalibrationProfile& profile) {
+  if (const DeviceOverride* o = profile.device(gpu.id)) {
+    double v = o->peak_flops[static_cast<int>(dtype)];
+    if (v > 0) return v;
+  }
+  return gpu.peak(dtype);
+}
+
+double hbm_bandwidth_Bps(const GpuSpec& gpu, const CalibrationProfile& profile) {
+  if (const DeviceOverride* o = profile.device(gpu.id))
+    if (o->hbm_bw_Bps > 0) return o->hbm_bw_Bps;
+  return gpu.hbm_bw_Bps;
+}
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile) {
+  const KernelModel* km = nullptr;
+  switch (op.kind) {
+    case OpKind::Gemm: km = &profile.gemm; break;
+    case OpKind::Attention: km = &profile.attention; break;
+    case OpKind::MemBound: km = &profile.membound; break;
+    default: return 0.0;
+  }
+  const double eb = dtype_bytes(op.dtype);
+  const double batch = static_cast<double>(std::max<std::int64_t>(op.batch, 1));
+  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  double flops = op.flops, bytes = op.bytes;
+  double shape = 1.0;
+  if (op.kind == OpKind::Gemm) {
+    if (flops <= 0) flops = 2.0 * m * n * k * batch;
+    if (bytes <= 0) bytes = (m * k + k * n + m * n) * batch * eb;
+    double d = std::min({m, n, k});
+    if (km->half_dim > 0 && d > 0) shape = d / (d + km->half_dim);
+  } else if (op.kind == OpKind::Attention) {
+    if (bytes <= 0) bytes = batch * (2.0 * m * k + 2.0 * n * k) * eb;
+  }
+  double t = 0.0;
+  if (flops > 0) {
+    double peak = peak_flops(gpu, op.dtype, profile);
+    if (peak <= 0)
+      throw InputError("GPU " + gpu.id + " has no " + to_string(op.dtype) +
+                       " peak FLOP/s in the catalog or the calibration profile; choose another "
+                       "dtype or GPU");
+    double eff = km->flops.at(flops) * shape;
+    t = flops / (peak * eff);
+  }
+  if (bytes > 0) {
+    double bw = hbm_bandwidth_Bps(gpu, profile);
+    check_internal(bw > 0, "compute model: GPU without HBM bandwidth");
+    t = std::max(t, bytes / (bw * km->bandwidth.at(bytes)));
+  }
+  return t + km->launch_overhead_s;
+}
+
+}  // namespace tutti

@@ -1,0 +1,698 @@
+// Native flow-level discrete-event engine (engine.hpp). The why of the main choices:
+//  * one representative timeline per rank class: ranks of a class are symmetric and in lock-step;
+//  * a collective op of a class starts that collective in every group of the class: all their
+//    flows are routed (fabric traffic of all groups contends), except when every flow stays inside
+//    a node: then only the representative node's flows are simulated;
+//  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
+//    one copy of precomputed paths into the network, not a re-plan and re-route.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <tuple>
+
+#include "tutti/core/error.hpp"
+#include "tutti/sim/compute_model.hpp"
+#include "tutti/sim/engine.hpp"
+#include "tutti/sim/network.hpp"
+
+namespace tutti {
+
+namespace {
+
+bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
+bool is_p2p(OpKind k) { return k == OpKind::Send || k == OpKind::Recv; }
+
+
+int dim_index(GroupDim g) { return static_cast<int>(g); }
+
+std::string fmt_us(double seconds) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
+  return buf;
+}
+
+/// Flows of one phase, routed: CSR paths.
+struct RoutedPhase {
+  std::vector<std::uint32_t> offsets;  // size flows+1
+  std::vector<std::uint32_t> links;
+  std::vector<double> bytes;           // macro bytes (step bytes * repeat)
+  double latency_scale = 1;
+};
+struct RoutedPlan {
+  double fixed_latency_s = 0;
+  std::vector<RoutedPhase> phases;
+  CollAlgo algo = CollAlgo::Ring;
+  NcclProto proto = NcclProto::Simple;
+};
+
+struct ClassState {
+  const RankClass* rc = nullptr;
+  int first_rank = 0;
+  std::vector<std::uint32_t> succ_off, succ;  // completion successors (deps)
+  std::vector<std::int32_t> stream_next;      // next op on the same stream (-1 none)
+  std::vector<std::uint32_t> indeg;
+  std::vector<double> start, end, rendezvous;
+  std::vector<std::uint8_t> started;
+};
+
+struct Event {
+  double t;
+  std::uint64_t seq;
+  std::uint32_t kind;  // 0 op done, 1 comm latency done
+  std::uint32_t a, b;
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct CommInstance {
+  const RoutedPlan* plan = nullptr;
+  std::size_t phase = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
+};
+
+class Des {
+ public:
+  Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof, const ProgramSimOptions& o)
+      : prog_(p), cl_(c), prof_(prof), opt_(o), topo_(*c.topology), net_(topo_, prof),
+        ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp)) {}
+
+  SimResult run();
+
+ private:
+  void build();
+  void release(std::uint32_t c, std::uint32_t i);
+  void start_op(std::uint32_t c, std::uint32_t i);
+  void complete_op(std::uint32_t c, std::uint32_t i);
+  void drain_ready();
+  void begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t, std::uint32_t>> parts);
+  void start_phase(std::uint32_t inst);
+  void on_set_done(std::uint64_t tag);
+  const RoutedPlan* collective_plan(std::uint32_t c, const Op& op);
+  const RoutedPlan* p2p_plan(std::uint32_t src_class, std::uint32_t dst_class, double bytes);
+  RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node);
+  std::vector<std::vector<int>> groups_of(std::uint32_t c, GroupDim dim);
+  void push(double t, std::uint32_t kind, std::uint32_t a, std::uint32_t b) {
+    events_.push({t, seq_++, kind, a, b});
+  }
+  void breakdown(SimResult& r, double iter);
+  void bottlenecks(SimResult& r, double iter);
+  void write_trace(const std::string& path);
+
+  const Program& prog_;
+  const SimCluster& cl_;
+  const CalibrationProfile& prof_;
+  const ProgramSimOptions& opt_;
+  const Topology& topo_;
+  FlowNetwork net_;
+  CollectiveContext ctx_;
+  std::vector<ClassState> cls_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::uint64_t seq_ = 0;
+  double now_ = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ready_;
+  std::vector<CommInstance> insts_;
+  std::vector<std::uint32_t> free_insts_;
+  std::map<std::tuple<std::uint32_t, int, int, double>, std::unique_ptr<RoutedPlan>> coll_cache_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, double>, std::unique_ptr<RoutedPlan>> p2p_cache_;
+  // p2p rendezvous: (src stage, dst stage, tag) -> (class, op) of the side that arrived first.
+  std::map<std::tuple<int, int, std::uint32_t>, std::pair<std::uint32_t, std::uint32_t>> p2p_wait_;
+  // cross-class (PP-dimension) collectives: (name, occurrence) -> participants so far.
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::vector<std::pair<std::uint32_t, std::uint32_t>>> xcoll_;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcoll_expected_;
+  std::vector<std::vector<std::uint32_t>> occurrence_;  // per class, per op: occurrence index of its name
+  std::vector<std::uint32_t> path_;
+  std::size_t done_ops_ = 0, total_ops_ = 0;
+};
+
+void Des::build() {
+  const Layout& L = prog_.layout;
+  const int per_stage = L.tp * L.cp * L.dp;
+  if (prog_.world > topo_.num_gpus())
+    throw InputError("the program needs " + std::to_string(prog_.world) + " GPUs but cluster " +
+                     cl_.name + " has " + std::to_string(topo_.num_gpus()));
+  cls_.resize(prog_.classes.size());
+  occurrence_.resize(prog_.classes.size());
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcount;
+  for (std::size_t c = 0; c < prog_.classes.size(); ++c) {
+    const RankClass& rc = prog_.classes[c];
+    ClassState& s = cls_[c];
+    s.rc = &rc;
+    s.first_rank = rc.stage * per_stage;
+    const std::size_t n = rc.ops.size();
+    total_ops_ += n;
+    s.indeg.assign(n, 0);
+    s.stream_next.assign(n, -1);
+    s.start.assign(n, -1);
+    s.end.assign(n, -1);
+    s.rendezvous.assign(n, -1);
+    s.started.assign(n, 0);
+    std::vector<std::uint32_t> cnt(n + 1, 0);
+    std::int32_t last[kNumStreams];
+    std::fill(last, last + kNumStreams, -1);
+    std::map<std::uint16_t, std::uint32_t> occ;
+    occurrence_[c].assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Op& op = rc.ops[i];
+      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(), "program: dependency range out of bounds");
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) {
+        std::uint32_t dep = rc.deps[op.dep_begin + d];
+        check_internal(dep < i, "program: an op depends on a later op");
+        ++cnt[dep];
+        ++s.indeg[i];
+      }
+      int st = static_cast<int>(op.stream);
+      if (last[st] >= 0) {
+        s.stream_next[last[st]] = static_cast<std::int32_t>(i);
+        ++s.indeg[i];
+      }
+      last[st] = static_cast<std::int32_t>(i);
+      occurrence_[c][i] = occ[op.name]++;
+      if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
+        ++xcount[{op.name, occurrence_[c][i]}];
+    }
+    s.succ_off.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) s.succ_off[i + 1] = s.succ_off[i] + cnt[i];
+    s.succ.assign(s.succ_off[n], 0);
+    std::vector<std::uint32_t> fill(s.succ_off.begin(), s.succ_off.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Op& op = rc.ops[i];
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) s.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  xcoll_expected_ = xcount;
+}
+
+std::vector<std::vector<int>> Des::groups_of(std::uint32_t c, GroupDim dim) {
+  const Layout& L = prog_.layout;
+  const int per_stage = L.tp * L.cp * L.dp;
+  const int first = cls_[c].first_rank;
+  std::vector<char> seen(per_stage, 0);
+  std::vector<std::vector<int>> groups;
+  for (int r = first; r < first + per_stage; ++r) {
+    if (seen[r - first]) continue;
+    std::vector<int> g = group_ranks(L, r, dim);
+    for (int x : g)
+      if (x >= first && x < first + per_stage) seen[x - first] = 1;
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node) {
+  RoutedPlan rp;
+  if (plans.empty()) return rp;
+  rp.fixed_latency_s = plans[0].fixed_latency_s;
+  rp.algo = plans[0].algo;
+  rp.proto = plans[0].proto;
+  rp.phases.resize(plans[0].phases.size());
+  for (std::size_t ph = 0; ph < rp.phases.size(); ++ph) {
+    RoutedPhase& out = rp.phases[ph];
+    out.offsets.push_back(0);
+    out.latency_scale = plans[0].phases[ph].repeat;
+    for (const CollectivePlan& p : plans) {
+      const CollPhase& cp = p.phases[ph];
+      for (const CollFlow& f : cp.flows) {
+        if (local_only && topo_.node_of(f.src_gpu) != rep_node) continue;
+        if (f.src_gpu == f.dst_gpu) continue;
+        topo_.route(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu), path_);
+        out.links.insert(out.links.end(), path_.begin(), path_.end());
+        out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
+        out.bytes.push_back(f.bytes * cp.repeat);
+      }
+    }
+  }
+  return rp;
+}
+
+const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
+  auto key = std::make_tuple(c, static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
+  auto it = coll_cache_.find(key);
+  if (it != coll_cache_.end()) return it->second.get();
+  std::vector<std::vector<int>> groups = groups_of(c, op.group);
+  std::vector<CollectivePlan> plans;
+  plans.reserve(groups.size());
+  bool local = true;
+  for (const auto& g : groups) {
+    const int nd = topo_.node_of(g[0]);
+    for (int r : g)
+      if (topo_.node_of(r) != nd) local = false;
+  }
+  const int rep_node = topo_.node_of(cls_[c].first_rank);
+  for (const auto& g : groups) {
+    if (local && topo_.node_of(g[0]) != rep_node) continue;
+    plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
+  }
+  auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node));
+  const RoutedPlan* ptr = rp.get();
+  coll_cache_.emplace(key, std::move(rp));
+  return ptr;
+}
+
+const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes) {
+  auto key = std::make_tuple(sc, dc, bytes);
+  auto it = p2p_cache_.find(key);
+  if (it != p2p_cache_.end()) return it->second.get();
+  const Layout& L = prog_.layout;
+  const int per_stage = L.tp * L.cp * L.dp;
+  std::vector<CollectivePlan> plans;
+  bool local = true;
+  const int s0 = cls_[sc].first_rank, d0 = cls_[dc].first_rank;
+  for (int i = 0; i < per_stage; ++i)
+    if (topo_.node_of(s0 + i) != topo_.node_of(d0 + i)) local = false;
+  const int rep_node = topo_.node_of(s0);
+  for (int i = 0; i < per_stage; ++i) {
+    if (local && topo_.node_of(s0 + i) != rep_node) continue;
+    plans.push_back(plan_p2p(s0 + i, d0 + i, bytes, ctx_));
+  }
+  auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node));
+  rp->fixed_latency_s = prof_.nccl.p2p_latency_s;
+  const RoutedPlan* ptr = rp.get();
+  p2p_cache_.emplace(key, std::move(rp));
+  return ptr;
+}
+
+void Des::release(std::uint32_t c, std::uint32_t i) {
+  check_internal(cls_[c].indeg[i] > 0, "engine: dependency count underflow");
+  if (--cls_[c].indeg[i] == 0) ready_.push_back({c, i});
+}
+
+void Des::drain_ready() {
+  while (!ready_.empty()) {
+    auto [c, i] = ready_.back();
+    ready_.pop_back();
+    start_op(c, i);
+  }
+}
+
+void Des::complete_op(std::uint32_t c, std::uint32_t i) {
+  ClassState& s = cls_[c];
+  s.end[i] = now_;
+  ++done_ops_;
+  for (std::uint32_t k = s.succ_off[i]; k < s.succ_off[i + 1]; ++k) release(c, s.succ[k]);
+  if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.stream_next[i]));
+}
+
+void Des::begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
+  std::uint32_t id;
+  if (!free_insts_.empty()) {
+    id = free_insts_.back();
+    free_insts_.pop_back();
+  } else {
+    id = static_cast<std::uint32_t>(insts_.size());
+    insts_.emplace_back();
+  }
+  CommInstance& in = insts_[id];
+  in.plan = plan;
+  in.phase = 0;
+  in.participants = std::move(parts);
+  for (auto [c, i] : in.participants) cls_[c].rendezvous[i] = now_;
+  push(now_ + plan->fixed_latency_s, 1, id, 0);
+}
+
+void Des::start_phase(std::uint32_t id) {
+  CommInstance& in = insts_[id];
+  if (in.phase >= in.plan->phases.size()) {
+    for (auto [c, i] : in.participants) complete_op(c, i);
+    in.participants.clear();
+    free_insts_.push_back(id);
+    return;
+  }
+  const RoutedPhase& ph = in.plan->phases[in.phase];
+  FlowNetwork::SetId set = net_.open_set(id);
+  for (std::size_t f = 0; f + 1 < ph.offsets.size(); ++f)
+    net_.add_flow(set, ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f], ph.bytes[f],
+                  ph.latency_scale);
+  net_.start_set(set, now_);
+}
+
+void Des::on_set_done(std::uint64_t tag) {
+  std::uint32_t id = static_cast<std::uint32_t>(tag);
+  ++insts_[id].phase;
+  start_phase(id);
+}
+
+void Des::start_op(std::uint32_t c, std::uint32_t i) {
+  ClassState& s = cls_[c];
+  const Op& op = s.rc->ops[i];
+  s.start[i] = now_;
+  s.started[i] = 1;
+  if (is_compute(op.kind)) {
+    double t = op_time_s(op, cl_.gpu, prof_) * opt_.compute_slowdown;
+    push(now_ + t, 0, c, i);
+    return;
+  }
+  if (op.kind == OpKind::Collective) {
+    if (op.group == GroupDim::PP) {
+      auto key = std::make_pair(op.name, occurrence_[c][i]);
+      auto& parts = xcoll_[key];
+      parts.push_back({c, i});
+      if (parts.size() < xcoll_expected_[key]) return;
+      // Group: the representative ranks of the participating stages; one flow set per tp/cp/dp.
+      const Layout& L = prog_.layout;
+      const int per_stage = L.tp * L.cp * L.dp;
+      std::vector<CollectivePlan> plans;
+      for (int j = 0; j < per_stage; ++j) {
+        std::vector<int> g;
+        for (auto [pc, pi] : parts) g.push_back(cls_[pc].first_rank + j);
+        plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
+      }
+      auto key2 = std::make_tuple(0xffffffffu - c, static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
+      auto it = coll_cache_.find(key2);
+      if (it == coll_cache_.end())
+        it = coll_cache_.emplace(key2, std::make_unique<RoutedPlan>(route(plans, false, 0))).first;
+      begin_comm(it->second.get(), std::move(parts));
+      xcoll_.erase(key);
+      return;
+    }
+    begin_comm(collective_plan(c, op), {{c, i}});
+    return;
+  }
+  // Send / Recv: rendezvous with the matching op of the peer stage.
+  const int stage = s.rc->stage;
+  const int peer = stage + op.peer_delta;
+  if (peer < 0 || peer >= static_cast<int>(cls_.size()))
+    throw InternalError("program: send/recv to stage " + std::to_string(peer) + " that does not exist");
+  const int src = op.kind == OpKind::Send ? stage : peer, dst = op.kind == OpKind::Send ? peer : stage;
+  // Issue order on the stream: the next op of this stream may be issued now.
+  if (s.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.stream_next[i]));
+  auto key = std::make_tuple(src, dst, op.tag);
+  auto it = p2p_wait_.find(key);
+  if (it == p2p_wait_.end()) {
+    p2p_wait_.emplace(key, std::make_pair(c, i));
+    return;
+  }
+  auto other = it->second;
+  p2p_wait_.erase(it);
+  const Op& oop = cls_[other.first].rc->ops[other.second];
+  check_internal(oop.kind != op.kind, "program: two sends (or two recvs) share a tag");
+  std::uint32_t sc = op.kind == OpKind::Send ? c : other.first;
+  std::uint32_t dc = op.kind == OpKind::Send ? other.first : c;
+  double bytes = op.kind == OpKind::Send ? op.bytes : oop.bytes;
+  begin_comm(p2p_plan(sc, dc, bytes), {{other.first, other.second}, {c, i}});
+}
+
+SimResult Des::run() {
+  auto wall0 = std::chrono::steady_clock::now();
+  build();
+  for (std::uint32_t c = 0; c < cls_.size(); ++c)
+    for (std::uint32_t i = 0; i < cls_[c].indeg.size(); ++i)
+      if (cls_[c].indeg[i] == 0) ready_.push_back({c, i});
+  std::reverse(ready_.begin(), ready_.end());
+  drain_ready();
+  std::vector<std::uint64_t> done;
+  while (true) {
+    double tn = net_.next_event_time();
+    double tq = events_.empty() ? FlowNetwork::kNever : events_.top().t;
+    if (tn == FlowNetwork::kNever && tq == FlowNetwork::kNever) break;
+    if (tn <= tq) {
+      now_ = tn;
+      done.clear();
+      net_.advance(tn, done);
+      for (std::uint64_t tag : done) on_set_done(tag);
+    } else {
+      Event e = events_.top();
+      events_.pop();
+      now_ = e.t;
+      if (e.kind == 0) complete_op(e.a, e.b);
+      else start_phase(e.a);
+    }
+    drain_ready();
+  }
+  if (done_ops_ != total_ops_) {
+    for (std::uint32_t c = 0; c < cls_.size(); ++c)
+      for (std::uint32_t i = 0; i < cls_[c].end.size(); ++i)
+        if (cls_[c].end[i] < 0)
+          throw InternalError("program deadlocks: stage " + std::to_string(cls_[c].rc->stage) + " op " +
+                              std::to_string(i) + " (" + prog_.names.at(cls_[c].rc->ops[i].name) + ", " +
+                              to_string(cls_[c].rc->ops[i].kind) + ") never " +
+                              (cls_[c].started[i] ? "finished (unmatched send/recv?)" : "started"));
+  }
+  double iter = 0;
+  for (const auto& s : cls_)
+    for (double e : s.end) iter = std::max(iter, e);
+  SimResult r;
+  r.engine = "native";
+  r.iteration_time_s = iter;
+  breakdown(r, iter);
+  bottlenecks(r, iter);
+  finish_result(r, prog_, cl_, prof_, opt_);
+  if (!opt_.trace_path.empty()) write_trace(opt_.trace_path);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+void Des::breakdown(SimResult& r, double iter) {
+  // Critical class: the one whose last op ends last (ties: lowest stage).
+  std::size_t crit = 0;
+  double best = -1;
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    double e = 0;
+    for (double x : cls_[c].end) e = std::max(e, x);
+    if (e > best + 1e-15) {
+      best = e;
+      crit = c;
+    }
+  }
+  const ClassState& s = cls_[crit];
+  const RankClass& rc = *s.rc;
+  Breakdown& b = r.breakdown;
+  auto attribute = [&](double from, double to, std::int64_t blocker) {
+    if (to <= from) return;
+    if (blocker < 0) {
+      b.other_s += to - from;
+      return;
+    }
+    const Op& op = rc.ops[blocker];
+    if (op.kind == OpKind::Collective) {
+      b.exposed_comm_s[dim_index(op.group)] += to - from;
+    } else if (is_p2p(op.kind)) {
+      double rv = std::clamp(s.rendezvous[blocker], from, to);
+      b.bubble_s += rv - from;
+      b.exposed_comm_s[dim_index(GroupDim::PP)] += to - rv;
+    } else {
+      b.other_s += to - from;
+    }
+  };
+  double prev_end = 0;
+  double gemm = 0, mem = 0;
+  for (std::size_t i = 0; i < rc.ops.size(); ++i) {
+    const Op& op = rc.ops[i];
+    if (op.stream != Stream::Compute) continue;
+    double dur = s.end[i] - s.start[i];
+    if (is_compute(op.kind)) {
+      b.compute_s += dur;
+      (op.kind == OpKind::MemBound ? mem : gemm) += dur;
+    }
+    std::int64_t blocker = -1;
+    double bt = -1;
+    for (std::uint32_t d = 0; d < op.dep_count; ++d) {
+      std::uint32_t dep = rc.deps[op.dep_begin + d];
+      if (s.end[dep] > bt) {
+        bt = s.end[dep];
+        blocker = dep;
+      }
+    }
+    attribute(prev_end, s.start[i], blocker);
+    if (!is_compute(op.kind)) attribute(s.start[i], s.end[i], static_cast<std::int64_t>(i));
+    prev_end = std::max(prev_end, s.end[i]);
+  }
+  // Tail: after the last compute-stream op, the op that ends last in this class.
+  std::int64_t last = -1;
+  double le = -1;
+  for (std::size_t i = 0; i < rc.ops.size(); ++i)
+    if (s.end[i] > le) {
+      le = s.end[i];
+      last = static_cast<std::int64_t>(i);
+    }
+  attribute(prev_end, le, last);
+  b.other_s += std::max(0.0, iter - std::max(prev_end, le));
+  r.gemm_busy_s = gemm;
+  r.memory_busy_s = mem;
+  // Communication busy time: union of comm op intervals.
+  std::vector<std::pair<double, double>> iv;
+  for (std::size_t i = 0; i < rc.ops.size(); ++i)
+    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(s.start[i], s.rendezvous[i]), s.end[i]});
+  std::sort(iv.begin(), iv.end());
+  double busy = 0, cs = -1, ce = -1;
+  for (auto [a, z] : iv) {
+    if (a > ce) {
+      if (ce > cs) busy += ce - cs;
+      cs = a;
+      ce = z;
+    } else {
+      ce = std::max(ce, z);
+    }
+  }
+  if (ce > cs) busy += ce - cs;
+  r.comm_busy_s = busy;
+}
+
+std::string device_name(const Device& d) {
+  switch (d.kind) {
+    case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
+    case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
+    case DeviceKind::NIC: return "nic" + std::to_string(d.index);
+    case DeviceKind::Switch: {
+      static const char* kLevel[] = {"leaf", "spine", "core"};
+      return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
+    }
+  }
+  return "?";
+}
+
+void Des::bottlenecks(SimResult& r, double iter) {
+  const auto& bytes = net_.link_bytes();
+  std::vector<std::uint32_t> idx;
+  for (std::uint32_t l = 0; l < bytes.size(); ++l)
+    if (bytes[l] > 0) idx.push_back(l);
+  auto util = [&](std::uint32_t l) { return bytes[l] / (topo_.links()[l].bandwidth_Bps * iter); };
+  std::stable_sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+    double ua = util(a), ub = util(b);
+    return ua != ub ? ua > ub : a < b;
+  });
+  if (idx.size() > static_cast<std::size_t>(opt_.max_bottleneck_links)) idx.resize(opt_.max_bottleneck_links);
+  for (std::uint32_t l : idx) {
+    const Link& L = topo_.links()[l];
+    LinkUse u;
+    u.link = l;
+    u.tier = L.tier;
+    u.name = device_name(topo_.devices()[L.src]) + "->" + device_name(topo_.devices()[L.dst]);
+    u.utilization = iter > 0 ? util(l) : 0;
+    u.bytes = bytes[l];
+    r.bottleneck_links.push_back(u);
+  }
+}
+
+void Des::write_trace(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path + ": cannot write the trace file");
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out << ",\n";
+    first = false;
+  };
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    const ClassState& s = cls_[c];
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << c << ",\"args\":{\"name\":\"stage "
+        << s.rc->stage << " (x" << s.rc->multiplicity << " ranks)\"}}";
+    for (int st = 0; st < kNumStreams; ++st) {
+      sep();
+      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << c << ",\"tid\":" << st
+          << ",\"args\":{\"name\":\"" << to_string(static_cast<Stream>(st)) << "\"}}";
+    }
+    for (std::size_t i = 0; i < s.rc->ops.size(); ++i) {
+      const Op& op = s.rc->ops[i];
+      double a = is_compute(op.kind) ? s.start[i] : std::max(s.start[i], s.rendezvous[i]);
+      nlohmann::json name = prog_.names.at(op.name);
+      sep();
+      out << "{\"ph\":\"X\",\"pid\":" << c << ",\"tid\":" << static_cast<int>(op.stream)
+          << ",\"name\":" << name.dump() << ",\"cat\":\"" << to_string(op.kind) << "\",\"ts\":"
+          << fmt_us(a) << ",\"dur\":" << fmt_us(s.end[i] - a) << ",\"args\":{\"mb\":" << op.microbatch << "}}";
+    }
+  }
+  out << "\n]}\n";
+  if (!out) throw InputError(path + ": write failed");
+}
+
+}  // namespace
+
+std::uint64_t flow_hash(std::uint64_t seed, int src_gpu, int dst_gpu) {
+  auto mix = [](std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  return mix(seed ^ mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src_gpu)) << 32) |
+                        static_cast<std::uint32_t>(dst_gpu)));
+}
+
+double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topology& topo,
+                            const CalibrationProfile& profile, std::uint64_t seed,
+                            std::vector<double>* finish_s) {
+  FlowNetwork net(topo, profile);
+  std::vector<std::size_t> phase(plans.size(), 0);
+  std::vector<double> fin(plans.size(), 0);
+  // Fixed latencies first: (time, plan) events.
+  std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>,
+                      std::greater<>> ev;
+  for (std::size_t p = 0; p < plans.size(); ++p) ev.push({plans[p].fixed_latency_s, p});
+  std::vector<std::uint32_t> path;
+  double now = 0;
+  auto start_phase = [&](std::size_t p) {
+    if (phase[p] >= plans[p].phases.size()) {
+      fin[p] = now;
+      return;
+    }
+    const CollPhase& ph = plans[p].phases[phase[p]];
+    auto set = net.open_set(p);
+    for (const CollFlow& f : ph.flows) {
+      if (f.src_gpu == f.dst_gpu) continue;
+      topo.route(f.src_gpu, f.dst_gpu, flow_hash(seed, f.src_gpu, f.dst_gpu), path);
+      net.add_flow(set, path.data(), path.size(), f.bytes * ph.repeat, ph.repeat);
+    }
+    net.start_set(set, now);
+  };
+  std::vector<std::uint64_t> done;
+  while (true) {
+    double tn = net.next_event_time();
+    double tq = ev.empty() ? FlowNetwork::kNever : ev.top().first;
+    if (tn == FlowNetwork::kNever && tq == FlowNetwork::kNever) break;
+    if (tq < tn) {
+      now = tq;
+      std::size_t p = ev.top().second;
+      ev.pop();
+      start_phase(p);
+    } else {
+      now = tn;
+      done.clear();
+      net.advance(tn, done);
+      for (auto tag : done) {
+        ++phase[tag];
+        start_phase(tag);
+      }
+    }
+  }
+  if (finish_s) *finish_s = fin;
+  double t = 0;
+  for (double x : fin) t = std::max(t, x);
+  return t;
+}
+
+SimResult simulate_program(const Program& program, const SimCluster& cluster,
+                           const CalibrationProfile& profile, const ProgramSimOptions& options) {
+  check_internal(cluster.topology != nullptr, "simulate_program: cluster without topology");
+  if (!(options.compute_slowdown >= 1.0))
+    throw InputError("compute_slowdown", "compute_slowdown", std::to_string(options.compute_slowdown), ">= 1");
+  Des des(program, cluster, profile, options);
+  return des.run();
+}
+
+void finish_result(SimResult& r, const Program& program, const SimCluster& cluster,
+                   const CalibrationProfile& profile, const ProgramSimOptions& options) {
+  const double it = r.iteration_time_s;
+  const double world = program.world;
+  if (it > 0) {
+    r.tokens_per_s_per_gpu = program.tokens_per_iteration / (it * world);
+    r.samples_per_s = program.samples_per_iteration / it;
+    r.tflops_per_gpu = program.model_flops_per_iteration / (it * world) / 1e12;
+    double peak = peak_flops(cluster.gpu, program.dtype, profile);
+    if (peak > 0) {
+      r.mfu = program.model_flops_per_iteration / (it * world * peak);
+      r.hfu = program.hardware_flops_per_iteration / (it * world * peak);
+    }
+  }
+  if (options.tokens_to_train > 0 && program.tokens_per_iteration > 0)
+    r.iterations = std::ceil(options.tokens_to_train / program.tokens_per_iteration);
+  else if (options.samples_to_train > 0 && program.samples_per_iteration > 0)
+    r.iterations = std::ceil(options.samples_to_train / program.samples_per_iteration);
+  r.time_to_train_s = r.iterations * it;
+}
+
+}  // namespace tutti

@@ -1,0 +1,285 @@
+#include "tutti/sim/network.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile) {
+  const auto& links = topo.links();
+  cap_.resize(links.size());
+  lat_.resize(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const TierModel& tm = profile.tier(links[i].tier);
+    cap_[i] = links[i].bandwidth_Bps * tm.bandwidth_efficiency;
+    lat_[i] = links[i].latency_s + tm.extra_latency_s;
+  }
+  link_bytes_.assign(cap_.size(), 0.0);
+  link_flows_.resize(cap_.size());
+  link_mark_.assign(cap_.size(), 0);
+  link_cnt_.assign(cap_.size(), 0);
+  link_ver_.assign(cap_.size(), 0);
+  link_rem_.assign(cap_.size(), 0.0);
+}
+
+FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
+    : cap_(std::move(capacity_Bps)), lat_(std::move(latency_s)) {
+  check_internal(cap_.size() == lat_.size(), "FlowNetwork: capacity/latency size mismatch");
+  link_bytes_.assign(cap_.size(), 0.0);
+  link_flows_.resize(cap_.size());
+  link_mark_.assign(cap_.size(), 0);
+  link_cnt_.assign(cap_.size(), 0);
+  link_ver_.assign(cap_.size(), 0);
+  link_rem_.assign(cap_.size(), 0.0);
+}
+
+double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += lat_[links[i]];
+  return s;
+}
+
+FlowNetwork::SetId FlowNetwork::open_set(std::uint64_t tag) {
+  SetId id;
+  if (!free_sets_.empty()) {
+    id = free_sets_.back();
+    free_sets_.pop_back();
+  } else {
+    id = static_cast<SetId>(sets_.size());
+    sets_.emplace_back();
+  }
+  Set& s = sets_[id];
+  s.tag = tag;
+  s.pending = 0;
+  s.flows.clear();
+  s.open = true;
+  s.started = false;
+  return id;
+}
+
+void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n, double bytes,
+                           double latency_scale) {
+  Set& s = sets_[set];
+  check_internal(s.open && !s.started, "FlowNetwork::add_flow on a started set");
+  std::uint32_t f;
+  if (!free_flows_.empty()) {
+    f = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    f = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& fl = flows_[f];
+  fl.path.assign(links, links + n);
+  fl.pos.assign(n, 0);
+  fl.remaining = std::max(0.0, bytes);
+  fl.rate = 0;
+  fl.t_ref = 0;
+  fl.t_fin = kNever;
+  fl.set = set;
+  fl.state = 1;
+  fl.frozen = false;
+  // t_fin temporarily holds the latency until start_set.
+  fl.t_ref = latency_scale * path_latency_s(links, n);
+  for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
+  s.flows.push_back(f);
+  ++s.pending;
+}
+
+void FlowNetwork::start_set(SetId set, double now) {
+  Set& s = sets_[set];
+  check_internal(s.open && !s.started, "FlowNetwork::start_set twice");
+  s.started = true;
+  if (s.pending == 0) {
+    empty_done_.push_back(s.tag);
+    s.open = false;
+    free_sets_.push_back(set);
+    return;
+  }
+  for (std::uint32_t f : s.flows) {
+    Flow& fl = flows_[f];
+    double t_act = now + fl.t_ref;
+    fl.t_ref = t_act;
+    activations_.push({t_act, f, fl.version});
+  }
+}
+
+double FlowNetwork::next_event_time() {
+  if (!empty_done_.empty()) return now_;
+  double t = kNever;
+  if (!activations_.empty()) t = activations_.top().t;
+  while (!completions_.empty()) {
+    const TimedFlow& c = completions_.top();
+    const Flow& fl = flows_[c.flow];
+    if (fl.state != 2 || fl.version != c.version) {
+      completions_.pop();
+      continue;
+    }
+    t = std::min(t, c.t);
+    break;
+  }
+  return t;
+}
+
+void FlowNetwork::activate(std::uint32_t f) {
+  Flow& fl = flows_[f];
+  fl.state = 2;
+  ++n_active_;
+  for (std::size_t h = 0; h < fl.path.size(); ++h) {
+    std::uint32_t l = fl.path[h];
+    fl.pos[h] = static_cast<std::uint32_t>(link_flows_[l].size());
+    link_flows_[l].push_back({f, static_cast<std::uint32_t>(h)});
+    dirty_links_.push_back(l);
+  }
+}
+
+void FlowNetwork::detach(std::uint32_t f) {
+  Flow& fl = flows_[f];
+  for (std::size_t h = 0; h < fl.path.size(); ++h) {
+    std::uint32_t l = fl.path[h];
+    auto& v = link_flows_[l];
+    std::uint32_t i = fl.pos[h];
+    LinkEntry last = v.back();
+    v[i] = last;
+    flows_[last.flow].pos[last.hop] = i;
+    v.pop_back();
+    dirty_links_.push_back(l);
+  }
+  --n_active_;
+}
+
+void FlowNetwork::finish(std::uint32_t f, std::vector<std::uint64_t>& completed) {
+  Flow& fl = flows_[f];
+  if (fl.state == 2) detach(f);
+  fl.state = 0;
+  ++fl.version;
+  Set& s = sets_[fl.set];
+  free_flows_.push_back(f);
+  if (--s.pending == 0) {
+    completed.push_back(s.tag);
+    s.open = false;
+    free_sets_.push_back(fl.set);
+  }
+}
+
+void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
+  now_ = t;
+  for (std::uint64_t tag : empty_done_) completed.push_back(tag);
+  empty_done_.clear();
+  const double horizon = t + std::max(1e-15, std::abs(t) * 1e-12);
+  // Activations: flows whose latency has elapsed join the sharing.
+  while (!activations_.empty() && activations_.top().t <= horizon) {
+    TimedFlow a = activations_.top();
+    activations_.pop();
+    Flow& fl = flows_[a.flow];
+    if (fl.state != 1 || fl.version != a.version) continue;
+    if (fl.remaining <= 0 || fl.path.empty()) {
+      finish(a.flow, completed);
+      continue;
+    }
+    fl.t_ref = t;
+    fl.rate = 0;
+    activate(a.flow);
+  }
+  // Completions.
+  while (!completions_.empty()) {
+    TimedFlow c = completions_.top();
+    Flow& fl = flows_[c.flow];
+    if (fl.state != 2 || fl.version != c.version) {
+      completions_.pop();
+      continue;
+    }
+    if (c.t > horizon) break;
+    completions_.pop();
+    finish(c.flow, completed);
+  }
+  if (!dirty_links_.empty()) resolve(t);
+}
+
+void FlowNetwork::resolve(double now) {
+  // 1. The connected component(s) of the dirty links: links <-> active flows.
+  ++epoch_;
+  if (epoch_ == 0) {  // wrapped: reset marks
+    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    for (auto& fl : flows_) fl.mark = 0;
+    epoch_ = 1;
+  }
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (std::uint32_t l : dirty_links_) {
+    if (link_mark_[l] == epoch_) continue;
+    link_mark_[l] = epoch_;
+    comp_links_.push_back(l);
+  }
+  dirty_links_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    std::uint32_t l = comp_links_[i];
+    for (const LinkEntry& e : link_flows_[l]) {
+      Flow& fl = flows_[e.flow];
+      if (fl.mark == epoch_) continue;
+      fl.mark = epoch_;
+      comp_flows_.push_back(e.flow);
+      for (std::uint32_t l2 : fl.path) {
+        if (link_mark_[l2] == epoch_) continue;
+        link_mark_[l2] = epoch_;
+        comp_links_.push_back(l2);
+      }
+    }
+  }
+  if (comp_flows_.empty()) return;
+  ++solves_;
+  flows_solved_ += comp_flows_.size();
+
+  // 2. Progressive filling with a lazy min-heap of link fair shares (stale entries skipped).
+  auto cmp = [](const ShareEntry& a, const ShareEntry& b) {
+    return a.share != b.share ? a.share > b.share : a.link > b.link;
+  };
+  heap_.clear();
+  for (std::uint32_t l : comp_links_) {
+    link_rem_[l] = cap_[l];
+    link_cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+    ++link_ver_[l];
+    if (link_cnt_[l] > 0) heap_.push_back({cap_[l] / link_cnt_[l], l, link_ver_[l]});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  for (std::uint32_t f : comp_flows_) flows_[f].frozen = false;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    ShareEntry s = heap_.back();
+    heap_.pop_back();
+    if (s.ver != link_ver_[s.link] || link_cnt_[s.link] == 0) continue;
+    const double share = std::max(0.0, s.share);
+    for (const LinkEntry& e : link_flows_[s.link]) {
+      Flow& fl = flows_[e.flow];
+      if (fl.frozen) continue;
+      fl.frozen = true;
+      if (fl.rate != share) {  // the rate changes: bank the progress made at the old rate
+        fl.remaining = std::max(0.0, fl.remaining - fl.rate * (now - fl.t_ref));
+        fl.t_ref = now;
+        fl.rate = share;
+        fl.t_fin = share > 0 ? now + fl.remaining / share : kNever;
+        ++fl.version;
+        if (fl.t_fin < kNever) completions_.push({fl.t_fin, e.flow, fl.version});
+      }
+      for (std::uint32_t l2 : fl.path) {
+        link_rem_[l2] -= share;
+        --link_cnt_[l2];
+        ++link_ver_[l2];
+        if (link_cnt_[l2] > 0 && l2 != s.link) {
+          heap_.push_back({std::max(0.0, link_rem_[l2]) / link_cnt_[l2], l2, link_ver_[l2]});
+          std::push_heap(heap_.begin(), heap_.end(), cmp);
+        }
+      }
+    }
+  }
+}
+
+double FlowNetwork::flow_rate(SetId set, std::size_t index) const {
+  const Set& s = sets_[set];
+  const Flow& fl = flows_[s.flows[index]];
+  return fl.state == 2 ? fl.rate : 0.0;
+}
+
+}  // namespace tutti

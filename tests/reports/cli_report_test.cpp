@@ -1,0 +1,79 @@
+// `tutti report` on the command line: formats, render round trip, exit codes.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../support/run.hpp"
+
+using namespace tutti::testing;
+using nlohmann::json;
+
+namespace {
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("cli: plan in every format, chosen by flag or extension") {
+  std::string dir = temp_dir();
+  auto md = run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "--format", "md"});
+  REQUIRE(md.rc == 0);
+  CHECK(md.out.rfind("# Capacity plan for llama3-70b", 0) == 0);
+  CHECK(md.out.find("| Configuration | GPUs | Layout |") != std::string::npos);
+  auto csv =
+      run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "-o", dir + "/p.csv", "-q"});
+  REQUIRE(csv.rc == 0);
+  CHECK(slurp(dir + "/p.csv").rfind("configuration,gpus,layout,time_to_train_s", 0) == 0);
+  auto js = run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "--format", "json"});
+  REQUIRE(js.rc == 0);
+  json j = js.json();
+  CHECK(j.at("kind") == "plan");
+  CHECK(j.at("inputs").at(0).at("role") == "plan");
+  CHECK(j.at("inputs").at(0).at("sha256").get<std::string>().size() == 64);
+  // The same inputs give the same bytes.
+  CHECK(run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "--format", "json"}).out ==
+        js.out);
+}
+
+TEST_CASE("cli: render re-creates a report from its JSON") {
+  std::string dir = temp_dir();
+  auto js = run_tutti({"report", "render", "tests/reports/fixtures/compare-two.json", "--format",
+                       "json", "-o", dir + "/r.json", "-q"});
+  REQUIRE(js.rc == 0);
+  auto md1 =
+      run_tutti({"report", "render", "tests/reports/fixtures/compare-two.json", "--format", "md"});
+  auto md2 = run_tutti({"report", "render", dir + "/r.json", "--format", "md"});
+  REQUIRE(md1.rc == 0);
+  REQUIRE(md2.rc == 0);
+  // Same tables and verdict; only the command that reproduces it differs.
+  auto strip = [](std::string s) {
+    auto a = s.find("Reproduce with:");
+    auto b = s.find('\n', a);
+    return s.erase(a, b - a);
+  };
+  auto cut_inputs = [](std::string s) { return s.substr(0, s.find("## Inputs")); };
+  CHECK(cut_inputs(strip(md1.out)) == cut_inputs(strip(md2.out)));
+  CHECK(md1.out.find("## Verdict") != std::string::npos);
+  CHECK(md1.out.find("rail-1to1") != std::string::npos);
+}
+
+TEST_CASE("cli: usage and input errors exit 2") {
+  CHECK(run_tutti({"report"}).rc == 2);
+  CHECK(run_tutti({"report", "plan"}).rc == 2);
+  CHECK(run_tutti({"report", "plan", "no-such-file.json"}).rc == 2);
+  CHECK(run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "--format", "pdf"}).rc ==
+        2);
+  auto bad_table = run_tutti(
+      {"report", "plan", "tests/reports/fixtures/plan.json", "--format", "csv", "--table", "x"});
+  CHECK(bad_table.rc == 2);
+  CHECK(bad_table.err.find("pareto") != std::string::npos);  // lists the tables there are
+  auto not_plan = run_tutti({"report", "plan", "tests/reports/fixtures/compare-two.json"});
+  CHECK(not_plan.rc == 2);
+  CHECK(not_plan.err.find("tutti plan --json") != std::string::npos);
+  CHECK(run_tutti({"report", "compare", "--workload", "no.json", "--cluster", "no.json"}).rc == 2);
+}

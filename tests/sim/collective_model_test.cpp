@@ -1,0 +1,143 @@
+// Collectives: NCCL-like tuner choices and their flow-level times on idle and shared fabrics.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <numeric>
+
+#include "engine_fixture.hpp"
+#include "tutti/sim/collective_model.hpp"
+
+using namespace tutti;
+using tutti::testing::TestFatTree;
+
+namespace {
+std::vector<int> iota_group(int n, int first = 0) {
+  std::vector<int> g(n);
+  std::iota(g.begin(), g.end(), first);
+  return g;
+}
+}  // namespace
+
+TEST_CASE("ring all-reduce on an idle fabric equals alpha-beta 2(n-1)/n*S/B + 2(n-1)*alpha + base") {
+  // 8 single-GPU nodes on one leaf: every ring hop is GPU -> leaf -> GPU.
+  const double nic = 50e9, lat = 1e-6, S = 1e9;
+  TestFatTree topo(1, 8, 1, 1, nic, 0, nic, lat);
+  const CalibrationProfile& prof = default_calibration();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  std::vector<int> g = iota_group(8);
+  CollectivePlan plan = plan_collective(Coll::AllReduce, S, g, ctx);
+  CHECK(plan.algo == CollAlgo::Ring);
+  CHECK(plan.proto == NcclProto::Simple);
+  const int n = 8;
+  const auto& ring = prof.nccl.algorithms[static_cast<int>(NcclAlgo::Ring)];
+  double B = nic * prof.tier(Tier::Access).bandwidth_efficiency;
+  double alpha = ring.step_latency_s[static_cast<int>(NcclHw::Net)][2] + 2 * lat;
+  double expect = ring.base_latency_s[2] + 2.0 * (n - 1) / n * S / B + 2 * (n - 1) * alpha;
+  double t = simulate_collectives({plan}, topo, prof);
+  CHECK(t == doctest::Approx(expect).epsilon(1e-9));
+  CHECK(plan.estimate_s == doctest::Approx(expect - 2 * (n - 1) * 2 * lat).epsilon(1e-9));
+}
+
+TEST_CASE("two concurrent all-reduces on the same GPUs take twice the bandwidth term") {
+  const double nic = 50e9, lat = 1e-6, S = 256e6;
+  TestFatTree topo(1, 8, 1, 1, nic, 0, nic, lat);
+  CalibrationProfile prof = testing::ideal_profile();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring, NcclProto::Simple);
+  double one = simulate_collectives({plan}, topo, prof);
+  double two = simulate_collectives({plan, plan}, topo, prof);
+  double bw = 2.0 * 7 / 8 * S / nic, la = 14 * 2 * lat;
+  CHECK(one == doctest::Approx(bw + la).epsilon(1e-9));
+  CHECK(two == doctest::Approx(2 * bw + la).epsilon(1e-9));
+  CHECK(two / one > 1.95);
+}
+
+TEST_CASE("an oversubscribed fat-tree slows a cross-spine ring by the oversubscription") {
+  // 4 leaves x 4 single-GPU nodes. Full bisection: 4 spines; 4:1: one spine. d-mod-k routing.
+  const double nic = 50e9, lat = 1e-6, S = 512e6;
+  auto full = std::make_shared<TestFatTree>(4, 4, 1, 4, nic, 0, nic, lat);
+  auto over = std::make_shared<TestFatTree>(4, 4, 1, 1, nic, 0, nic, lat);
+  CalibrationProfile prof = testing::ideal_profile();
+  std::vector<int> strided, linear = iota_group(16);
+  for (int i = 0; i < 16; ++i) strided.push_back((i % 4) * 4 + i / 4);  // every hop crosses leaves
+  auto run = [&](const Topology& t, const std::vector<int>& g) {
+    CollectiveContext ctx = make_collective_context(t, prof, false, false);
+    auto plan = plan_collective_with(Coll::AllReduce, S, g, ctx, CollAlgo::Ring, NcclProto::Simple);
+    return simulate_collectives({plan}, t, prof);
+  };
+  const double bw = 2.0 * 15 / 16 * S / nic, la = 30 * 4 * lat;
+  CHECK(run(*full, strided) == doctest::Approx(bw + la).epsilon(1e-9));
+  CHECK(run(*over, strided) == doctest::Approx(4 * bw + la).epsilon(1e-9));
+  // The linear ring only leaves a leaf once per leaf: one flow per uplink, no slow-down.
+  CHECK(run(*over, linear) == doctest::Approx(bw + la).epsilon(1e-9));
+}
+
+TEST_CASE("inside an NVSwitch node NVLS beats the ring for large all-reduces") {
+  const double nvl = 450e9, S = 1e9;
+  TestFatTree topo(1, 1, 8, 1, 50e9, nvl, 50e9, 0.5e-6);
+  const CalibrationProfile& prof = default_calibration();
+  CollectiveContext ctx = make_collective_context(topo, prof, true, false);
+  CHECK(ctx.intra_hw == NcclHw::NVLink);
+  auto plan = plan_collective(Coll::AllReduce, S, iota_group(8), ctx);
+  CHECK(plan.algo == CollAlgo::Nvls);
+  double B = nvl * prof.tier(Tier::NVLink).bandwidth_efficiency;
+  double t = simulate_collectives({plan}, topo, prof);
+  CHECK(t == doctest::Approx(plan.fixed_latency_s + S * 1.125 / B + 2 * 0.5e-6).epsilon(1e-9));
+  // Without NVLS support the tuner falls back to the ring, 1.75/1.125 slower in bandwidth.
+  CollectiveContext no = make_collective_context(topo, prof, false, false);
+  auto ring = plan_collective(Coll::AllReduce, S, iota_group(8), no);
+  CHECK(ring.algo == CollAlgo::Ring);
+  CHECK(simulate_collectives({ring}, topo, prof) > 1.4 * t);
+  // Small messages: latency wins, LL or LL128 ring.
+  auto small = plan_collective(Coll::AllReduce, 64e3, iota_group(8), ctx);
+  CHECK(small.algo == CollAlgo::Ring);
+  CHECK(small.proto != NcclProto::Simple);
+}
+
+TEST_CASE("multi-node ring uses one channel per local GPU and every NIC") {
+  // 4 nodes x 8 GPUs on one leaf: NIC-limited, k channels -> aggregate k * NIC.
+  const double nic = 50e9, nvl = 450e9, S = 1e9;
+  TestFatTree topo(1, 4, 8, 1, nic, nvl, nic, 0);
+  CalibrationProfile prof = testing::ideal_profile();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Ring, NcclProto::Simple);
+  CHECK(plan.channels == 8);
+  double t = simulate_collectives({plan}, topo, prof);
+  CHECK(t == doctest::Approx(2.0 * 31 / 32 * S / (8 * nic)).epsilon(1e-9));
+  // The tuner's estimate agrees with the flow-level time on an idle fabric.
+  CHECK(plan.estimate_s == doctest::Approx(t).epsilon(1e-9));
+  // Hierarchical and tree decompositions exist and move the expected volume.
+  auto h = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Hierarchical, NcclProto::Simple);
+  CHECK(h.phases.size() == 3);
+  CHECK(simulate_collectives({h}, topo, prof) == doctest::Approx(h.estimate_s).epsilon(1e-6));
+  auto tr = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Tree, NcclProto::Simple);
+  double tt = simulate_collectives({tr}, topo, prof);
+  CHECK(tt >= 0.5 * tr.estimate_s);  // the estimate is the NIC-bound worst case
+  CHECK(tt <= 1.05 * tr.estimate_s);
+  CHECK_THROWS(plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::CollNet, NcclProto::Simple));
+}
+
+TEST_CASE("all-gather, reduce-scatter and all-to-all volumes") {
+  const double nic = 50e9, S = 400e6;
+  TestFatTree topo(1, 4, 1, 1, nic, 0, nic, 0);
+  CalibrationProfile prof = testing::ideal_profile();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  auto ag = plan_collective(Coll::AllGather, S, iota_group(4), ctx);
+  auto rs = plan_collective(Coll::ReduceScatter, S, iota_group(4), ctx);
+  CHECK(simulate_collectives({ag}, topo, prof) == doctest::Approx(0.75 * S / nic));
+  CHECK(simulate_collectives({rs}, topo, prof) == doctest::Approx(0.75 * S / nic));
+  auto a2a = plan_collective(Coll::AllToAll, S, iota_group(4), ctx);
+  CHECK(a2a.algo == CollAlgo::Direct);
+  CHECK(simulate_collectives({a2a}, topo, prof) == doctest::Approx(0.75 * S / nic));
+  // Pairwise all-to-all over many ranks samples its shifts; repeats still cover n-1 steps.
+  TestFatTree big(4, 32, 1, 4, nic, 0, nic, 0);
+  CollectiveContext bctx = make_collective_context(big, prof, false, false);
+  auto pw = plan_collective(Coll::AllToAll, S, iota_group(128), bctx);
+  CHECK(pw.algo == CollAlgo::Pairwise);
+  int steps = 0;
+  for (const auto& ph : pw.phases) steps += ph.repeat;
+  CHECK(steps == 127);
+  CHECK(pw.phases.size() == 16);
+  auto p2p = plan_p2p(0, 3, 1e6, ctx);
+  CHECK(simulate_collectives({p2p}, topo, prof) == doctest::Approx(1e6 / nic));
+}

@@ -1,0 +1,75 @@
+// Compute model against hand computations.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine_fixture.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/sim/compute_model.hpp"
+
+using namespace tutti;
+
+TEST_CASE("large bf16 GEMM: compute-bound roofline with the default efficiency curve") {
+  GpuSpec gpu = testing::test_gpu();
+  gpu.peak_flops[static_cast<int>(DType::BF16)] = 989.4e12;
+  gpu.hbm_bw_Bps = 3.35e12;
+  const CalibrationProfile& p = default_calibration();
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = DType::BF16;
+  op.m = op.n = op.k = 8192;
+  double F = 2.0 * 8192 * 8192 * 8192;
+  double eff = p.gemm.flops.eff_max * F / (F + p.gemm.flops.half) * 8192.0 / (8192.0 + p.gemm.half_dim);
+  double expect = F / (989.4e12 * eff) + p.gemm.launch_overhead_s;
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(expect).epsilon(1e-12));
+  // Achieved rate of a big GEMM lands in the published 650-760 TFLOP/s range.
+  double rate = F / op_time_s(op, gpu, p);
+  CHECK(rate > 650e12);
+  CHECK(rate < 760e12);
+}
+
+TEST_CASE("skinny GEMM is memory-bound and slower per FLOP") {
+  GpuSpec gpu = testing::test_gpu();
+  CalibrationProfile p = testing::ideal_profile();
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = DType::BF16;
+  op.m = 1;
+  op.n = 16384;
+  op.k = 16384;
+  double bytes = (1.0 * 16384 + 16384.0 * 16384 + 16384.0) * 2;
+  double flops_t = 2.0 * 16384 * 16384 / 1000e12;
+  double mem_t = bytes / 3e12;
+  CHECK(mem_t > flops_t);
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(mem_t).epsilon(1e-12));
+}
+
+TEST_CASE("membound op: bytes over bandwidth with its efficiency curve, plus launch overhead") {
+  GpuSpec gpu = testing::test_gpu();
+  const CalibrationProfile& p = default_calibration();
+  Op op;
+  op.kind = OpKind::MemBound;
+  op.bytes = 1e9;
+  double eff = p.membound.bandwidth.eff_max * 1e9 / (1e9 + p.membound.bandwidth.half);
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(1e9 / (3e12 * eff) + p.membound.launch_overhead_s));
+  op.kind = OpKind::Collective;
+  CHECK(op_time_s(op, gpu, p) == 0.0);
+}
+
+TEST_CASE("device overrides replace catalog peaks; a missing dtype peak is an input error") {
+  GpuSpec gpu = testing::test_gpu();
+  CalibrationProfile p = testing::ideal_profile();
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = DType::BF16;
+  op.m = op.n = op.k = 4096;
+  double base = op_time_s(op, gpu, p);
+  DeviceOverride o;
+  o.gpu = "test-gpu";
+  o.peak_flops[static_cast<int>(DType::BF16)] = 500e12;
+  p.devices.push_back(o);
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(2 * base));
+  gpu.peak_flops[static_cast<int>(DType::FP8)] = 0;
+  op.dtype = DType::FP8;
+  CHECK_THROWS_AS(op_time_s(op, gpu, p), InputError);
+}

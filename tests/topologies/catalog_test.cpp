@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tutti/core/error.hpp"
+#include "tutti/topologies/catalog.hpp"
+
+using namespace tutti;
+
+TEST_CASE("catalog: builtin parses and holds the required ids") {
+  const Catalog& c = Catalog::builtin();
+  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm-80gb", "h200-sxm-141gb", "b200", "gb200",
+                         "v100-sxm2-16gb", "h100-pcie-80gb", "l40s", "mi300x", "mi325x", "gaudi3", "cpu-host"})
+    CHECK_MESSAGE(c.gpu(id).id == id, id);
+  for (const char* id : {"dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "l40s-8x-pcie", "cpu-node"})
+    CHECK_MESSAGE(c.node(id).id == id, id);
+  for (const char* id : {"cx6-200g", "cx7-400g", "cx8-800g", "roce-400g"}) CHECK(c.nic(id).id == id);
+  for (const char* id : {"quantum-qm8700", "quantum-2-qm9700", "quantum-x800-q3400", "spectrum-4-sn5600",
+                         "tomahawk5-64x800g"})
+    CHECK(c.switch_(id).id == id);
+  CHECK(c.facility("air-cooled").pue >= 1.3);
+  CHECK(c.facility("liquid-cooled").rack_power_W >= 100e3);
+  CHECK(c.transport("roce").kind == "roce");
+  CHECK(!c.optics().empty());
+  CHECK(!c.storages().empty());
+}
+
+TEST_CASE("catalog: numbers are the cited ones, in SI") {
+  const Catalog& c = Catalog::builtin();
+  const GpuSpec& h = c.gpu("h100-sxm-80gb");
+  CHECK(h.peak(DType::BF16) == doctest::Approx(989.4e12));
+  CHECK(h.peak(DType::FP8) == doctest::Approx(1978.9e12));
+  CHECK(h.hbm_bytes == doctest::Approx(80e9));
+  CHECK(h.hbm_bw_Bps == doctest::Approx(3.35e12));
+  CHECK(h.scaleup_bw_Bps == doctest::Approx(450e9));  // 900 GB/s bidirectional
+  CHECK(h.tdp_W == doctest::Approx(700));
+  CHECK(c.gpu("b200").peak(DType::BF16) == doctest::Approx(2250e12));
+  CHECK(c.gpu("mi300x").peak(DType::BF16) == doctest::Approx(1307.4e12));
+  CHECK(c.gpu("v100-sxm2-16gb").peak(DType::BF16) == 0);  // V100 has no bf16
+  const SwitchSpec& q = c.switch_("quantum-2-qm9700");
+  CHECK(q.radix == 64);
+  CHECK(q.port_bw_Bps == doctest::Approx(50e9));
+  CHECK(q.radix_at(25e9) == 128);
+  CHECK(q.radix_at(100e9) == 0);
+  CHECK(c.switch_("spectrum-4-sn5600").radix_at(50e9) == 128);
+  CHECK(c.node("dgx-h100").max_power_W == doctest::Approx(10.2e3));
+  CHECK(c.node("gb200-nvl72").nvlink_domain_gpus == 72);
+  CHECK(c.facility("air-cooled").electricity_usd_per_J * kJoulePerKWh == doctest::Approx(0.0806));
+}
+
+TEST_CASE("catalog: every entry cites a source and its estimates name real fields") {
+  const Catalog& c = Catalog::builtin();
+  std::set<std::string> seen;
+  for (const auto& kind : Catalog::kinds())
+    for (const auto& id : c.ids(kind)) {
+      CHECK_MESSAGE(seen.insert(id).second, id);
+      auto [k, e] = c.find(id);
+      CHECK(k == kind);
+      CHECK_MESSAGE(e->at("source").get<std::string>().size() > 10, id);
+      CHECK(e->at("estimates").is_array());
+    }
+}
+
+TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
+  const Catalog& c = Catalog::builtin();
+  try {
+    c.gpu("h100");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("h100-sxm-80gb") != std::string::npos);  // lists known ids
+  }
+  auto bad = [](const std::string& text) {
+    return Catalog::parse({{"gpus.json", text}});
+  };
+  const std::string ok_entry =
+      R"({"id":"x","name":"X","vendor":"nvidia","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
+      R"("scaleup_link":"","scaleup_bandwidth":"0GB/s","pcie_gen":4,"tdp":"100W","idle_power":"10W","price":"$1",)"
+      R"("source":"a test entry","estimates":[]})";
+  CHECK_NOTHROW(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "]}"));
+  std::string unit = ok_entry;
+  unit.replace(unit.find("\"100W\""), 6, "\"100\"");
+  CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + unit + "]}"), InputError);
+  std::string extra = ok_entry;
+  extra.insert(1, R"("colour":"green",)");
+  CHECK_THROWS_WITH_AS(bad(R"({"kind":"gpu","entries":[)" + extra + "]}"), doctest::Contains("colour"), InputError);
+  std::string est = ok_entry;
+  est.replace(est.find("\"estimates\":[]"), 14, R"("estimates":["nonsense"])");
+  CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + est + "]}"), InputError);
+  CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "," + ok_entry + "]}"), InputError);  // dup
+}

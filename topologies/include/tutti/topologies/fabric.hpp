@@ -1,0 +1,107 @@
+#pragma once
+// Fabric generators: the scale-out network of a cluster, built from parameters into a Topology
+// (devices, directed links, routing formula) plus the derived facts the bill of materials and
+// the reports need (switch counts per tier, ports in use, cables, bisection, diameter).
+//
+// Generators (FabricKind):
+//   FatTree        2- or 3-tier folded Clos, any leaf (and spine) oversubscription; the NICs of a
+//                  node sit on consecutive leaf ports (top-of-rack style).
+//   RailOptimized  NVIDIA SuperPOD style: scalable units (SU) of nodes_per_su nodes; NIC r of
+//                  every node of an SU goes to that SU's rail-r leaf; spines (and a core tier
+//                  beyond what 2 tiers reach) above. Same routing as FatTree.
+//   DualPlane      Alibaba HPN style: every NIC has one port in each of `planes` independent
+//                  rail-optimized Clos planes (each port at NIC bandwidth / planes).
+//   Dragonfly      groups of routers, all-to-all local links, global links between groups;
+//                  minimal routing (local, global, local).
+//   Torus          2D/3D torus of routers, nics_per_router NICs each; dimension-order routing.
+//   None           a single node (no scale-out fabric).
+// Routing on Clos fabrics is ECMP with a deterministic hash (Routing::Ecmp) or d-mod-k on the
+// destination (Routing::DModK); both are O(path length) formulas, no graph search.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tutti/topologies/hardware.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti {
+
+enum class FabricKind { None, FatTree, RailOptimized, DualPlane, Dragonfly, Torus };
+const char* to_string(FabricKind k);  ///< "none", "fat_tree", "rail_optimized", ...
+enum class Routing { Ecmp, DModK };
+const char* to_string(Routing r);     ///< "ecmp", "dmodk"
+
+/// Parameters of a fabric as written in a cluster file's "fabric" section (SI units).
+/// Zero means "derive it" where noted.
+struct FabricSpec {
+  FabricKind kind = FabricKind::FatTree;
+  std::string leaf_switch, spine_switch, core_switch;  ///< Catalog ids (Dragonfly/Torus: leaf_switch = router).
+  int tiers = 0;                      ///< Clos: 2 or 3; 0 = the fewest that fit.
+  double oversubscription = 1.0;      ///< Leaf down:up port ratio (>= 1).
+  double spine_oversubscription = 1.0;  ///< 3-tier: spine down:up ratio (>= 1).
+  int nodes_per_su = 32;              ///< RailOptimized/DualPlane: nodes per scalable unit (= leaf down ports).
+  int leaf_down_ports = 0;            ///< FatTree: NIC ports per leaf; 0 = radix * r / (r + 1).
+  int planes = 1;                     ///< Independent planes (DualPlane: 2).
+  double link_bw_Bps = 0;             ///< Scale-out port speed; 0 = NIC bandwidth / planes.
+  Routing routing = Routing::Ecmp;
+  // Dragonfly
+  int groups = 0, routers_per_group = 0, nics_per_router = 0, global_links_per_router = 0;
+  // Torus
+  std::vector<int> dims;              ///< Router grid, 2 or 3 dimensions (each >= 2).
+  // Latencies that are not a catalog part's (estimates; see schemas/cluster.schema.json).
+  double cable_latency_s = 0;         ///< Propagation per scale-out cable; 0 = the cable's catalog latency.
+  double scaleup_latency_s = 250e-9;  ///< Per NVLink/xGMI/shared-memory hop.
+  double pcie_latency_s = 250e-9;     ///< Per GPU<->NIC/host PCIe hop.
+};
+
+/// The hardware a fabric is built from (resolved from the catalog).
+struct FabricHardware {
+  NodeSpec node;
+  GpuSpec gpu;
+  NicSpec nic;
+  int nodes = 1;
+  int gpus_per_node = 8;             ///< Usually node.gpus (cpu-node: the rank count).
+  SwitchSpec leaf, spine, core;      ///< Dragonfly/Torus use `leaf` as the router.
+  TransportSpec transport;
+  double cable_latency_s = 0;        ///< Propagation per scale-out cable.
+};
+
+/// Switches of one role (leaf, spine, core, router) in a built fabric.
+struct SwitchGroup {
+  std::string role;        ///< "leaf", "spine", "core", "router"
+  std::string switch_id;   ///< Catalog id.
+  int count = 0;
+  int radix = 0;           ///< Ports at the fabric's link speed.
+  long long ports_used = 0;  ///< Over all switches of the group.
+  long long cages_used = 0;  ///< Transceiver cages holding at least one used port, summed.
+};
+
+/// Cables of one tier (each cable is two directed links).
+struct CableGroup {
+  Tier tier;
+  long long count = 0;
+  double bandwidth_Bps = 0;  ///< Per direction, per cable (line rate).
+};
+
+struct FabricFacts {
+  std::string description;          ///< "rail-optimized fat-tree, 3 tiers, 2:1, ECMP"
+  int tiers = 0;                    ///< Switch tiers (Clos), 1 for dragonfly/torus, 0 for none.
+  std::vector<SwitchGroup> switches;
+  std::vector<CableGroup> cables;   ///< Scale-out tiers only (access and above).
+  long long node_ports = 0;         ///< NIC ports cabled into the fabric (nics x planes).
+  double link_bw_Bps = 0;           ///< Scale-out port line rate.
+  /// Scale-out bisection bandwidth, one direction, line rate: the capacity crossing the worst
+  /// balanced cut of the network (closed form per generator).
+  double bisection_Bps = 0;
+  int diameter_switch_hops = 0;     ///< Most switches on a route between two GPUs.
+  int diameter_links = 0;           ///< Most links on a route between two GPUs.
+};
+
+/// Builds the topology. Throws InputError naming the part (e.g. "fabric.leaf_switch") when a
+/// switch has too few ports for its links or the parameters do not describe a valid fabric.
+/// `facts` receives the derived facts.
+std::shared_ptr<const Topology> build_fabric(const FabricHardware& hw, const FabricSpec& spec,
+                                             FabricFacts& facts, const std::string& file = "cluster");
+
+}  // namespace tutti

@@ -1,0 +1,278 @@
+// Folded-Clos fabrics: fat-tree, rail-optimized (SuperPOD) and dual-plane, 1 to 3 switch tiers.
+//
+// Link ids are laid out so that route() computes them (no search):
+//   access   : base_acc + 2 * (nic * planes + plane)            (NIC -> leaf; +1 leaf -> NIC)
+//   leaf up  : base_lu  + 2 * (leaf * U + u)                    (leaf -> spine; +1 down)
+//   spine up : base_su  + 2 * (spine * V + v)                   (spine -> core; +1 down)
+// Leaf port u goes to pod spine u % S (parallel copy u / S); spine port v goes to core v % C of
+// the core group that serves spine position j (core group j links only spines at position j of
+// every pod), so a route up through position j comes down through position j.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "clos.hpp"
+#include "node_layer.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
+
+namespace tutti::detail {
+
+namespace {
+
+class ClosFabric final : public NodeLayer {
+ public:
+  std::string describe() const override { return description_; }
+
+  // Sizing (per plane).
+  int planes_ = 1, L_ = 0, U_ = 0, S_ = 0, PL_ = 0, pods_ = 1, V_ = 0, C_ = 0, tiers_ = 1;
+  int D_ = 0;                // leaf down ports (fat-tree) / nodes per SU (rails)
+  bool rails_ = false;
+  Routing routing_ = Routing::Ecmp;
+  std::uint32_t leaf_dev_ = 0, spine_dev_ = 0, core_dev_ = 0;
+  std::uint32_t acc_base_ = 0, lu_base_ = 0, su_base_ = 0;
+  std::string description_;
+
+  int leaf_of(int nic) const {  // within a plane
+    if (!rails_) return nic / D_;
+    int node = nic / nics_per_node_, rail = nic % nics_per_node_;
+    return (node / D_) * nics_per_node_ + rail;
+  }
+  std::uint32_t spine_index(int plane, int pod, int j) const {
+    return static_cast<std::uint32_t>((plane * pods_ + pod) * S_ + j);
+  }
+
+ protected:
+  void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+    const bool dm = routing_ == Routing::DModK;
+    const auto ub = static_cast<std::uint64_t>(b);
+    auto pick = [&](int n, std::uint64_t salt, std::uint64_t dkey) -> std::uint32_t {
+      if (n <= 1) return 0;
+      return static_cast<std::uint32_t>((dm ? dkey : mix(hash, salt)) % static_cast<std::uint64_t>(n));
+    };
+    const int p = static_cast<int>(pick(planes_, 0, ub));
+    const auto P = static_cast<std::uint32_t>(planes_);
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
+    const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
+    if (la != lb) {
+      const std::uint64_t U = static_cast<std::uint64_t>(U_);
+      const std::uint32_t u = pick(U_, 1, ub);
+      const int j = static_cast<int>(u) % S_;
+      const int par1 = U_ / S_;
+      out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(la) * static_cast<std::uint32_t>(U_) + u));
+      const int pa = (la - p * L_) / PL_, pb = (lb - p * L_) / PL_;
+      if (pa != pb) {
+        const std::uint32_t v = pick(V_, 2, ub / U);
+        const int c = static_cast<int>(v) % C_;
+        const int par2 = V_ / C_;
+        const auto V = static_cast<std::uint32_t>(V_);
+        out.push_back(su_base_ + 2 * (spine_index(p, pa, j) * V + v));
+        const std::uint32_t m = pick(par2, 3, ub / (U * static_cast<std::uint64_t>(V_)));
+        out.push_back(su_base_ + 2 * (spine_index(p, pb, j) * V + m * static_cast<std::uint32_t>(C_) +
+                                      static_cast<std::uint32_t>(c)) + 1);
+      }
+      const std::uint32_t k = pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(lb) * static_cast<std::uint32_t>(U_) +
+                                    k * static_cast<std::uint32_t>(S_) + static_cast<std::uint32_t>(j)) + 1);
+    }
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
+  }
+};
+
+// Smallest divisor d of n with d * radix >= need (0 if none).
+int smallest_divisor_covering(int n, long long need, int radix) {
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0 && static_cast<long long>(d) * radix >= need) return d;
+  return 0;
+}
+
+std::string ports_text(const SwitchSpec& s, int radix, double bw) {
+  return fmt::format("\"{}\" ({} ports at {})", s.id, radix, format_quantity(bw * 8, Dim::Count) + "b/s");
+}
+
+}  // namespace
+
+std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const FabricSpec& spec,
+                                           FabricFacts& facts, const std::string& file) {
+  auto t = std::make_shared<ClosFabric>();
+  t->build_nodes(hw, spec);
+  ClosFabric& f = *t;
+  f.planes_ = spec.planes;
+  f.rails_ = spec.kind != FabricKind::FatTree;
+  f.routing_ = spec.routing;
+  const double B = spec.link_bw_Bps;  // line rate per port
+  const double eff = hw.transport.efficiency;
+  const int E = f.nics_total();
+  const int R = hw.node.nics;
+  const double r = spec.oversubscription, sr = spec.spine_oversubscription;
+
+  auto radix_of = [&](const SwitchSpec& s, const char* key) {
+    int k = s.radix_at(B);
+    if (k < 2)
+      throw InputError(file, std::string("fabric.") + key,
+                       fmt::format("\"{}\" (ports of {} at {} to {} only)", s.id,
+                                   format_quantity(s.port_bw_Bps * 8, Dim::Count),
+                                   format_quantity(s.min_port_bw_Bps * 8, Dim::Count),
+                                   format_quantity(s.port_bw_Bps * 8, Dim::Count)),
+                       fmt::format("a switch with ports at the fabric link speed of {}b/s",
+                                   format_quantity(B * 8, Dim::Count)));
+    return k;
+  };
+  const int kl = radix_of(hw.leaf, "leaf_switch");
+
+  // Leaves.
+  if (f.rails_) {
+    f.D_ = spec.nodes_per_su;
+    f.L_ = (hw.nodes + f.D_ - 1) / f.D_ * R;
+  } else {
+    f.D_ = spec.leaf_down_ports > 0 ? spec.leaf_down_ports
+                                    : static_cast<int>(std::floor(kl * r / (r + 1) + 1e-9));
+    f.L_ = (E + f.D_ - 1) / f.D_;
+  }
+  f.U_ = static_cast<int>(std::ceil(f.D_ / r - 1e-9));
+  if (f.L_ == 1 && spec.tiers != 2 && spec.tiers != 3) f.U_ = 0;  // one switch is the whole fabric
+  if (f.D_ + f.U_ > kl) {
+    throw InputError(file, "fabric.leaf_switch", ports_text(hw.leaf, kl, B),
+                     fmt::format("a leaf switch with at least {} ports for {} {} + {} uplinks at {}:1 "
+                                 "(lower fabric.{}, raise fabric.oversubscription or pick a larger switch)",
+                                 f.D_ + f.U_, f.D_, f.rails_ ? "node links per rail leaf" : "NIC links",
+                                 f.U_, r, f.rails_ ? "nodes_per_su" : "leaf_down_ports"));
+  }
+  if (spec.tiers == 1 && f.L_ > 1)
+    throw InputError(file, "fabric.tiers", "1",
+                     fmt::format("2 or 3: {} endpoints need {} leaf switches", E, f.L_));
+
+  f.tiers_ = f.U_ == 0 ? 1 : 2;
+  int ks = 0, kc = 0;
+  if (f.U_ > 0) {
+    ks = radix_of(hw.spine, "spine_switch");
+    bool two = f.L_ <= ks && spec.tiers != 3;
+    if (spec.tiers == 2 && !two)
+      throw InputError(file, "fabric.tiers", "2",
+                       fmt::format("3: {} leaves exceed what {}-port spines reach in 2 tiers ({})", f.L_,
+                                   ks, ks));
+    if (two) {
+      f.tiers_ = 2;
+      f.pods_ = 1;
+      f.PL_ = f.L_;
+      f.S_ = smallest_divisor_covering(f.U_, static_cast<long long>(f.L_) * f.U_, ks);
+      if (f.S_ == 0) f.S_ = f.U_;
+    } else {
+      f.tiers_ = 3;
+      kc = radix_of(hw.core, "core_switch");
+      int ds = static_cast<int>(std::floor(ks * sr / (sr + 1) + 1e-9));
+      f.PL_ = f.rails_ ? ds / R * R : ds;
+      if (f.PL_ < 1 || (f.rails_ && f.PL_ < R))
+        throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
+                         fmt::format("a spine switch with at least {} down ports (one per rail leaf of a "
+                                     "scalable unit)", R));
+      f.S_ = f.U_;
+      f.V_ = static_cast<int>(std::ceil(f.PL_ / sr - 1e-9));
+      if (f.PL_ + f.V_ > ks)
+        throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
+                         fmt::format("at least {} ports ({} leaves per pod + {} uplinks)", f.PL_ + f.V_,
+                                     f.PL_, f.V_));
+      f.pods_ = (f.L_ + f.PL_ - 1) / f.PL_;
+      f.C_ = smallest_divisor_covering(f.V_, static_cast<long long>(f.pods_) * f.V_, kc);
+      if (f.C_ == 0)
+        throw InputError(file, "fabric.core_switch", ports_text(hw.core, kc, B),
+                         fmt::format("a core switch with at least {} ports: {} pods of {} leaves exceed a "
+                                     "3-tier fabric of this radix (fewer nodes or a larger radix)",
+                                     f.pods_, f.pods_, f.PL_));
+    }
+  }
+
+  // Devices.
+  const int P = f.planes_;
+  const int spines = f.tiers_ >= 2 ? f.pods_ * f.S_ : 0;
+  const int cores = f.tiers_ == 3 ? f.S_ * f.C_ : 0;
+  f.leaf_dev_ = static_cast<std::uint32_t>(f.devices().size());
+  for (int i = 0; i < P * f.L_; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 0, 0);
+  f.spine_dev_ = static_cast<std::uint32_t>(f.devices().size());
+  for (int i = 0; i < P * spines; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 1, 0);
+  f.core_dev_ = static_cast<std::uint32_t>(f.devices().size());
+  for (int i = 0; i < P * cores; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 2, 0);
+
+  // Links.
+  const double bw = B * eff;
+  const double hop = hw.transport.per_hop_latency_s, cab = hw.cable_latency_s;
+  const double to_leaf = cab + hw.leaf.latency_s + hop, to_spine = cab + hw.spine.latency_s + hop,
+               to_core = cab + hw.core.latency_s + hop, to_nic = cab + hw.nic.latency_s;
+  std::vector<long long> leaf_used(static_cast<std::size_t>(P * f.L_), 0);
+  std::vector<long long> spine_used(static_cast<std::size_t>(P * spines), 0);
+  std::vector<long long> core_used(static_cast<std::size_t>(P * cores), 0);
+  f.acc_base_ = static_cast<std::uint32_t>(f.links().size());
+  for (int i = 0; i < E; ++i)
+    for (int p = 0; p < P; ++p) {
+      int l = p * f.L_ + f.leaf_of(i);
+      ++leaf_used[l];
+      f.add_cable(f.nic_device(i), f.leaf_dev_ + static_cast<std::uint32_t>(l), bw, to_leaf, bw, to_nic,
+                  Tier::Access);
+    }
+  f.lu_base_ = static_cast<std::uint32_t>(f.links().size());
+  for (int l = 0; l < P * f.L_; ++l) {
+    int p = l / f.L_, pod = (l % f.L_) / std::max(f.PL_, 1);
+    for (int u = 0; u < f.U_; ++u) {
+      std::uint32_t s = f.spine_index(p, pod, u % f.S_);
+      ++leaf_used[l];
+      ++spine_used[s];
+      f.add_cable(f.leaf_dev_ + static_cast<std::uint32_t>(l), f.spine_dev_ + s, bw, to_spine, bw, to_leaf,
+                  Tier::LeafSpine);
+    }
+  }
+  f.su_base_ = static_cast<std::uint32_t>(f.links().size());
+  if (f.tiers_ == 3) {
+    // Spines of a pod past the last leaf still exist (pods are built whole) but a partial pod's
+    // spines carry fewer leaf links.
+    for (int s = 0; s < P * spines; ++s) {
+      int p = s / spines, j = s % f.S_;
+      for (int v = 0; v < f.V_; ++v) {
+        int c = p * cores + j * f.C_ + v % f.C_;
+        ++spine_used[s];
+        ++core_used[c];
+        f.add_cable(f.spine_dev_ + static_cast<std::uint32_t>(s), f.core_dev_ + static_cast<std::uint32_t>(c),
+                    bw, to_core, bw, to_spine, Tier::SpineCore);
+      }
+    }
+  }
+  for (auto used : spine_used)
+    if (used > ks) throw InternalError("clos: spine over-subscribed its ports");
+  for (auto used : core_used)
+    if (used > kc) throw InternalError("clos: core over-subscribed its ports");
+
+  // Facts.
+  auto group = [&](const char* role, const SwitchSpec& s, int k, const std::vector<long long>& used) {
+    SwitchGroup g;
+    g.role = role, g.switch_id = s.id, g.count = static_cast<int>(used.size()), g.radix = k;
+    int per_cage = std::max(1, k / std::max(s.cages, 1));
+    for (auto u : used) g.ports_used += u, g.cages_used += (u + per_cage - 1) / per_cage;
+    return g;
+  };
+  facts.tiers = f.tiers_;
+  facts.link_bw_Bps = B;
+  facts.node_ports = static_cast<long long>(E) * P;
+  facts.switches.push_back(group("leaf", hw.leaf, kl, leaf_used));
+  if (spines) facts.switches.push_back(group("spine", hw.spine, ks, spine_used));
+  if (cores) facts.switches.push_back(group("core", hw.core, kc, core_used));
+  facts.cables.push_back({Tier::Access, static_cast<long long>(E) * P, B});
+  if (f.U_) facts.cables.push_back({Tier::LeafSpine, static_cast<long long>(P) * f.L_ * f.U_, B});
+  if (cores) facts.cables.push_back({Tier::SpineCore, static_cast<long long>(P) * spines * f.V_, B});
+  double bis = E * B / 2;
+  if (f.U_) bis = std::min(bis, static_cast<double>(f.L_) * f.U_ * B / 2);
+  if (cores) bis = std::min(bis, static_cast<double>(spines) * f.V_ * B / 2);
+  facts.bisection_Bps = bis * P;
+  const char* name = spec.kind == FabricKind::FatTree        ? "fat-tree"
+                     : spec.kind == FabricKind::DualPlane    ? "dual-plane rail-optimized fat-tree"
+                                                              : "rail-optimized fat-tree";
+  std::string sizes = fmt::format("{} leaf", P * f.L_);
+  if (spines) sizes += fmt::format(", {} spine", P * spines);
+  if (cores) sizes += fmt::format(", {} core", P * cores);
+  f.description_ = fmt::format("{}, {} tier{} ({}), {}:1{}{}, {}", name, f.tiers_, f.tiers_ > 1 ? "s" : "",
+                               sizes, r, f.rails_ ? fmt::format(", {} nodes per SU", f.D_) : "",
+                               P > 1 ? fmt::format(", {} planes", P) : "", to_string(spec.routing));
+  facts.description = f.description_;
+  f.measure_diameter(facts);
+  return t;
+}
+
+}  // namespace tutti::detail

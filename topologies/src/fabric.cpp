@@ -1,0 +1,68 @@
+#include "tutti/topologies/fabric.hpp"
+
+#include "clos.hpp"
+#include "node_layer.hpp"
+#include "tutti/core/error.hpp"
+
+namespace tutti {
+
+const char* to_string(FabricKind k) {
+  switch (k) {
+    case FabricKind::None: return "none";
+    case FabricKind::FatTree: return "fat_tree";
+    case FabricKind::RailOptimized: return "rail_optimized";
+    case FabricKind::DualPlane: return "dual_plane";
+    case FabricKind::Dragonfly: return "dragonfly";
+    case FabricKind::Torus: return "torus";
+  }
+  return "?";
+}
+
+const char* to_string(Routing r) { return r == Routing::Ecmp ? "ecmp" : "dmodk"; }
+
+namespace detail {
+namespace {
+class SingleNode final : public NodeLayer {
+ public:
+  std::string describe() const override { return "single node (no scale-out fabric)"; }
+
+ protected:
+  void route_fabric(int, int, std::uint64_t, std::vector<std::uint32_t>&) const override {
+    throw InternalError("single-node topology asked to route between nodes");
+  }
+};
+}  // namespace
+
+std::shared_ptr<const Topology> build_single_node(const FabricHardware& hw, const FabricSpec& spec,
+                                                  FabricFacts& facts, const std::string& file) {
+  int domain_nodes = hw.node.scaleup == ScaleUp::NVSwitch
+                         ? std::max(1, hw.node.nvlink_domain_gpus / std::max(1, hw.gpus_per_node))
+                         : 1;
+  if (hw.nodes > domain_nodes)
+    throw InputError(file, "fabric.kind", "\"none\"",
+                     "a scale-out fabric (fat_tree, rail_optimized, ...) for more than one node");
+  auto t = std::make_shared<SingleNode>();
+  t->build_nodes(hw, spec);
+  facts.description = t->describe();
+  facts.tiers = 0;
+  facts.link_bw_Bps = 0;
+  t->measure_diameter(facts);
+  return t;
+}
+}  // namespace detail
+
+std::shared_ptr<const Topology> build_fabric(const FabricHardware& hw, const FabricSpec& spec,
+                                             FabricFacts& facts, const std::string& file) {
+  facts = FabricFacts{};
+  switch (spec.kind) {
+    case FabricKind::None: return detail::build_single_node(hw, spec, facts, file);
+    case FabricKind::FatTree:
+    case FabricKind::RailOptimized:
+    case FabricKind::DualPlane: return detail::build_clos(hw, spec, facts, file);
+    case FabricKind::Dragonfly: return detail::build_dragonfly(hw, spec, facts, file);
+    case FabricKind::Torus: return detail::build_torus(hw, spec, facts, file);
+  }
+  throw InternalError("unknown fabric kind");
+}
+
+}  // namespace tutti

@@ -1,0 +1,61 @@
+#pragma once
+// Private: the part of every topology inside the nodes (GPUs, NVSwitch/host, NICs and their
+// links), and the shared routing of GPU -> NIC -> [fabric] -> NIC -> GPU. Fabric generators
+// derive from NodeLayer and implement route_fabric() between two NIC ports.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tutti/topologies/fabric.hpp"
+#include "tutti/topologies/topology.hpp"
+
+namespace tutti::detail {
+
+/// splitmix64 finaliser: independent ECMP choices from one flow hash.
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t salt) {
+  std::uint64_t z = h + 0x9e3779b97f4a7c15ULL * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class NodeLayer : public Topology {
+ public:
+  void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const final;
+
+  int nics_total() const { return nodes_ * nics_per_node_; }
+  /// NIC (global index) a GPU uses for scale-out traffic.
+  int nic_of(int gpu) const {
+    int node = gpu / gpus_per_node_, local = gpu % gpus_per_node_;
+    return node * nics_per_node_ + local * nics_per_node_ / gpus_per_node_;
+  }
+  /// Max switch hops / links over routes from a few sources to every GPU (diameter facts).
+  void measure_diameter(FabricFacts& f) const;
+
+ public:  // construction helpers, used by the generator functions
+  /// Lays out GPUs, NVSwitch/host devices, NICs and the links between them.
+  void build_nodes(const FabricHardware& hw, const FabricSpec& spec);
+  /// Adds a device; returns its id.
+  std::uint32_t add_device(DeviceKind k, std::uint32_t index, std::uint8_t level, std::uint32_t node);
+  /// Adds the two directions of a cable a<->b; returns the id of a->b (b->a is id + 1).
+  std::uint32_t add_cable(std::uint32_t a, std::uint32_t b, double bw_ab, double lat_ab,
+                          double bw_ba, double lat_ba, Tier t);
+  void add_link(const Link& l) { links_.push_back(l); }
+  std::uint32_t nic_device(int nic) const { return nic_dev_base_ + static_cast<std::uint32_t>(nic); }
+
+ protected:
+
+  /// Appends the links from NIC `a` to NIC `b` (different nodes). `dst_key` is b's NIC index
+  /// (for d-mod-k); `hash` the flow hash.
+  virtual void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+
+  int nodes_ = 1, nics_per_node_ = 1, domain_gpus_ = 1;
+  ScaleUp scaleup_ = ScaleUp::NVSwitch;
+  std::uint32_t scaleup_dev_base_ = 0;  ///< NVSwitch (per domain) or Host (per node) devices.
+  std::uint32_t nic_dev_base_ = 0;
+  std::uint32_t scaleup_link_base_ = 0;  ///< GPU<->NVSwitch/host pairs, or mesh links.
+  std::uint32_t pcie_link_base_ = 0;     ///< GPU<->NIC pairs, or host<->NIC pairs.
+  double nic_latency_s_ = 0;
+};
+
+}  // namespace tutti::detail
