@@ -7,6 +7,10 @@
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
+#if __has_include("tutti/topologies/catalog.hpp")
+#include "tutti/topologies/catalog.hpp"
+#define TUTTI_HAVE_CATALOG 1
+#endif
 
 namespace tutti::cli {
 namespace {
@@ -54,9 +58,16 @@ int run_show(const Globals& g, const ShowOptions& o) {
     if (!v || *v <= 0) throw InputError("--hbm", "hbm", "\"" + o.hbm + "\"", dim_expectation(Dim::Bytes));
     hbm = *v;
   }
-  if (!o.gpu.empty())
+  if (!o.gpu.empty()) {
+#ifdef TUTTI_HAVE_CATALOG
+    const GpuSpec& spec = Catalog::builtin().gpu(o.gpu);
+    gpu_id = spec.id;
+    if (hbm <= 0) hbm = spec.hbm_bytes;
+#else
     throw InputError("--gpu", "gpu", "\"" + o.gpu + "\"",
-                     "--hbm SIZE for now: the hardware catalog (issue 4) has not landed in this build");
+                     "--hbm SIZE: the hardware catalog (issue 4) is not in this build");
+#endif
+  }
   check_layout(w, l, hbm);
   Program p = expand_program(w, l);
   ProgramSummary s = summarize(p);
@@ -86,6 +97,7 @@ int run_show(const Globals& g, const ShowOptions& o) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& m : memory_per_stage(w, l)) stages.push_back(m.total_bytes);
   j["memory_total_bytes_per_stage"] = stages;
+  if (!gpu_id.empty()) j["gpu"] = gpu_id;
   if (hbm > 0) j["hbm_bytes"] = hbm;
   nlohmann::json prog;
   prog["classes"] = p.classes.size();
@@ -128,7 +140,8 @@ int run_show(const Globals& g, const ShowOptions& o) {
   t += fmt::format("             activations {:>12}  ({} layers x {:.3g} micro-batches in flight)\n",
                    gib(mem.activations_bytes), mem.layers, mem.in_flight_microbatches);
   t += fmt::format("             temporary   {:>12}\n", gib(mem.temporary_bytes));
-  if (hbm > 0) t += fmt::format("             fits in     {:>12} of HBM\n", gib(hbm));
+  if (hbm > 0)
+    t += fmt::format("             fits in     {:>12} of HBM{}\n", gib(hbm), gpu_id.empty() ? "" : " (" + gpu_id + ")");
   t += fmt::format("program    {} classes, {} ops (", p.classes.size(), s.ops);
   for (int k = 0; k < 6; ++k)
     t += fmt::format("{}{} {}", k ? ", " : "", s.ops_by_kind[k], to_string(static_cast<OpKind>(k)));
@@ -160,7 +173,7 @@ void setup_workload(CLI::App& app, Globals& g) {
   show->add_option("--gpus", opts->gpus, "GPU count; dp = gpus / (tp*pp*cp) unless --parallel names dp")
       ->check(CLI::Range(1, 1 << 26));
   show->add_option("--gpu", opts->gpu, "GPU id from the hardware catalog (its HBM bounds memory)");
-  show->add_option("--hbm", opts->hbm, "HBM per GPU, e.g. 80GiB (checks that the layout fits)");
+  show->add_option("--hbm", opts->hbm, "HBM per GPU, e.g. 80GiB (checks that the layout fits; overrides --gpu's)");
   show->callback([&g, opts] { g.run = [&g, opts] { return run_show(g, *opts); }; });
 }
 

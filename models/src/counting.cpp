@@ -579,7 +579,8 @@ std::string structural_problem(const Workload& w, const Layout& l) {
     return fmt::format("seq_len {} is not divisible by 2*cp = {} (load-balanced context parallelism)",
                        tr.seq_len, 2 * l.cp);
   if (l.sequence_parallel && l.tp > 1 && (std::int64_t(tr.seq_len / l.cp) * l.micro_batch) % l.tp != 0)
-    return fmt::format("sequence parallelism needs seq_len/cp * micro_batch divisible by tp={}", l.tp);
+    return fmt::format("sequence parallelism needs seq_len/cp * micro_batch ({}) divisible by tp={}; "
+                       "change micro_batch or set sp=0", std::int64_t(tr.seq_len / l.cp) * l.micro_batch, l.tp);
   return "";
 }
 

@@ -49,7 +49,7 @@ constexpr Dim kDims[] = {{"tp", "TP"},       {"cp", "CP"}, {"dp", "DP"},
                          {"dpxcp", "DP×CP"}, {"ep", "EP"}, {"pp", "PP"}};
 
 struct Arch {
-  std::string name, file, description, error;
+  std::string name, file, description, error, layout;
   bool ok = false;
   json sim, topo, over;
   double gpus = kNaN;
@@ -67,6 +67,7 @@ Arch read_arch(const json& a, double tokens) {
   r.description = get_str(a, "description");
   r.ok = a.value("ok", false);
   r.error = get_str(a, "error");
+  r.layout = get_str(a, "layout");
   r.sim = a.value("simulation", json::object());
   r.topo = a.value("topology", json::object());
   r.over = a.value("oversubscription", json::object());
@@ -166,7 +167,7 @@ Cell num_best(double v, bool best, std::string hint = {}) {
 
 std::string tokens_text(double t) {
   if (!std::isfinite(t)) return "an unstated number of";
-  return format_sig(t / 1e9) + "B";
+  return t >= 1e12 ? format_sig(t / 1e12) + "T" : format_sig(t / 1e9) + "B";
 }
 
 // --- BOM --------------------------------------------------------------------------------------
@@ -199,18 +200,28 @@ Table bom_table(const Arch& a) {
   const json& bom = a.topo.contains("bom") ? a.topo.at("bom") : json();
   auto add = [&](const std::string& key, const json& e) {
     if (!e.is_object()) return;
+    // Lines the topology marks as not network (the nodes themselves) belong to compute capex.
+    if (e.contains("network") && e.at("network").is_boolean() && !e.at("network").get<bool>())
+      return;
     std::string item = first_str(e, {"item", "part", "name", "id"});
     if (item.empty()) item = key;
-    std::string tier = first_str(e, {"tier", "where", "role"});
-    if (!tier.empty()) item += " (" + tier + ")";
+    std::string where = first_str(e, {"role", "tier", "where"});
+    if (!where.empty()) item += " (" + where + ")";
     double count = first_num(e, {"count", "quantity", "qty"});
     double unit = first_num(e, {"unit_price_usd", "price_usd_each", "unit_usd"});
-    double cost = first_num(e, {"cost_usd", "total_usd", "capex_usd", "price_usd"});
+    double cost = first_num(e, {"price_usd", "cost_usd", "total_usd", "capex_usd"});
     if (!std::isfinite(cost) && std::isfinite(unit) && std::isfinite(count)) cost = unit * count;
     if (!std::isfinite(unit) && std::isfinite(cost) && count > 0) unit = cost / count;
     double power = first_num(e, {"power_W", "total_power_W"});
-    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"kind", "type", "category"})),
-                      Cell::num(count), Cell::num(unit), Cell::num(cost), Cell::num(power)});
+    double unit_power = first_num(e, {"unit_power_W"});
+    if (!std::isfinite(power) && std::isfinite(unit_power) && std::isfinite(count))
+      power = unit_power * count;
+    bool estimate = e.contains("price_estimate") && e.at("price_estimate").is_boolean() &&
+                    e.at("price_estimate").get<bool>();
+    std::string hint = estimate ? "estimated price (the catalog marks it so)" : "";
+    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"category", "kind", "type"})),
+                      Cell::num(count), Cell::num(unit, hint), Cell::num(cost, hint),
+                      Cell::num(power)});
   };
   if (bom.is_array())
     for (const auto& e : bom) add({}, e);
@@ -243,6 +254,7 @@ Section summary_section(const std::vector<Arch>& as, const json& data) {
       {"cluster_file", "Cluster file", Unit::Text, ""},
       {"status", "Status", Unit::Text, "ok, or why the simulation failed"},
       {"gpus", "GPUs", Unit::Count, ""},
+      {"layout", "Layout", Unit::Text, "Parallel layout used on this cluster"},
       {"iteration_time_s", "Iteration", Unit::Seconds, "Simulated time of one training iteration"},
       {"time_to_train_s", "Time to train", Unit::Seconds,
        "Iterations × iteration time (before failures)"},
@@ -267,6 +279,7 @@ Section summary_section(const std::vector<Arch>& as, const json& data) {
     auto best = [&](int b) { return many && b == i; };
     t.rows.push_back({Cell::str(a.name, a.description), Cell::str(a.file),
                       a.ok ? Cell::str("ok") : Cell::str("failed", a.error), Cell::num(a.gpus),
+                      a.layout.empty() ? Cell::none() : Cell::str(a.layout),
                       num_best(a.iter_s, best(b_iter)), num_best(a.ttt_s, best(b_ttt)),
                       Cell::num(a.tok_per_s_gpu), Cell::num(a.mfu),
                       num_best(a.exposed_s, best(b_exp)), num_best(a.net_capex_usd, best(b_net)),
@@ -375,8 +388,8 @@ Section comm_section(const std::vector<Arch>& as) {
   }
   if (dims.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No exposed communication.",
-                               oks.empty() ? " No architecture simulated."
-                                           : " All communication is hidden behind compute."});
+                               oks.empty() ? "No architecture simulated."
+                                           : "All communication is hidden behind compute."});
   } else {
     s.blocks.push_back(std::move(c));
   }
@@ -434,7 +447,7 @@ Section links_section(const std::vector<Arch>& as) {
   }
   if (tiers.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No link data.",
-                               " The simulation results list no bottleneck links."});
+                               "The simulation results list no bottleneck links."});
     return s;
   }
   Chart c;
@@ -499,7 +512,7 @@ Section network_section(const std::vector<Arch>& as) {
     Table t = bom_table(a);
     if (t.rows.empty()) {
       if (!a.topo.empty())
-        s.blocks.push_back(Callout{Callout::Level::Info, a.name + ": ",
+        s.blocks.push_back(Callout{Callout::Level::Info, a.name + ":",
                                    "the topology lists no bill of materials."});
       continue;
     }
@@ -508,7 +521,7 @@ Section network_section(const std::vector<Arch>& as) {
   }
   if (!any && !c.has_data())
     s.blocks.push_back(Callout{Callout::Level::Warning, "No bill of materials.",
-                               " No architecture came with network parts, cost or power."});
+                               "No architecture came with network parts, cost or power."});
   return s;
 }
 
@@ -543,12 +556,12 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   if (!any_cost && !oks.empty())
     s.blocks.push_back(
         Callout{Callout::Level::Warning, "No cost model in the results.",
-                " The simulation results carry no cost figures, so cost per run and per token "
+                "The simulation results carry no cost figures, so cost per run and per token "
                 "are not shown (never estimated here)."});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   if (std::isfinite(tokens))
-    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " +
-                                 format_sig(tokens / 1e9) + "B tokens the workload trains on."});
+    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " + tokens_text(tokens) +
+                                 " tokens the workload trains on."});
   Chart c;
   c.id = "cost-per-run";
   c.title = "Cost per training run";
@@ -649,10 +662,10 @@ Section oversub_section(const std::vector<Arch>& as) {
   if (c.has_data()) s.blocks.push_back(std::move(c));
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   for (const auto& u : unsupported)
-    s.blocks.push_back(Callout{Callout::Level::Info, "Not swept: ", u});
+    s.blocks.push_back(Callout{Callout::Level::Info, "Not swept:", u});
   if (t.rows.empty() && unsupported.empty())
     s.blocks.push_back(
-        Callout{Callout::Level::Info, "Nothing to sweep: ", "no architecture simulated."});
+        Callout{Callout::Level::Info, "Nothing to sweep:", "no architecture simulated."});
   return s;
 }
 
@@ -681,17 +694,17 @@ Report build_compare_report(const nlohmann::json& data) {
   auto oks = ok_archs(as);
   for (const auto& a : as)
     if (!a.ok)
-      r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ": ",
+      r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ":",
                                   a.error.empty() ? "no reason given" : a.error});
   if (as.empty())
     r.notices.push_back(
-        Callout{Callout::Level::Error, "No architecture given.", " Nothing to compare."});
+        Callout{Callout::Level::Error, "No architecture given.", "Nothing to compare."});
   else if (oks.empty())
     r.notices.push_back(Callout{Callout::Level::Error, "No architecture could be simulated.",
-                                " There is nothing to compare; see the failures above."});
+                                "There is nothing to compare; see the failures above."});
   else if (oks.size() == 1)
     r.notices.push_back(
-        Callout{Callout::Level::Warning, "Only one architecture: ",
+        Callout{Callout::Level::Warning, "Only one architecture:",
                 as.size() == 1
                     ? oks[0]->name + " is described alone; there is nothing to compare it with."
                     : oks[0]->name +
@@ -713,7 +726,7 @@ Report build_compare_report(const nlohmann::json& data) {
                                                 : "; " + c.winner + " is the cheapest per token.";
       else
         line += ".";
-      r.notices.insert(r.notices.begin(), Callout{Callout::Level::Good, "Verdict: ", line});
+      r.notices.insert(r.notices.begin(), Callout{Callout::Level::Good, "Verdict:", line});
     }
   }
   r.sections.push_back(summary_section(as, data));

@@ -147,7 +147,9 @@ constexpr const char* kRenderer = R"js(
     });
     var sc = scaleFor(s.y_unit, all);
     var datasets = s.series.map(function (se, i) {
-      var c = palette[i % palette.length];
+      // One series over architectures: one colour per architecture, as in the other charts.
+      var c = s.series.length === 1 && s.kind !== 'line'
+        ? s.categories.map(function (_, k) { return palette[k % palette.length]; }) : palette[i % palette.length];
       return { label: se.name, data: se.values.map(function (v) { return scaled(v, sc); }), backgroundColor: c, borderColor: c,
                fill: false, tension: 0, pointRadius: 4, borderWidth: s.kind === 'line' ? 2 : 0 };
     });
@@ -282,7 +284,7 @@ void table(std::string& o, const Table& t) {
 
 void chart(std::string& o, const Chart& c, nlohmann::json& specs) {
   if (!c.has_data()) {
-    callout(o, Callout{Callout::Level::Warning, c.title + ": ", "no data to draw."});
+    callout(o, Callout{Callout::Level::Warning, c.title + ":", "no data to draw."});
     return;
   }
   specs.push_back(chart_json(c));
@@ -366,8 +368,10 @@ std::string write_html(const Report& r) {
   }
   o += "<footer>" + html_escape(r.tool_version) +
        ". The report's data is embedded as JSON (script #tutti-report-data).</footer>\n</main>\n";
-  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(to_json(r)) +
-       "</script>\n";
+  // The report's JSON without the input files' text, which is already on the page verbatim.
+  nlohmann::json data = to_json(r);
+  for (auto& i : data["inputs"]) i.erase("content");
+  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(data) + "</script>\n";
   if (!specs.empty()) {
     o += "<script type=\"application/json\" id=\"tutti-charts\">" + script_json(specs) +
          "</script>\n";

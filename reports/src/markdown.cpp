@@ -117,7 +117,11 @@ const char* level_word(Callout::Level l) {
 }
 
 void callout(std::string& out, const Callout& c) {
-  out += "> **" + std::string(level_word(c.level)) + (c.title.empty() ? "" : ": " + c.title) + "**";
+  bool quiet = c.level == Callout::Level::Info || c.level == Callout::Level::Good;
+  std::string head = c.title.empty() ? std::string(level_word(c.level)) + ":"
+                     : quiet         ? c.title
+                                     : std::string(level_word(c.level)) + ": " + c.title;
+  out += "> **" + head + "**";
   if (!c.text.empty()) out += " " + c.text;
   out += "\n\n";
 }

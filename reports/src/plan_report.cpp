@@ -45,6 +45,7 @@ std::string layout_text(const json& c) {
   const json& l = c.at("layout");
   if (l.is_string()) return l.get<std::string>();
   if (!l.is_object()) return {};
+  if (l.contains("string") && l.at("string").is_string()) return l.at("string").get<std::string>();
   std::string out;
   for (const char* k :
        {"tp", "pp", "dp", "cp", "ep", "vp", "zero", "micro_batch", "mb", "recompute"}) {
@@ -75,7 +76,7 @@ std::string config_label(const json& c) {
   }
   std::string net = str(c, {"/hardware/network", "/network"});
   if (!net.empty()) out += (out.empty() ? "" : " · ") + net;
-  std::string acq = str(c, {"/acquisition"});
+  std::string acq = str(c, {"/hardware/acquisition", "/acquisition"});
   if (!acq.empty()) out += (out.empty() ? "" : " · ") + acq;
   if (out.empty()) out = "configuration " + str(c, {"/index"});
   return out;
@@ -236,13 +237,21 @@ Table bom_table(const json& rec) {
                {"count", "Count", Unit::Count, ""},
                {"cost_usd", "Cost", Unit::Usd, ""},
                {"power_W", "Power", Unit::Watts, ""}};
-  if (!rec.is_object() || !rec.contains("bom")) return t;
-  const json& bom = rec.at("bom");
+  if (!rec.is_object()) return t;
+  // `tutti plan --json`: bill_of_materials{..., items[]}; older shapes: bom[].
+  const json* src = nullptr;
+  if (rec.contains("bill_of_materials") && rec.at("bill_of_materials").is_object() &&
+      rec.at("bill_of_materials").contains("items"))
+    src = &rec.at("bill_of_materials").at("items");
+  else if (rec.contains("bom"))
+    src = &rec.at("bom");
+  if (!src) return t;
+  const json& bom = *src;
   auto add = [&](const std::string& key, const json& e) {
     if (!e.is_object()) return;
     std::string item = str(e, {"/item", "/part", "/name", "/id"});
     if (item.empty()) item = key;
-    std::string tier = str(e, {"/tier", "/kind"});
+    std::string tier = str(e, {"/role", "/tier", "/kind"});
     if (!tier.empty()) item += " (" + tier + ")";
     t.rows.push_back({Cell::str(item), Cell::num(num(e, {"/count", "/quantity"})),
                       Cell::num(num(e, {"/cost_usd", "/total_usd", "/price_usd"})),
@@ -330,7 +339,7 @@ Report build_plan_report(const nlohmann::json& plan) {
     std::string reason = str(plan, {"/reason"});
     r.notices.push_back(Callout{
         Callout::Level::Error,
-        "Nothing fits: ", reason.empty() ? "the plan has no recommended configuration." : reason});
+        "Nothing fits:", reason.empty() ? "the plan has no recommended configuration." : reason});
   }
 
   Section front{"frontier", "Pareto frontier", {}};
@@ -338,7 +347,7 @@ Report build_plan_report(const nlohmann::json& plan) {
   if (chart.has_data())
     front.blocks.push_back(std::move(chart));
   else
-    front.blocks.push_back(Callout{Callout::Level::Warning, "No frontier to draw: ",
+    front.blocks.push_back(Callout{Callout::Level::Warning, "No frontier to draw:",
                                    "no feasible configuration has a time to train and a cost."});
   Table pt;
   pt.id = "pareto";
@@ -372,7 +381,7 @@ Report build_plan_report(const nlohmann::json& plan) {
     kvrow("Oversubscription", str(*rec, {"/hardware/oversubscription", "/oversubscription"}));
     kvrow("Network", str(*rec, {"/hardware/network", "/network"}));
     kvrow("Storage", str(*rec, {"/hardware/storage", "/storage"}));
-    kvrow("Acquisition", str(*rec, {"/acquisition"}));
+    kvrow("Acquisition", str(*rec, {"/hardware/acquisition", "/acquisition"}));
     kvrow("Parallel layout", layout_text(*rec));
     kvrow("Iteration time", format_value(num(*rec, {"/iteration_time_s"}), Unit::Seconds));
     kvrow("Time to train", format_value(time_of(*rec), Unit::Seconds));
@@ -408,7 +417,7 @@ Report build_plan_report(const nlohmann::json& plan) {
     if (!rec || !same_config(p, *rec)) rt.rows.push_back(config_row(p, rec, false));
   if (rt.rows.empty()) {
     ru.blocks.push_back(
-        Callout{Callout::Level::Info, "No runners-up: ",
+        Callout{Callout::Level::Info, "No runners-up:",
                 rec ? "the recommendation is the only configuration left." : "nothing fits."});
   } else {
     rt.caption = finalists.empty()
@@ -432,12 +441,15 @@ Report build_plan_report(const nlohmann::json& plan) {
       if (v.is_number())
         st.rows.push_back({Cell::str("violates " + k), Cell::num(v.get<double>())});
   if (!st.rows.empty()) ss.blocks.push_back(std::move(st));
-  if (plan.contains("nearest") && plan.at("nearest").is_object() && !rec) {
+  const char* miss_key = plan.contains("nearest_miss") ? "nearest_miss" : "nearest";
+  if (plan.contains(miss_key) && plan.at(miss_key).is_object() && !rec) {
     Table nt;
     nt.id = "nearest";
     nt.title = "Nearest miss";
     nt.columns = config_columns(false);
-    nt.rows.push_back(config_row(plan.at("nearest"), nullptr, false));
+    nt.rows.push_back(config_row(plan.at(miss_key), nullptr, false));
+    if (plan.at(miss_key).contains("violations"))
+      nt.caption = "Violates: " + plan.at(miss_key).at("violations").dump() + ".";
     ss.blocks.push_back(std::move(nt));
   }
   if (!ss.blocks.empty()) r.sections.push_back(std::move(ss));

@@ -87,3 +87,22 @@ TEST_CASE("cli: infeasible layouts exit 2 with the reason and a suggestion") {
   CHECK(g.rc == 2);
   CHECK(g.err.find("multiple of tp*pp*cp") != std::string::npos);
 }
+
+TEST_CASE("cli: workload show --gpu takes the HBM from the hardware catalog") {
+  auto r = run_tutti({"workload", "show", "models/llama3-405b.json", "--gpus", "16384", "--gpu", "h200-sxm-141gb",
+                      "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  json j = r.json();
+  CHECK(j["gpu"] == "h200-sxm-141gb");
+  CHECK(j["hbm_bytes"].get<double>() > 130e9);
+  CHECK(j["layout"]["dp"] == 128);
+  CHECK(j["memory_per_gpu"]["total_bytes"].get<double>() <= j["hbm_bytes"].get<double>());
+  // Twice the micro-batch does not fit in an 80 GB H100; the error suggests what would.
+  auto big = run_tutti({"workload", "show", "models/llama3-405b.json", "--gpus", "16384", "--gpu", "h100-sxm-80gb",
+                        "--parallel", "mb=2"});
+  CHECK(big.rc == 2);
+  CHECK(big.err.find("would fit: recompute=") != std::string::npos);
+  auto unknown = run_tutti({"workload", "show", "models/tiny-gpt.json", "--gpu", "h100"});
+  CHECK(unknown.rc == 2);
+  CHECK(unknown.err.find("h100-sxm-80gb") != std::string::npos);
+}

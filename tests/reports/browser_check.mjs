@@ -5,7 +5,8 @@
 // the file itself (a self-contained report makes none; they are blocked and listed), the tables
 // and call-outs, whether the embedded data parses, and for each chart canvas a screenshot decoded
 // here (tiny PNG decoder below) with its share of non-white pixels and distinct colours, plus
-// whether hovering its first data point opens a tooltip. Screenshots are written to OUT_DIR.
+// whether hovering its first data point opens a tooltip. Chart screenshots are written to OUT_DIR
+// (whole pages too when TUTTI_REPORT_FULL_SHOTS is set).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,6 +83,7 @@ fs.mkdirSync(outDir, { recursive: true });
 const browser = await chromium.launch({
   executablePath: process.env.TUTTI_CHROMIUM || '/usr/bin/chromium',
   headless: true,
+  timeout: 180000,  // a loaded 2-core CI machine can take a while to start Chromium
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
          '--disable-component-update', '--disable-sync'],
 });
@@ -99,6 +101,7 @@ try {
       return route.abort();
     });
     const page = await context.newPage();
+    page.setDefaultTimeout(120000);
     page.on('console', (m) => {
       if (m.type() === 'error') r.console_errors.push(m.text());
       else if (m.type() === 'warning') r.console_warnings.push(m.text());
@@ -108,7 +111,7 @@ try {
     const canvases = await page.locator('canvas').count();
     if (canvases > 0) {
       await page.waitForFunction(() => document.documentElement.hasAttribute('data-charts-rendered'), null,
-                                 { timeout: 15000 }).catch(() => {});
+                                 { timeout: 120000 }).catch(() => {});
     }
     Object.assign(r, await page.evaluate(() => {
       let dataOk = false;
@@ -125,7 +128,7 @@ try {
       };
     }));
     const base = path.basename(file, '.html');
-    await page.screenshot({ path: path.join(outDir, base + '.png'), fullPage: true });
+    if (process.env.TUTTI_REPORT_FULL_SHOTS) await page.screenshot({ path: path.join(outDir, base + '.png'), fullPage: true });
     const ids = await page.$$eval('canvas', (cs) => cs.map((c) => c.id));
     for (let i = 0; i < ids.length; i++) {
       const loc = page.locator('canvas').nth(i);
@@ -153,7 +156,8 @@ try {
       let tooltip = false;
       if (target) {
         await page.mouse.move(target.x, target.y);
-        await page.waitForTimeout(50);
+        await page.waitForFunction((i) => window.tuttiCharts[i].tooltip.getActiveElements().length > 0, i,
+                                   { timeout: 5000 }).catch(() => {});
         tooltip = await page.evaluate((i) => {
           const t = window.tuttiCharts[i].tooltip;
           return !!t && t.getActiveElements().length > 0 && t.opacity > 0;

@@ -77,3 +77,33 @@ TEST_CASE("cli: usage and input errors exit 2") {
   CHECK(not_plan.err.find("tutti plan --json") != std::string::npos);
   CHECK(run_tutti({"report", "compare", "--workload", "no.json", "--cluster", "no.json"}).rc == 2);
 }
+
+TEST_CASE(
+    "cli: compare reports an infeasible layout on each cluster instead of drawing empty charts") {
+  // Llama 3 8B with its default layout (pure DP) does not fit in an H100's memory on the SuperPOD,
+  // and 1,024-way DP does not divide its global batch on the RoCE cluster: both fail, and say why.
+  auto r = run_tutti({"report", "compare", "--workload", "models/llama3-8b.json", "--cluster",
+                      "topologies/dgx-h100-superpod-1su.json", "--cluster",
+                      "topologies/roce-400g.json", "--format", "json"});
+  CHECK(r.rc == 1);  // a valid run whose answer is "nothing simulated"
+  json j = r.json();
+  CHECK(j.at("kind") == "compare");
+  CHECK(j.at("verdict").empty());
+  std::string notices = j.at("notices").dump();
+  CHECK(notices.find("Simulation failed on DGX H100 SuperPOD") != std::string::npos);
+  CHECK(notices.find("HBM") != std::string::npos);
+  CHECK(notices.find("not divisible") != std::string::npos);
+  CHECK(notices.find("No architecture could be simulated") != std::string::npos);
+  for (const auto& s : j.at("sections"))
+    for (const auto& b : s.at("blocks"))
+      if (b.at("type") == "chart")
+        CHECK(b.at("id") == "network-capex");  // known without simulating
+  // The inputs are echoed with their digests, and the command reproduces the report.
+  CHECK(j.at("inputs").size() == 3);
+  CHECK(j.at("command").get<std::string>().find("--cluster topologies/roce-400g.json") !=
+        std::string::npos);
+  // Network BOM numbers equal `tutti topo --json`.
+  auto topo = run_tutti({"topo", "topologies/roce-400g.json", "--json"});
+  REQUIRE(topo.rc == 0);
+  CHECK(j.at("data").at("architectures").at(1).at("topology") == topo.json());
+}
