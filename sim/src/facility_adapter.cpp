@@ -1,6 +1,8 @@
 // Adapters: fill FacilityInputs from the workload, the cluster and a simulated iteration.
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/facility.hpp"
+#include "tutti/sim/result.hpp"
+#include "tutti/topologies/cluster.hpp"
 
 namespace tutti {
 
@@ -36,6 +38,59 @@ void fill_workload_inputs(FacilityInputs& in, const Workload& w) {
   in.tokens_per_iteration = tokens_per_iteration(w);
   // Per-sample bytes cover every family; per-token bytes are then unused.
   in.input_bytes_per_sample = input_bytes_per_sample(w);
+}
+
+IterationTimes iteration_times(const SimResult& r) {
+  return {r.iteration_time_s, r.gemm_busy_s, r.memory_busy_s, r.comm_busy_s};
+}
+
+FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
+  FacilityInputs in;
+  in.gpu_name = c.gpu.name;
+  in.gpus = c.gpus();
+  in.nodes = c.nodes;
+  in.gpus_per_node = c.gpus_per_node;
+  in.nics = c.nodes * c.node.nics;
+  in.switches = static_cast<int>(c.bom.switches);
+  long long links = 0;
+  for (const auto& g : c.facts.cables) links += g.count;
+  in.network_links = static_cast<int>(links);
+  in.racks = c.racks;
+  in.nodes_per_rack = c.nodes_per_rack;
+
+  in.gpu.tdp_W = c.gpu.tdp_W;
+  // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
+  in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
+  in.node_overhead_W = c.node.overhead_power_W;
+  in.node_max_power_W = c.node.max_power_W;
+  in.network_power_W = c.bom.network_power_W;
+  in.storage_power_W = c.bom.storage_power_W;
+
+  const FacilitySpec& f = c.facility;
+  in.facility_name = f.name;
+  in.liquid = f.liquid;
+  in.pue = f.pue;
+  in.rack_power_W = f.rack_power_W;
+  in.rack_cooling_W = f.rack_cooling_W;
+  in.total_cooling_W = f.total_cooling_W;
+  in.electricity_usd_per_J = f.electricity_usd_per_J;
+  in.buildout_usd_per_W = f.buildout_usd_per_W;
+
+  in.times = iteration_times(r);
+  in.iterations = r.iterations;
+
+  in.gpu_price_usd = c.gpu.price_usd;
+  in.node_price_usd = c.node.price_usd;
+  in.network_capex_usd = c.bom.network_capex_usd;
+  in.storage_capex_usd = c.bom.storage_capex_usd;
+  in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
+
+  if (!c.storage.id.empty()) {
+    in.storage_read_Bps = c.storage.read_Bps * c.storage_units;
+    in.storage_write_Bps = c.storage.write_Bps * c.storage_units;
+  }
+  fill_workload_inputs(in, w);
+  return in;
 }
 
 }  // namespace tutti
