@@ -30,7 +30,7 @@ void add_replay_options(CLI::App* sub, ReplayCliOptions& o) {
   sub->add_option("--cluster", o.cluster, "Cluster JSON the ranks stand for (topologies/*.json)")->required();
   sub->add_option("--parallel", o.parallel, "Layout tp=..,pp=..,dp=..,... (default: the workload's)");
   sub->add_option("--scale-down", o.scale_down,
-                  "Run a smaller workload: layers=N,batch=M,seq=S,hidden=H (recorded with the results)");
+                  "Run a smaller workload: layers=N,batch=M,micro_batch=B,seq=S,hidden=H,vocab=V (recorded with the results)");
   sub->add_option("--iterations", o.iterations, "Timed iterations (median reported)")->capture_default_str();
   sub->add_option("--warmup", o.warmup, "Untimed iterations after the check pass")->capture_default_str();
   sub->add_flag("--no-check", o.no_check, "Skip the pass that verifies collective results");
@@ -75,7 +75,8 @@ namespace {
       v = -1;
     }
     if (v < 1)
-      throw InputError("--scale-down", key, "\"" + item + "\"", "KEY=positive integer with KEY one of layers, batch, seq, hidden");
+      throw InputError("--scale-down", key, "\"" + item + "\"",
+                       "KEY=positive integer with KEY one of layers, batch, micro_batch, seq, hidden, vocab");
     auto original = [&](const char* section, const char* field) -> nlohmann::json {
       if (raw.contains(section) && raw[section].is_object() && raw[section].contains(field)) return raw[section][field];
       return nullptr;
@@ -86,6 +87,12 @@ namespace {
     } else if (key == "batch") {
       out.push_back("training.global_batch=" + std::to_string(v));
       recorded["global_batch"] = {{"from", original("training", "global_batch")}, {"to", v}};
+    } else if (key == "micro_batch") {
+      out.push_back("training.micro_batch=" + std::to_string(v));
+      recorded["micro_batch"] = {{"from", original("training", "micro_batch")}, {"to", v}};
+    } else if (key == "vocab") {
+      out.push_back("model.vocab=" + std::to_string(v));
+      recorded["vocab"] = {{"from", original("model", "vocab")}, {"to", v}};
     } else if (key == "seq") {
       out.push_back("training.seq_len=" + std::to_string(v));
       recorded["seq_len"] = {{"from", original("training", "seq_len")}, {"to", v}};
@@ -95,7 +102,17 @@ namespace {
       double ratio = static_cast<double>(v) / h0.get<double>();
       out.push_back("model.hidden=" + std::to_string(v));
       recorded["hidden"] = {{"from", h0}, {"to", v}};
-      for (const char* f : {"ffn_hidden", "moe_ffn_hidden", "head_dim"}) {
+      // Keep the head size: fewer heads (and KV heads) rather than thinner ones.
+      if (!original("model", "head_dim").is_number_integer())
+        for (const char* f : {"heads", "kv_heads"}) {
+          auto x = original("model", f);
+          if (x.is_number_integer()) {
+            long long nv = std::max(1LL, static_cast<long long>(x.get<double>() * ratio + 0.5));
+            out.push_back(std::string("model.") + f + "=" + std::to_string(nv));
+            recorded[f] = {{"from", x}, {"to", nv}};
+          }
+        }
+      for (const char* f : {"ffn_hidden", "moe_ffn_hidden"}) {
         auto x = original("model", f);
         if (x.is_number_integer()) {
           long long nv = std::max(1LL, static_cast<long long>(x.get<double>() * ratio + 0.5));
@@ -104,7 +121,7 @@ namespace {
         }
       }
     } else {
-      throw InputError("--scale-down", key, "\"" + key + "\"", "one of layers, batch, seq, hidden");
+      throw InputError("--scale-down", key, "\"" + key + "\"", "one of layers, batch, micro_batch, seq, hidden, vocab");
     }
     if (c == std::string::npos) break;
     at = c + 1;
@@ -115,21 +132,36 @@ namespace {
 }  // namespace
 
 nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliOptions& o) {
-#if defined(TUTTI_EXEC_HAVE_WORKLOADS) && defined(TUTTI_EXEC_HAVE_CLUSTERS)
+#if defined(TUTTI_EXEC_HAVE_WORKLOADS)
   if (o.iterations < 1) throw InputError("--iterations", "", std::to_string(o.iterations), ">= 1");
   if (o.warmup < 0) throw InputError("--warmup", "", std::to_string(o.warmup), ">= 0");
   nlohmann::json scaling;
   std::vector<std::string> overrides = scale_down_overrides(o.scale_down, o.workload, scaling);
   Workload w = load_workload(o.workload, overrides);
-  Cluster c = load_cluster(o.cluster);
-  Layout l = resolve_layout(w, o.parallel, s.size());
+  Layout l;
+  try {
+    l = resolve_layout(w, o.parallel, s.size());
+  } catch (const InputError&) {
+    // The layout may be fine but for another world size: say that (with the launch hint).
+    Layout alone;
+    try {
+      alone = resolve_layout(w, o.parallel, 0);
+    } catch (const InputError&) {
+      throw;
+    }
+    if (alone.gpus() == s.size()) throw;
+    l = alone;
+  }
   // The world must equal the layout's GPU count; this also catches a missing launcher.
   s.require_world(l.gpus(), "tutti exec replay --workload " + o.workload + " --cluster " + o.cluster +
                                 (o.parallel.empty() ? "" : " --parallel " + o.parallel));
-  const int cluster_gpus = c.nodes * c.node.gpus;
+#ifdef TUTTI_EXEC_HAVE_CLUSTERS
+  Cluster c = load_cluster(o.cluster);
+  const int cluster_gpus = c.gpus();
   if (l.gpus() > cluster_gpus)
     throw InputError(o.cluster, "nodes", std::to_string(cluster_gpus) + " GPUs",
                      "at least the layout's " + std::to_string(l.gpus()) + " GPUs");
+#endif
   Program p = expand_program(w, l);
   debug_fault(s.rank(), o.debug_die_rank, o.debug_hang_rank);
   exec::ReplayOptions ro;

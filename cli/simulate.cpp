@@ -1,12 +1,112 @@
-// tutti simulate: Simulate a training iteration and the whole run on a cluster.
+// tutti simulate: simulate a training iteration and the whole run on a cluster.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include "common.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
+#include "tutti/models/workload.hpp"
+#include "tutti/sim/engine.hpp"
+#include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string workload, cluster, parallel, engine = "native", calibration, trace;
+  double compute_slowdown = 1.0;
+};
+
+std::string seconds(double s) {
+  if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
+  if (s >= 3600) return fmt::format("{:.2f} h", s / 3600);
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
+  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
+  std::string s;
+  s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
+  s += fmt::format("layout     {}\n", to_string(l));
+  s += fmt::format("engine     {} ({:.3f} s wall)\n\n", r.engine, r.wall_s);
+  s += fmt::format("iteration time       {}\n", seconds(r.iteration_time_s));
+  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu);
+  s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s);
+  s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu);
+  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu, 100 * r.hfu);
+  s += fmt::format("memory per GPU       {:.1f} GiB of {:.0f} GiB\n", r.memory_per_gpu_bytes / kGiB,
+                   c.gpu.hbm_bytes / kGiB);
+  if (r.time_to_train_s > 0)
+    s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
+                     seconds(r.time_to_train_s), r.iterations);
+  const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
+  s += "\nbreakdown (critical pipeline stage)\n";
+  s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
+  for (int d = 0; d < 6; ++d)
+    if (r.breakdown.exposed_comm_s[d] > 0)
+      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", kDims[d], seconds(r.breakdown.exposed_comm_s[d]),
+                       100 * r.breakdown.exposed_comm_s[d] / it);
+  s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
+  s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
+  if (!r.bottleneck_links.empty()) {
+    s += "\nbusiest links\n";
+    for (std::size_t i = 0; i < r.bottleneck_links.size() && i < 5; ++i) {
+      const LinkUse& u = r.bottleneck_links[i];
+      s += fmt::format("  {:<28} {:<11} {:5.1f}%  {:.2f} GB/iteration\n", u.name, to_string(u.tier),
+                       100 * u.utilization, u.bytes / 1e9);
+    }
+  }
+  return s;
+}
+
+int run_simulate(const Globals& g, const SimulateOptions& o) {
+  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
+  if (o.engine != "native" && o.engine != "analytic")
+    throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
+  Workload w = load_workload(o.workload);
+  Cluster c = load_cluster(o.cluster, g.sets);
+  Layout l = resolve_layout(w, o.parallel, c.gpus());
+  SimOptions so;
+  so.engine = o.engine;
+  so.calibration = o.calibration;
+  so.trace_path = o.trace;
+  so.compute_slowdown = o.compute_slowdown;
+  so.seed = g.seed;
+  SimResult r = simulate(w, c, l, so);
+  if (g.json) {
+    nlohmann::json j;
+    to_json(j, r);
+    j["workload"] = w.name;
+    j["cluster"] = c.name;
+    j["gpus"] = l.gpus();
+    j["layout"] = to_string(l);
+    j["calibration"] = o.calibration.empty() ? "default" : o.calibration;
+    emit_json(g, j);
+  } else {
+    emit(g, table(w, c, l, r));
+  }
+  if (!o.trace.empty()) note(g, "trace written to " + o.trace);
+  return kOk;
+}
+
+}  // namespace
 
 void setup_simulate(CLI::App& app, Globals& g) {
+  auto o = std::make_shared<SimulateOptions>();
   auto* sub = app.add_subcommand("simulate", "Simulate a training iteration and the whole run on a cluster");
-  sub->allow_extras();
-  sub->callback([&g] { g.run = [] { return not_landed("'tutti simulate'", 5); }; });
+  sub->add_option("--workload,-w", o->workload, "Workload file (models/*.json)")->required();
+  sub->add_option("--cluster,-c", o->cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
+  sub->add_option("--parallel,-p", o->parallel, "Layout on top of the workload's: tp=8,pp=4,vp=2,mb=1,...");
+  sub->add_option("--engine", o->engine, "native (flow-level events), analytic (closed forms) or simgrid")
+      ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
+  sub->add_option("--calibration", o->calibration, "Calibration profile (sim/calibration/default.json format)");
+  sub->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace (one track per stream per stage)");
+  sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
+      ->check(CLI::Range(1.0, 1e6));
+  sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });
 }
 
 }  // namespace tutti::cli

@@ -2,10 +2,13 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/sim/engine.hpp"
 #include "tutti/topologies/cluster.hpp"
+#include "tutti/topologies/simgrid_export.hpp"
 
 namespace tutti::cli {
 
@@ -54,9 +57,12 @@ std::string table(const Cluster& c) {
 
 int run_topo(const Globals& g, const TopoOptions& o) {
   Cluster c = load_cluster(o.cluster, g.sets);
-  if (!o.export_format.empty()) {
-    // Exporters register here (the SimGrid platform export lands with the simgrid engine, issue 4).
-    return not_landed("'tutti topo --export " + o.export_format + "'", 4);
+  if (o.export_format == "simgrid") {  // routes hashed as the engines hash flows
+    std::ostringstream xml;
+    write_simgrid_platform(c, xml, [&g](int s, int d) { return flow_hash(g.seed, s, d); });
+    emit(g, xml.str());
+    if (!g.output.empty()) note(g, "SimGrid platform (version 4.1) written to " + g.output);
+    return kOk;
   }
   if (g.json) {
     emit_json(g, to_json(c));

@@ -12,10 +12,11 @@ namespace {
 
 /// Weighted least squares of t_i ~ a * g_i + c with weights 1/t_i^2 (relative error), a > 0,
 /// c >= 0. Returns the sum of squared relative residuals.
-double linear_rel_fit(const std::vector<double>& g, const std::vector<double>& t, double& a, double& c) {
+double linear_rel_fit(const std::vector<double>& g, const std::vector<double>& t, double& a, double& c,
+                      bool time_weighted = false) {
   double sw = 0, sg = 0, sgg = 0, st = 0, sgt = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
-    double w = 1.0 / (t[i] * t[i]);
+    double w = time_weighted ? 1.0 / t[i] : 1.0 / (t[i] * t[i]);
     sw += w;
     sg += w * g[i];
     sgg += w * g[i] * g[i];
@@ -125,7 +126,7 @@ MemFit fit_membound(const std::vector<MemSample>& s, double peak) {
   for (double hb : log_grid(1e2, 1e10, 8)) {
     for (std::size_t i = 0; i < v.size(); ++i) g[i] = v[i].bytes / peak * (hb > 0 ? (v[i].bytes + hb) / v[i].bytes : 1.0);
     double a = 0, c = 0;
-    double e = linear_rel_fit(g, t, a, c);
+    double e = linear_rel_fit(g, t, a, c, true);
     if (e < best_err && a > 0) {
       best_err = e;
       best.eff_max = 1.0 / a;

@@ -50,13 +50,17 @@ class CpuReplay {
   std::string library() const { return dev_->library(); }
 
   /// One iteration. `check`: fill and verify communication buffers. Records into `start`/`end`.
+  /// Stream semantics as the engines use them: a collective holds its stream until it completes;
+  /// a send/recv is issued and its stream moves on (NCCL group-call style), while ops that
+  /// depend on it wait for its completion.
   void run(bool check, std::vector<double>& start, std::vector<double>& end, double t0,
            std::int64_t& checked, std::int64_t& wrong) {
     const auto& ops = cls_->ops;
     const std::size_t n = ops.size();
     std::vector<char> state(n, 0);  // 0 waiting, 1 in flight, 2 done
     std::vector<std::size_t> head(kNumStreams, 0);
-    std::vector<MPI_Request> reqs(kNumStreams, MPI_REQUEST_NULL);
+    active_.clear();
+    areqs_.clear();
     std::size_t done = 0;
     auto ready = [&](std::uint32_t i) {
       const Op& op = ops[i];
@@ -64,61 +68,82 @@ class CpuReplay {
         if (state[cls_->deps[op.dep_begin + d]] != 2) return false;
       return true;
     };
-    auto finish = [&](int st) {
-      std::uint32_t i = stream_ops_[st][head[st]];
+    auto complete = [&](std::uint32_t i) {
       state[i] = 2;
       end[i] = MPI_Wtime() - t0;
-      ++head[st];
       ++done;
-      if (check && ops[i].kind != OpKind::Send) {
-        if (ops[i].kind == OpKind::Collective || ops[i].kind == OpKind::Recv) {
-          wrong += verify(i);
-          ++checked;
-        }
+      const OpKind k = ops[i].kind;
+      if (k == OpKind::Collective) ++head[static_cast<int>(ops[i].stream)];
+      if (check && (k == OpKind::Collective || k == OpKind::Recv)) {
+        wrong += verify(i);
+        ++checked;
       }
       if (wd_) wd_->kick("replay (waiting for a collective or p2p)");
     };
+    auto reap = [&](int count, const int* idx) {
+      std::vector<std::uint32_t> finished;
+      for (int c = 0; c < count; ++c) finished.push_back(active_[static_cast<std::size_t>(idx[c])]);
+      // Compact the active lists (completed requests are MPI_REQUEST_NULL now).
+      std::size_t w = 0;
+      for (std::size_t r = 0; r < active_.size(); ++r)
+        if (areqs_[r] != MPI_REQUEST_NULL) {
+          active_[w] = active_[r];
+          areqs_[w] = areqs_[r];
+          ++w;
+        }
+      active_.resize(w);
+      areqs_.resize(w);
+      for (auto i : finished) complete(i);
+    };
+    std::vector<int> idx;
     while (done < n) {
       bool progressed = false;
-      // 1. Post every ready communication head (cheap, non-blocking).
+      // 1. Issue every ready communication head (cheap, non-blocking).
       for (int st = 1; st < kNumStreams; ++st) {
-        if (head[st] >= stream_ops_[st].size()) continue;
-        std::uint32_t i = stream_ops_[st][head[st]];
-        if (state[i] == 0 && ready(i)) {
+        while (head[st] < stream_ops_[st].size()) {
+          std::uint32_t i = stream_ops_[st][head[st]];
+          if (state[i] != 0 || !ready(i)) break;
           if (check) fill(i);
           start[i] = MPI_Wtime() - t0;
-          post(i, &reqs[st]);
+          MPI_Request req = MPI_REQUEST_NULL;
+          post(i, &req);
           state[i] = 1;
+          active_.push_back(i);
+          areqs_.push_back(req);
           progressed = true;
+          if (ops[i].kind == OpKind::Collective) break;  // holds its stream until done
+          ++head[st];                                     // send/recv: the stream moves on
         }
       }
       // 2. Progress and reap communication.
-      for (int st = 1; st < kNumStreams; ++st) {
-        if (reqs[st] == MPI_REQUEST_NULL) continue;
-        int flag = 0;
-        MPI_Test(&reqs[st], &flag, MPI_STATUS_IGNORE);
-        if (flag) {
-          finish(st);
+      if (!active_.empty()) {
+        int count = 0;
+        idx.resize(active_.size());
+        MPI_Testsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(), MPI_STATUSES_IGNORE);
+        if (count > 0 && count != MPI_UNDEFINED) {
+          reap(count, idx.data());
           progressed = true;
         }
       }
-      if (progressed) continue;  // post what just became ready before computing
+      if (progressed) continue;  // issue what just became ready before computing
       // 3. Run the compute head when ready.
       if (head[0] < stream_ops_[0].size()) {
         std::uint32_t i = stream_ops_[0][head[0]];
         if (ready(i)) {
           start[i] = MPI_Wtime() - t0;
           compute(ops[i]);
-          finish(0);
+          ++head[0];
+          complete(i);
           continue;
         }
       }
       // 4. Nothing to do but wait for communication.
-      int idx = MPI_UNDEFINED;
-      bool any = std::any_of(reqs.begin(), reqs.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; });
-      check_internal(any, "replay: no op is ready and none in flight (the Program's dependencies form a cycle)");
-      MPI_Waitany(kNumStreams, reqs.data(), &idx, MPI_STATUS_IGNORE);
-      if (idx != MPI_UNDEFINED) finish(idx);
+      check_internal(!active_.empty(),
+                     "replay: no op is ready and none in flight (the Program's dependencies form a cycle)");
+      int count = 0;
+      idx.resize(active_.size());
+      MPI_Waitsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(), MPI_STATUSES_IGNORE);
+      if (count > 0 && count != MPI_UNDEFINED) reap(count, idx.data());
     }
   }
 
@@ -193,7 +218,9 @@ class CpuReplay {
           mn = std::max(mn, std::max(op.m * op.n, op.m * op.k));
           break;
         case OpKind::MemBound: mb = std::max(mb, op.bytes); break;
-        default: {
+        case OpKind::Send:
+        case OpKind::Recv: break;
+        case OpKind::Collective: {
           int st = static_cast<int>(op.stream);
           send[st] = std::max(send[st], comm_ops_[i].counts.send);
           recv[st] = std::max(recv[st], comm_ops_[i].counts.recv);
@@ -201,6 +228,10 @@ class CpuReplay {
       }
     }
     dev_->reserve(mk, kn, mn, mb);
+    p2p_buf_.resize(cls_->ops.size());
+    for (std::size_t i = 0; i < cls_->ops.size(); ++i)
+      if (cls_->ops[i].kind == OpKind::Send || cls_->ops[i].kind == OpKind::Recv)
+        p2p_buf_[i].assign(static_cast<std::size_t>(comm_ops_[i].counts.send), 1.0f);  // touched up front
     send_.resize(kNumStreams);
     recv_.resize(kNumStreams);
     for (int st = 0; st < kNumStreams; ++st) {
@@ -235,8 +266,12 @@ class CpuReplay {
     float* rb = recv_[st].data();
     const int blk = static_cast<int>(co.counts.block);
     switch (op.kind) {
-      case OpKind::Send: MPI_Isend(sb, static_cast<int>(co.counts.send), MPI_FLOAT, co.peer, co.tag, co.comm, req); return;
-      case OpKind::Recv: MPI_Irecv(rb, static_cast<int>(co.counts.recv), MPI_FLOAT, co.peer, co.tag, co.comm, req); return;
+      case OpKind::Send:
+        MPI_Isend(p2p_buf_[i].data(), static_cast<int>(co.counts.send), MPI_FLOAT, co.peer, co.tag, co.comm, req);
+        return;
+      case OpKind::Recv:
+        MPI_Irecv(p2p_buf_[i].data(), static_cast<int>(co.counts.recv), MPI_FLOAT, co.peer, co.tag, co.comm, req);
+        return;
       case OpKind::Collective: break;
       default: throw InternalError("replay: post of a compute op");
     }
@@ -254,7 +289,7 @@ class CpuReplay {
     const CommOp& co = comm_ops_[i];
     const int st = static_cast<int>(op.stream);
     if (op.kind == OpKind::Send) {
-      fill_p2p(send_[st].data(), co.counts.send, rank_, co.tag);
+      fill_p2p(p2p_buf_[i].data(), co.counts.send, rank_, co.tag);
     } else if (op.kind == OpKind::Collective) {
       if (op.coll == Coll::Broadcast)
         fill_coll(op.coll, co.counts, co.group_index, co.group_size, recv_[st].data());
@@ -267,7 +302,7 @@ class CpuReplay {
     const Op& op = cls_->ops[i];
     const CommOp& co = comm_ops_[i];
     const int st = static_cast<int>(op.stream);
-    if (op.kind == OpKind::Recv) return verify_p2p(recv_[st].data(), co.counts.recv, co.peer, co.tag);
+    if (op.kind == OpKind::Recv) return verify_p2p(p2p_buf_[i].data(), co.counts.recv, co.peer, co.tag);
     return verify_coll(op.coll, co.counts, co.group_index, co.group_size, recv_[st].data());
   }
 
@@ -283,6 +318,9 @@ class CpuReplay {
   std::vector<CommOp> comm_ops_;
   std::vector<std::vector<std::uint32_t>> stream_ops_;
   std::vector<std::vector<float>> send_, recv_;
+  std::vector<std::vector<float>> p2p_buf_;  // one per Send/Recv op: several may be in flight
+  std::vector<std::uint32_t> active_;        // ops in flight
+  std::vector<MPI_Request> areqs_;           // their requests
 };
 
 }  // namespace

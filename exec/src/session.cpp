@@ -1,6 +1,8 @@
 #include "tutti/exec/session.hpp"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <mpi.h>
 
 #include <chrono>
@@ -77,6 +79,14 @@ void Watchdog::kick(const char* where) {
 }
 
 void Watchdog::loop() {
+  // Under a real-time policy (ranks started with `chrt -f`), a busy-polling main thread of the
+  // same priority would never let this thread run: take the highest priority of the policy.
+  int policy = sched_getscheduler(0);
+  if (policy == SCHED_FIFO || policy == SCHED_RR) {
+    sched_param sp{};
+    sp.sched_priority = sched_get_priority_max(policy);
+    pthread_setschedparam(pthread_self(), policy, &sp);
+  }
   const long long limit = static_cast<long long>(timeout_s_ * 1e9);
   while (!stop_) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

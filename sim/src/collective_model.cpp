@@ -27,6 +27,7 @@ namespace {
 
 constexpr int kMaxPairwisePhases = 16;
 constexpr int kMaxDirectRanks = 64;
+constexpr int kDirectSampledShifts = 8;
 
 struct Geo {
   std::vector<std::vector<int>> nodes;  // group members per node, nodes in first-seen order
@@ -278,10 +279,16 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g) 
       break;
     }
     case CollAlgo::Direct: {
+      // Every peer when n-1 <= kDirectSampledShifts; else kDirectSampledShifts evenly spaced
+      // shifts, each carrying (n-1)/kDirectSampledShifts peers' bytes (per-GPU volume exact).
       CollPhase ph;
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-          if (i != j) ph.flows.push_back({g.flat[i], g.flat[j], S_wire / n});
+      const int shifts = n - 1;
+      const int k = std::min(shifts, kDirectSampledShifts);
+      for (int p = 0; p < k; ++p) {
+        int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / k);
+        int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / k);
+        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n * (hi - lo)});
+      }
       plan.phases.push_back(std::move(ph));
       break;
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -441,6 +442,11 @@ SimResult Des::run() {
   bottlenecks(r, iter);
   finish_result(r, prog_, cl_, prof_, opt_);
   if (!opt_.trace_path.empty()) write_trace(opt_.trace_path);
+  if (std::getenv("TUTTI_ENGINE_STATS"))
+    std::fprintf(stderr, "engine: %zu ops, %llu rate solves, %llu flow re-rates, %zu comm plans\n",
+                 total_ops_, static_cast<unsigned long long>(net_.solves()),
+                 static_cast<unsigned long long>(net_.flows_solved()),
+                 coll_cache_.size() + p2p_cache_.size());
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -536,6 +542,7 @@ std::string device_name(const Device& d) {
     case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
     case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
     case DeviceKind::NIC: return "nic" + std::to_string(d.index);
+    case DeviceKind::Host: return "host" + std::to_string(d.index);
     case DeviceKind::Switch: {
       static const char* kLevel[] = {"leaf", "spine", "core"};
       return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);

@@ -110,16 +110,7 @@ double FlowNetwork::next_event_time() {
   if (!empty_done_.empty()) return now_;
   double t = kNever;
   if (!activations_.empty()) t = activations_.top().t;
-  while (!completions_.empty()) {
-    const TimedFlow& c = completions_.top();
-    const Flow& fl = flows_[c.flow];
-    if (fl.state != 2 || fl.version != c.version) {
-      completions_.pop();
-      continue;
-    }
-    t = std::min(t, c.t);
-    break;
-  }
+  if (!cheap_.empty()) t = std::min(t, flows_[cheap_[0]].t_fin);
   return t;
 }
 
@@ -152,6 +143,7 @@ void FlowNetwork::detach(std::uint32_t f) {
 
 void FlowNetwork::finish(std::uint32_t f, std::vector<std::uint64_t>& completed) {
   Flow& fl = flows_[f];
+  if (fl.hpos != kNoPos) heap_remove(f);
   if (fl.state == 2) detach(f);
   fl.state = 0;
   ++fl.version;
@@ -184,28 +176,18 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
     activate(a.flow);
   }
   // Completions.
-  while (!completions_.empty()) {
-    TimedFlow c = completions_.top();
-    Flow& fl = flows_[c.flow];
-    if (fl.state != 2 || fl.version != c.version) {
-      completions_.pop();
-      continue;
-    }
-    if (c.t > horizon) break;
-    completions_.pop();
-    finish(c.flow, completed);
-  }
+  while (!cheap_.empty() && flows_[cheap_[0]].t_fin <= horizon) finish(cheap_[0], completed);
   if (!dirty_links_.empty()) resolve(t);
 }
 
 void FlowNetwork::resolve(double now) {
   // 1. The connected component(s) of the dirty links: links <-> active flows.
-  ++epoch_;
-  if (epoch_ == 0) {  // wrapped: reset marks
+  if (epoch_ > 0xF0000000u) {  // about to wrap: reset marks
     std::fill(link_mark_.begin(), link_mark_.end(), 0);
     for (auto& fl : flows_) fl.mark = 0;
-    epoch_ = 1;
+    epoch_ = 0;
   }
+  ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
   for (std::uint32_t l : dirty_links_) {
@@ -232,26 +214,20 @@ void FlowNetwork::resolve(double now) {
   ++solves_;
   flows_solved_ += comp_flows_.size();
 
-  // 2. Progressive filling with a lazy min-heap of link fair shares (stale entries skipped).
-  auto cmp = [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share != b.share ? a.share > b.share : a.link > b.link;
-  };
-  heap_.clear();
+  // 2. Progressive filling. Symmetric traffic has few distinct bottleneck levels, so rounds
+  //    first scan the (compact) list of unsaturated links for the smallest fair share and
+  //    saturate every link at that level at once; after kScanRounds rounds the remaining links go
+  //    to a lazy min-heap of fair shares (O(P log L) whatever the number of levels).
+  constexpr int kScanRounds = 24;
+  active_links_.clear();
   for (std::uint32_t l : comp_links_) {
     link_rem_[l] = cap_[l];
     link_cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
-    ++link_ver_[l];
-    if (link_cnt_[l] > 0) heap_.push_back({cap_[l] / link_cnt_[l], l, link_ver_[l]});
+    if (link_cnt_[l] > 0) active_links_.push_back(l);
   }
-  std::make_heap(heap_.begin(), heap_.end(), cmp);
   for (std::uint32_t f : comp_flows_) flows_[f].frozen = false;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), cmp);
-    ShareEntry s = heap_.back();
-    heap_.pop_back();
-    if (s.ver != link_ver_[s.link] || link_cnt_[s.link] == 0) continue;
-    const double share = std::max(0.0, s.share);
-    for (const LinkEntry& e : link_flows_[s.link]) {
+  auto freeze_link = [&](std::uint32_t l, double share) {
+    for (const LinkEntry& e : link_flows_[l]) {
       Flow& fl = flows_[e.flow];
       if (fl.frozen) continue;
       fl.frozen = true;
@@ -261,19 +237,106 @@ void FlowNetwork::resolve(double now) {
         fl.rate = share;
         fl.t_fin = share > 0 ? now + fl.remaining / share : kNever;
         ++fl.version;
-        if (fl.t_fin < kNever) completions_.push({fl.t_fin, e.flow, fl.version});
+        heap_update(e.flow);
       }
       for (std::uint32_t l2 : fl.path) {
         link_rem_[l2] -= share;
         --link_cnt_[l2];
-        ++link_ver_[l2];
-        if (link_cnt_[l2] > 0 && l2 != s.link) {
-          heap_.push_back({std::max(0.0, link_rem_[l2]) / link_cnt_[l2], l2, link_ver_[l2]});
-          std::push_heap(heap_.begin(), heap_.end(), cmp);
-        }
       }
     }
+  };
+  int rounds = 0;
+  while (!active_links_.empty() && rounds < kScanRounds) {
+    ++rounds;
+    double best = std::numeric_limits<double>::infinity();
+    for (std::uint32_t l : active_links_) best = std::min(best, std::max(0.0, link_rem_[l]) / link_cnt_[l]);
+    const double thr = best * (1 + 1e-12) + 1e-300;
+    for (std::uint32_t l : active_links_)
+      if (link_cnt_[l] > 0 && std::max(0.0, link_rem_[l]) / link_cnt_[l] <= thr) freeze_link(l, best);
+    std::size_t k = 0;
+    for (std::uint32_t l : active_links_)
+      if (link_cnt_[l] > 0) active_links_[k++] = l;
+    active_links_.resize(k);
   }
+  if (active_links_.empty()) return;
+  // Heap phase for the remaining levels (stale entries skipped by version).
+  auto cmp = [](const ShareEntry& a, const ShareEntry& b) {
+    return a.share != b.share ? a.share > b.share : a.link > b.link;
+  };
+  heap_.clear();
+  for (std::uint32_t l : active_links_) {
+    ++link_ver_[l];
+    heap_.push_back({std::max(0.0, link_rem_[l]) / link_cnt_[l], l, link_ver_[l]});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    ShareEntry s = heap_.back();
+    heap_.pop_back();
+    if (s.ver != link_ver_[s.link] || link_cnt_[s.link] == 0) continue;
+    // Links whose count or capacity changed since they were pushed get a fresh entry.
+    touched_.clear();
+    for (const LinkEntry& e : link_flows_[s.link])
+      if (!flows_[e.flow].frozen)
+        for (std::uint32_t l2 : flows_[e.flow].path) touched_.push_back(l2);
+    freeze_link(s.link, std::max(0.0, s.share));
+    for (std::uint32_t l2 : touched_) {
+      if (l2 == s.link || link_cnt_[l2] == 0) continue;
+      double sh = std::max(0.0, link_rem_[l2]) / link_cnt_[l2];
+      ++link_ver_[l2];
+      heap_.push_back({sh, l2, link_ver_[l2]});
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    }
+  }
+}
+
+// Indexed binary min-heap of active flows by t_fin (one entry per flow, no stale entries).
+void FlowNetwork::heap_swap(std::size_t a, std::size_t b) {
+  std::swap(cheap_[a], cheap_[b]);
+  flows_[cheap_[a]].hpos = static_cast<std::uint32_t>(a);
+  flows_[cheap_[b]].hpos = static_cast<std::uint32_t>(b);
+}
+bool FlowNetwork::heap_less(std::size_t a, std::size_t b) const {
+  const Flow& x = flows_[cheap_[a]];
+  const Flow& y = flows_[cheap_[b]];
+  return x.t_fin != y.t_fin ? x.t_fin < y.t_fin : cheap_[a] < cheap_[b];
+}
+void FlowNetwork::heap_sift(std::size_t i) {
+  while (i > 0) {
+    std::size_t p = (i - 1) / 2;
+    if (!heap_less(i, p)) break;
+    heap_swap(i, p);
+    i = p;
+  }
+  const std::size_t n = cheap_.size();
+  while (true) {
+    std::size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && heap_less(l, m)) m = l;
+    if (r < n && heap_less(r, m)) m = r;
+    if (m == i) break;
+    heap_swap(i, m);
+    i = m;
+  }
+}
+void FlowNetwork::heap_update(std::uint32_t f) {
+  Flow& fl = flows_[f];
+  if (fl.t_fin == kNever) {
+    if (fl.hpos != kNoPos) heap_remove(f);
+    return;
+  }
+  if (fl.hpos == kNoPos) {
+    fl.hpos = static_cast<std::uint32_t>(cheap_.size());
+    cheap_.push_back(f);
+  }
+  heap_sift(fl.hpos);
+}
+void FlowNetwork::heap_remove(std::uint32_t f) {
+  std::size_t i = flows_[f].hpos;
+  std::size_t last = cheap_.size() - 1;
+  if (i != last) heap_swap(i, last);
+  cheap_.pop_back();
+  flows_[f].hpos = kNoPos;
+  if (i < cheap_.size()) heap_sift(i);
 }
 
 double FlowNetwork::flow_rate(SetId set, std::size_t index) const {

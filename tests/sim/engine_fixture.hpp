@@ -23,7 +23,7 @@ class TestFatTree : public Topology {
     num_gpus_ = leaves * gpus_per_leaf_;
     gpus_per_node_ = gpus_per_node;
     auto dev = [&](DeviceKind k, std::uint32_t idx, std::uint8_t lvl) {
-      devices_.push_back({k, idx, lvl});
+      devices_.push_back({k, idx, lvl, 0});
       return static_cast<std::uint32_t>(devices_.size() - 1);
     };
     auto link = [&](std::uint32_t a, std::uint32_t b, double bw, Tier t) {

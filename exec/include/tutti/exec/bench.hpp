@@ -82,15 +82,17 @@ struct GemmPoint {
   GemmShape shape;
   std::string type;        ///< to_string(ExecType)
   double flops = 0;        ///< 2mnk
-  double time_s = 0;       ///< Median over iterations, then the mean over ranks.
+  double time_s = 0;       ///< Mean over iterations (as nccl-tests times), then over ranks.
+  double time_median_s = 0;  ///< Median over iterations, mean over ranks.
   double time_min_s = 0;   ///< Fastest iteration on any rank.
-  double time_max_s = 0;   ///< Slowest rank's median.
+  double time_max_s = 0;   ///< Slowest rank's mean.
   double flops_per_s = 0;  ///< flops / time_s
 };
 
 struct MemPoint {
   double bytes = 0;        ///< Bytes moved (read + written).
-  double time_s = 0;       ///< Median, mean over ranks.
+  double time_s = 0;       ///< Mean over iterations and ranks.
+  double time_median_s = 0;  ///< Median over iterations, mean over ranks.
   double bandwidth_Bps = 0;
 };
 
@@ -105,7 +107,9 @@ struct ComputeBenchResult {
 };
 
 /// Every rank times each GEMM / copy at the same time (a barrier before each point), as in a
-/// replay where all ranks compute at once. Collective over all ranks.
+/// replay where all ranks compute at once. The mean over iterations is the reported time: on a
+/// shared machine a median would favour short ops that fit in one scheduler slice, while a
+/// replay's iteration pays the average. Collective over all ranks.
 ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const ComputeBenchOptions& o, Watchdog* wd);
 
 /// Parses a size sweep list: "256,512,1024", "256:4096:x2" (from:to:xfactor), "1024:4096:+1024".

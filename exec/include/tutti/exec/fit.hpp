@@ -45,6 +45,8 @@ struct MemFit {
 };
 
 /// Fits the memory-bound model (`peak_Bps` <= 0: the best measured bandwidth). >= 2 samples.
+/// Relative errors weighted by time (w = t): the large copies that carry an iteration's
+/// memory-bound time count more than cache-resident small ones.
 MemFit fit_membound(const std::vector<MemSample>& s, double peak_Bps);
 
 struct CollSample {

@@ -58,6 +58,19 @@ struct SimCluster {
   bool sharp = false;  ///< Fabric switches with SHARP in-network reduction.
 };
 
+/// The engines' view of a cluster file: topology, GPU, NVLS (NVSwitch nodes with Hopper or
+/// later GPUs) and SHARP (InfiniBand switches that support it).
+SimCluster sim_cluster(const Cluster& cluster);
+
+/// Simulates `workload` with layout `layout` on `cluster` (the CLI's entry point):
+/// check_layout (InputError with the reason when infeasible or out of memory), expand_program,
+/// then the engine named by options.engine ("native" or "analytic"; "simgrid" is run through
+/// simulate_simgrid, simgrid_engine.hpp). Fills time_to_train from the workload's tokens or
+/// samples to train and memory_per_gpu_bytes. Throws InputError for a bad engine name, a
+/// calibration file that does not parse, or a layout that needs more GPUs than the cluster has.
+SimResult simulate(const Workload& workload, const Cluster& cluster, const Layout& layout,
+                   const SimOptions& options);
+
 /// Options of the Program-level entry points.
 struct ProgramSimOptions {
   double compute_slowdown = 1.0;

@@ -72,11 +72,12 @@ class FlowNetwork {
   std::uint64_t flows_solved() const { return flows_solved_; }
 
  private:
+  static constexpr std::uint32_t kNoPos = 0xffffffffu;
   struct Flow {
     std::vector<std::uint32_t> path;
     std::vector<std::uint32_t> pos;  // index of this flow's entry in link_flows_[path[h]]
     double remaining = 0, rate = 0, t_ref = 0, t_fin = kNever;
-    std::uint32_t set = 0, version = 0, mark = 0;
+    std::uint32_t set = 0, version = 0, mark = 0, hpos = kNoPos;
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     bool frozen = false;
   };
@@ -98,6 +99,11 @@ class FlowNetwork {
   };
   using MinHeap = std::priority_queue<TimedFlow, std::vector<TimedFlow>, std::greater<TimedFlow>>;
 
+  void heap_swap(std::size_t a, std::size_t b);
+  bool heap_less(std::size_t a, std::size_t b) const;
+  void heap_sift(std::size_t i);
+  void heap_update(std::uint32_t f);
+  void heap_remove(std::uint32_t f);
   void activate(std::uint32_t f);
   void detach(std::uint32_t f);
   void finish(std::uint32_t f, std::vector<std::uint64_t>& completed);
@@ -110,12 +116,14 @@ class FlowNetwork {
   std::vector<Set> sets_;
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
-  MinHeap activations_, completions_;
+  MinHeap activations_;
+  std::vector<std::uint32_t> cheap_;  // indexed min-heap of active flows by t_fin
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
   };
   std::vector<ShareEntry> heap_;
+  std::vector<std::uint32_t> touched_, active_links_;
   // Solver scratch.
   std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_mark_, link_cnt_,
       link_ver_;

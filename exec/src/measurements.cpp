@@ -1,0 +1,143 @@
+#include "tutti/exec/measurements.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tutti/core/config.hpp"
+#include "tutti/core/error.hpp"
+
+namespace tutti::exec {
+
+namespace {
+
+CollBenchResult read_coll(Obj o) {
+  CollBenchResult r;
+  r.op = to_string(parse_coll_op(o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"})));
+  r.backend = o.req("backend").choice({"mpi", "nccl"});
+  r.dtype = o.req("dtype").choice({"fp32"});
+  r.ranks = static_cast<int>(o.req("ranks").integer(1, 1 << 24));
+  r.hosts = static_cast<int>(o.req("hosts").integer(1, 1 << 24));
+  r.tier = o.req("tier").choice({"intra_node", "inter_node"});
+  r.warmup = static_cast<int>(o.req("warmup").integer(0, 1 << 24));
+  r.iters = static_cast<int>(o.req("iters").integer(1, 1 << 24));
+  o.req("bus_factor").number(0, 2);
+  Arr pts = o.req("points").arr();
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    Obj p = pts.at(i).obj();
+    CollPoint c;
+    c.size_bytes = p.req("size_bytes").number(0);
+    c.count = p.req("count").integer(0);
+    c.time_s = p.req("time_s").number(0);
+    c.time_max_s = p.req("time_max_s").number(0);
+    c.algbw_Bps = p.req("algbw_GBps").number(0) * 1e9;
+    c.busbw_Bps = p.req("busbw_GBps").number(0) * 1e9;
+    c.wrong = p.req("wrong").integer(-1);
+    p.done();
+    r.points.push_back(c);
+  }
+  o.done();
+  return r;
+}
+
+ComputeBenchResult read_compute(Obj o) {
+  ComputeBenchResult r;
+  r.device = o.req("device").choice({"cpu", "gpu"});
+  r.library = o.req("library").string();
+  r.model = o.req("model").string();
+  r.ranks = static_cast<int>(o.req("ranks").integer(1, 1 << 24));
+  r.warmup = static_cast<int>(o.req("warmup").integer(0, 1 << 24));
+  r.iters = static_cast<int>(o.req("iters").integer(1, 1 << 24));
+  Arr g = o.req("gemm").arr();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    Obj p = g.at(i).obj();
+    GemmPoint x;
+    x.shape.m = p.req("m").integer(1);
+    x.shape.n = p.req("n").integer(1);
+    x.shape.k = p.req("k").integer(1);
+    x.type = p.req("type").choice({"fp64", "fp32", "tf32", "bf16", "fp16"});
+    x.flops = p.req("flops").number(0);
+    x.time_s = p.req("time_s").number(0);
+    x.time_median_s = p.req("time_median_s").number(0);
+    x.time_min_s = p.req("time_min_s").number(0);
+    x.time_max_s = p.req("time_max_s").number(0);
+    x.flops_per_s = p.req("tflops").number(0) * 1e12;
+    p.done();
+    r.gemm.push_back(x);
+  }
+  Arr m = o.req("membound").arr();
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    Obj p = m.at(i).obj();
+    MemPoint x;
+    x.bytes = p.req("bytes").number(0);
+    x.time_s = p.req("time_s").number(0);
+    x.time_median_s = p.req("time_median_s").number(0);
+    x.bandwidth_Bps = p.req("bandwidth_GBps").number(0) * 1e9;
+    p.done();
+    r.membound.push_back(x);
+  }
+  o.done();
+  return r;
+}
+
+ReplayRecord read_replay(Obj o) {
+  ReplayRecord r;
+  r.workload = o.req("workload").string();
+  r.cluster = o.req("cluster").string();
+  r.layout = o.req("layout").string();
+  o.req("scale_down").obj().value();  // free-form record of the scaling
+  Arr ov = o.req("overrides").arr();
+  for (std::size_t i = 0; i < ov.size(); ++i) r.overrides.push_back(ov.at(i).string());
+  Obj res = o.req("result").obj();
+  r.device = res.req("device").choice({"cpu", "gpu"});
+  res.req("compute_library").string();
+  res.req("comm_library").string();
+  r.world = static_cast<int>(res.req("world").integer(1, 1 << 24));
+  res.req("warmup").integer(0);
+  r.iterations = static_cast<int>(res.req("iterations").integer(1));
+  r.iteration_time_s = res.req("iteration_time_s").number(0);
+  r.iteration_min_s = res.req("iteration_min_s").number(0);
+  r.iteration_max_s = res.req("iteration_max_s").number(0);
+  res.req("iteration_times_s").arr();
+  Obj chk = res.req("check").obj();
+  chk.req("ops").integer(0);
+  r.wrong_elements = chk.req("wrong_elements").integer(0);
+  chk.done();
+  Obj bk = res.req("by_kind_s").obj();
+  for (const auto& k : bk.keys()) r.by_kind_s.emplace_back(k, bk.req(k).number(0));
+  bk.done();
+  res.req("classes").arr();  // per-op descriptions and per-rank times: kept, not interpreted
+  res.req("ranks").arr();
+  res.done();
+  o.done();
+  return r;
+}
+
+MeasurementDoc read(const Doc& d) {
+  MeasurementDoc m;
+  m.file = d.name();
+  Obj root = d.root();
+  root.req("kind").choice({"tutti.measurements"});
+  root.req("version").integer(1, 1);
+  m.tool = root.req("tool").string();
+  Value env = root.req("environment");
+  env.obj();
+  m.environment = std::make_shared<nlohmann::json>(env.json());
+  if (auto c = root.opt("collectives")) {
+    Arr a = c->arr();
+    for (std::size_t i = 0; i < a.size(); ++i) m.collectives.push_back(read_coll(a.at(i).obj()));
+  }
+  if (auto c = root.opt("compute")) m.compute = read_compute(c->obj());
+  if (auto r = root.opt("replay")) m.replay = read_replay(r->obj());
+  root.done();
+  if (m.collectives.empty() && !m.compute && !m.replay)
+    throw InputError(d.name(), "", "no collectives, compute or replay section", "at least one measurement section");
+  return m;
+}
+
+}  // namespace
+
+MeasurementDoc load_measurements(const std::string& path) { return read(Doc::load(path)); }
+MeasurementDoc parse_measurements(const std::string& text, const std::string& name) {
+  return read(Doc::parse(text, name));
+}
+
+}  // namespace tutti::exec

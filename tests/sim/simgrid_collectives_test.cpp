@@ -1,0 +1,154 @@
+// Cross-validation: the native flow-level engine within 1% of SimGrid on single and concurrent
+// collectives, on the fabric generators' real topologies (fat-tree, oversubscribed fat-tree,
+// rail-optimized, torus). Both engines get the same collective plans (the native collective
+// model), the same link capacities and latencies and the same routes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tutti/sim/collective_model.hpp"
+#include "tutti/sim/engine.hpp"
+#include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/topologies/cluster.hpp"
+
+using namespace tutti;
+
+namespace {
+
+constexpr double kTol = 0.01;
+
+Cluster cluster(const std::string& fabric, int nodes, double oversub = 1, std::vector<std::string> sets = {},
+                int nodes_per_su = 32) {
+  ClusterParams p;
+  p.name = fabric;
+  p.node = "dgx-h100";
+  p.nodes = nodes;
+  p.fabric = fabric;
+  p.oversubscription = oversub;
+  p.nodes_per_su = nodes_per_su;
+  p.sets = std::move(sets);
+  return make_cluster(p);
+}
+
+std::vector<int> range(int n, int first = 0, int stride = 1) {
+  std::vector<int> g(n);
+  for (int i = 0; i < n; ++i) g[i] = first + i * stride;
+  return g;
+}
+
+/// Runs `plans` concurrently on both engines; checks every plan's finish time within kTol.
+void cross_check(const std::string& what, const std::vector<CollectivePlan>& plans, const Topology& topo,
+                 const CalibrationProfile& prof) {
+  std::vector<double> native, sg;
+  const double tn = simulate_collectives(plans, topo, prof, 1, &native);
+  SimgridStats st;
+  const double ts = simulate_collectives_simgrid(plans, topo, prof, 1, &sg, &st);
+  INFO(what);
+  std::printf("%-58s native %.6e s  simgrid %.6e s  ratio %.5f  (%.0f flows, %.2f s)\n", what.c_str(), tn, ts,
+              tn / ts, st.flows, st.wall_s);
+  REQUIRE(ts > 0);
+  CHECK(std::abs(tn / ts - 1) < kTol);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    INFO("plan " << i << ": native " << native[i] << " s, simgrid " << sg[i] << " s");
+    REQUIRE(sg[i] > 0);
+    CHECK(std::abs(native[i] / sg[i] - 1) < kTol);
+  }
+}
+
+void single_collectives(const Cluster& c, const std::string& name) {
+  const CalibrationProfile& prof = default_calibration();
+  const Topology& topo = *c.topology;
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  const int n = topo.num_gpus();
+  const std::vector<int> all = range(n);
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::AllToAll}) {
+    const double bytes = coll == Coll::AllToAll ? 256e6 : 512e6;
+    CollectivePlan p = plan_collective(coll, bytes, all, ctx);
+    cross_check(name + " " + to_string(coll) + " " + to_string(p.algo), {p}, topo, prof);
+  }
+  // Point to point: across the fabric and inside a node.
+  cross_check(name + " p2p inter-node", {plan_p2p(0, n - 1, 256e6, ctx)}, topo, prof);
+  cross_check(name + " p2p intra-node", {plan_p2p(1, 2, 256e6, ctx)}, topo, prof);
+}
+
+void concurrent_collectives(const Cluster& c, const std::string& name) {
+  const CalibrationProfile& prof = default_calibration();
+  const Topology& topo = *c.topology;
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  const int n = topo.num_gpus(), g = topo.gpus_per_node();
+  const std::vector<int> all = range(n);
+  // Two identical all-reduces on the same GPUs (every link shared by both).
+  CollectivePlan ar = plan_collective(Coll::AllReduce, 512e6, all, ctx);
+  cross_check(name + " 2 all-reduces on the same GPUs", {ar, ar}, topo, prof);
+  // One ring all-reduce per local GPU index (DP-style groups: GPU i of every node), all at once.
+  std::vector<CollectivePlan> rails;
+  for (int i = 0; i < g; ++i)
+    rails.push_back(plan_collective_with(Coll::AllReduce, 256e6, range(n / g, i, g), ctx, CollAlgo::Ring,
+                                         NcclProto::Simple));
+  cross_check(name + " " + std::to_string(g) + " concurrent strided rings", rails, topo, prof);
+  // All-gathers on both halves of the nodes plus an all-to-all over everything.
+  cross_check(name + " 2 all-gathers on disjoint halves",
+              {plan_collective(Coll::AllGather, 256e6, range(n / 2), ctx),
+               plan_collective(Coll::AllGather, 256e6, range(n / 2, n / 2), ctx)},
+              topo, prof);
+  // Pipeline-style p2p pairs crossing the fabric at once.
+  std::vector<CollectivePlan> p2p;
+  for (int i = 0; i < n / 2; ++i) p2p.push_back(plan_p2p(i, (i + n / 2 + 3) % n, 64e6, ctx));
+  cross_check(name + " " + std::to_string(n / 2) + " concurrent p2p", p2p, topo, prof);
+}
+
+}  // namespace
+
+TEST_CASE("simgrid: single collectives on a fat-tree") { single_collectives(cluster("fat_tree", 8), "fat-tree 64"); }
+TEST_CASE("simgrid: concurrent collectives on a fat-tree") {
+  concurrent_collectives(cluster("fat_tree", 8), "fat-tree 64");
+}
+TEST_CASE("simgrid: single collectives on a 4:1 oversubscribed fat-tree") {
+  single_collectives(cluster("fat_tree", 8, 4), "fat-tree 4:1 64");
+}
+TEST_CASE("simgrid: concurrent collectives on a 4:1 oversubscribed fat-tree") {
+  concurrent_collectives(cluster("fat_tree", 8, 4), "fat-tree 4:1 64");
+}
+TEST_CASE("simgrid: single collectives on a rail-optimized fabric") {
+  single_collectives(cluster("rail_optimized", 8, 1, {}, 4), "rail 2 SU 64");
+}
+TEST_CASE("simgrid: concurrent collectives on a rail-optimized fabric") {
+  concurrent_collectives(cluster("rail_optimized", 8, 1, {}, 4), "rail 2 SU 64");
+}
+TEST_CASE("simgrid: single collectives on a torus") {
+  single_collectives(cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}), "torus 2x2x2 64");
+}
+TEST_CASE("simgrid: concurrent collectives on a torus") {
+  concurrent_collectives(cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}),
+                         "torus 2x2x2 64");
+}
+
+// Known gap (native engine, not SimGrid): the native engine runs a phase's `repeat` lock-step
+// steps as one set of macro flows (bytes x repeat), which is exact when the phase is alone or
+// shares links evenly (the cases above, all within 1%). When a ring shares only some of its
+// links with a different collective, its flows get unequal rates: in SimGrid (and in NCCL, where
+// a ring hop can only forward what it received) every step waits for the slowest hop, while the
+// native macro flows let the unimpeded hops run ahead. The native time is then shorter. This
+// test pins the size and sign of that gap so a change in either engine shows up here.
+TEST_CASE("simgrid: heterogeneous concurrent collectives on a 4:1 fat-tree (known native gap)") {
+  const Cluster c = cluster("fat_tree", 8, 4);
+  const CalibrationProfile& prof = default_calibration();
+  const Topology& topo = *c.topology;
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  const int n = topo.num_gpus();
+  std::vector<CollectivePlan> plans = {plan_collective(Coll::AllReduce, 512e6, range(n), ctx),
+                                       plan_collective(Coll::AllGather, 256e6, range(n), ctx),
+                                       plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)};
+  std::vector<double> native, sg;
+  const double tn = simulate_collectives(plans, topo, prof, 1, &native);
+  const double ts = simulate_collectives_simgrid(plans, topo, prof, 1, &sg);
+  std::printf("4:1 mix: native %.6e s, simgrid %.6e s, ratio %.4f; all-gather %.4f\n", tn, ts, tn / ts,
+              native[1] / sg[1]);
+  CHECK(tn <= ts * 1.0001);
+  CHECK(tn / ts > 0.90);
+  CHECK(native[1] / sg[1] > 0.85);
+}

@@ -1,0 +1,133 @@
+// simulate(): golden CLI output, errors, and every shipped workload and cluster file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../support/run.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
+#include "tutti/sim/compute_model.hpp"
+#include "tutti/sim/engine.hpp"
+#include "tutti/topologies/cluster.hpp"
+
+using namespace tutti;
+using tutti::testing::run_tutti;
+using tutti::testing::src;
+
+namespace {
+nlohmann::json without_wall(nlohmann::json j) {
+  j.erase("wall_s");
+  return j;
+}
+std::vector<std::string> shipped(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(src(dir)))
+    if (e.path().extension() == ".json") files.push_back(dir + "/" + e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+}  // namespace
+
+TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
+  auto r = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                      "topologies/dgx-h100-single.json", "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  nlohmann::json j = r.json();
+  for (const char* k : {"iteration_time_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu",
+                        "mfu", "breakdown", "bottleneck_links", "time_to_train_s"})
+    CHECK_MESSAGE(j.contains(k), k);
+  std::ifstream in(src("tests/sim/golden/simulate-tiny-gpt.json"));
+  nlohmann::json expected = nlohmann::json::parse(in);
+  CHECK(tutti::testing::json_diff(without_wall(j), without_wall(expected), 1e-6) == "");
+  // Breakdown adds up; the same command twice gives the same JSON.
+  const auto& b = j["breakdown"];
+  double sum = b["compute_s"].get<double>() + b["bubble_s"].get<double>() + b["other_s"].get<double>();
+  for (auto& [k, v] : b["exposed_comm_s"].items()) sum += v.get<double>();
+  CHECK(sum == doctest::Approx(j["iteration_time_s"].get<double>()).epsilon(1e-9));
+  auto r2 = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                       "topologies/dgx-h100-single.json", "--json"});
+  CHECK(without_wall(r2.json()) == without_wall(j));
+  // The analytic engine agrees within 2% (one node, nothing congested).
+  auto a = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                      "topologies/dgx-h100-single.json", "--json", "--engine", "analytic"});
+  REQUIRE(a.rc == 0);
+  CHECK(a.json()["iteration_time_s"].get<double>() ==
+        doctest::Approx(j["iteration_time_s"].get<double>()).epsilon(0.02));
+  // Readable table.
+  auto t = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                      "topologies/dgx-h100-single.json"});
+  CHECK(t.rc == 0);
+  CHECK(t.out.find("MFU") != std::string::npos);
+  CHECK(t.out.find("pipeline bubble") != std::string::npos);
+}
+
+TEST_CASE("simulate errors: infeasible layout, unknown engine, simgrid not landed, trace") {
+  auto r = run_tutti({"simulate", "-w", "models/llama3-70b.json", "-c", "topologies/dgx-h100-single.json",
+                      "--parallel", "tp=8,pp=1,dp=1"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("GiB") != std::string::npos);
+  auto e = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
+                      "--engine", "warp"});
+  CHECK(e.rc == 2);
+  auto big = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
+                        "--parallel", "dp=4,tp=4,pp=2"});
+  CHECK(big.rc == 2);
+  std::string trace = tutti::testing::temp_dir() + "/t.json";
+  auto tr = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
+                       "--trace", trace, "--json"});
+  REQUIRE(tr.rc == 0);
+  std::ifstream in(trace);
+  nlohmann::json tj = nlohmann::json::parse(in);
+  CHECK(tj["traceEvents"].size() > 100);
+}
+
+TEST_CASE("every shipped workload simulates with a feasible layout") {
+  Cluster c = load_cluster(src("topologies/h100-16k-rail-3tier.json"));
+  const std::vector<std::string> fallbacks = {"", "tp=2", "tp=4", "tp=8", "tp=8,pp=2", "tp=8,recompute=full"};
+  for (const std::string& f : shipped("models")) {
+    CAPTURE(f);
+    Workload w0 = load_workload(src(f));
+    bool ok = false;
+    for (const std::string& flag : fallbacks) {
+      Layout l0 = resolve_layout(w0, flag, w0.layout_has_dp ? 0 : 64);
+      // Keep the Program small: two micro-batches per pipeline.
+      long long gbs = 2LL * l0.dp * l0.micro_batch;
+      Workload w = load_workload(src(f), {"training.global_batch=" + std::to_string(gbs)});
+      Layout l = resolve_layout(w, flag, w.layout_has_dp ? 0 : 64);
+      try {
+        check_layout(w, l, c.gpu.hbm_bytes);
+      } catch (const InputError&) {
+        continue;
+      }
+      SimOptions o;
+      SimResult r = simulate(w, c, l, o);
+      CHECK(r.iteration_time_s > 0);
+      CHECK(r.mfu > 0.01);
+      CHECK(r.mfu < 0.9);
+      ok = true;
+      break;
+    }
+    CHECK_MESSAGE(ok, "no feasible layout found for " << f);
+  }
+}
+
+TEST_CASE("every shipped cluster loads and simulates a small job") {
+  for (const std::string& f : shipped("topologies")) {
+    CAPTURE(f);
+    Cluster c = load_cluster(src(f));
+    int dp = std::min(8, c.gpus());
+    std::vector<std::string> sets;
+    if (c.gpu.peak(DType::BF16) <= 0) sets.push_back("training.dtype=fp32");
+    Workload w = load_workload(src("models/tiny-gpt.json"), sets);
+    Layout l = resolve_layout(w, "tp=1,pp=1,dp=" + std::to_string(dp));
+    for (const char* engine : {"native", "analytic"}) {
+      SimOptions o;
+      o.engine = engine;
+      SimResult r = simulate(w, c, l, o);
+      CHECK(r.iteration_time_s > 0);
+      CHECK(r.tflops_per_gpu > 0);
+    }
+  }
+}
