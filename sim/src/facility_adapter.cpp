@@ -1,6 +1,7 @@
 // Adapters: fill FacilityInputs from the workload, the cluster and a simulated iteration.
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/facility.hpp"
+#include "tutti/sim/engine.hpp"
 #include "tutti/sim/result.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -91,6 +92,17 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
   }
   fill_workload_inputs(in, w);
   return in;
+}
+
+FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
+                                const SimOptions& so, const SimResult& r, const FacilityOptions& o) {
+  Retimer engine = [&](double slowdown) {
+    SimOptions again = so;
+    again.compute_slowdown = so.compute_slowdown * slowdown;
+    again.trace_path.clear();
+    return iteration_times(simulate(w, c, l, again));
+  };
+  return evaluate_facility(facility_inputs(w, c, r), o, engine);
 }
 
 }  // namespace tutti

@@ -218,7 +218,10 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
   double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
                                   r.restart_s, r.mtbf_s);
   r.effective_time_to_train_s = w;
-  r.goodput = std::isfinite(w) && w > 0 ? work_s / w : 0.0;
+  // Goodput does not depend on the amount of work in this model: take it for one second.
+  const double w1 = expected_wall_time_s(1.0, r.checkpoint_interval_s, r.checkpoint_write_s,
+                                         r.restart_s, r.mtbf_s);
+  r.goodput = std::isfinite(w1) && w1 > 0 ? 1.0 / w1 : 0.0;
   if (std::isfinite(w)) {
     double tau = r.checkpoint_interval_s;
     r.expected_failures = std::isfinite(r.mtbf_s) ? w / r.mtbf_s : 0.0;

@@ -333,6 +333,16 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
 /// The per-stream busy times and iteration time of a simulated iteration (for a Retimer).
 IterationTimes iteration_times(const SimResult& r);
 
+struct Layout;
+struct SimOptions;
+/// The facility models for a run that `simulate(w, c, l, so)` returned as `r`: inputs from
+/// facility_inputs(); when the GPUs throttle, the iteration is re-simulated with
+/// SimOptions::compute_slowdown (x the one already in `so`, no trace) at each fixed-point step.
+/// `o.seed` is used as given (the CLI passes --seed). Throws what simulate() and
+/// evaluate_facility() throw.
+FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
+                                const SimOptions& so, const SimResult& r, const FacilityOptions& o);
+
 /// Runs all models. Throws InputError for out-of-range options or inputs (e.g. no GPUs).
 FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions& o,
                                  const Retimer& retime = {});
