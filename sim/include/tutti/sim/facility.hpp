@@ -338,7 +338,8 @@ struct SimOptions;
 /// The facility models for a run that `simulate(w, c, l, so)` returned as `r`: inputs from
 /// facility_inputs(); when the GPUs throttle, the iteration is re-simulated with
 /// SimOptions::compute_slowdown (x the one already in `so`, no trace) at each fixed-point step.
-/// `o.seed` is used as given (the CLI passes --seed). Throws what simulate() and
+/// With so.engine == "simgrid" the iteration is rescaled instead (rescale_times): SimGrid is too
+/// slow to repeat inside the fixed point. `o.seed` is used as given (the CLI passes --seed). Throws what simulate() and
 /// evaluate_facility() throw.
 FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
                                 const SimOptions& so, const SimResult& r, const FacilityOptions& o);
