@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "simulate.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
@@ -77,19 +78,10 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.trace_path = o.trace;
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
-  SimResult r = simulate(w, c, l, so);
-  FacilityOptions fo = parse_facility_flag(o.facility);
-  fo.seed = g.seed;
-  const FacilityResult fr = facility_for_run(w, c, l, so, r, fo);
+  SimResult r;
+  FacilityResult fr;
+  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr);
   if (g.json) {
-    nlohmann::json j;
-    to_json(j, r);
-    j["workload"] = w.name;
-    j["cluster"] = c.name;
-    j["gpus"] = l.gpus();
-    j["layout"] = to_string(l);
-    j["calibration"] = o.calibration.empty() ? "default" : o.calibration;
-    j["facility"] = facility_to_json(fr);
     emit_json(g, j);
   } else {
     std::string facility = "\nfacility\n";
@@ -101,6 +93,26 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 }
 
 }  // namespace
+
+nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
+                                   const SimOptions& options, SimResult* result,
+                                   const std::string& facility_flag, FacilityResult* facility) {
+  SimResult r = simulate(w, c, l, options);
+  FacilityOptions fo = parse_facility_flag(facility_flag);
+  fo.seed = options.seed;
+  FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
+  nlohmann::json j;
+  to_json(j, r);
+  j["workload"] = w.name;
+  j["cluster"] = c.name;
+  j["gpus"] = l.gpus();
+  j["layout"] = to_string(l);
+  j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  j["facility"] = facility_to_json(fr);
+  if (result) *result = std::move(r);
+  if (facility) *facility = std::move(fr);
+  return j;
+}
 
 void setup_simulate(CLI::App& app, Globals& g) {
   auto o = std::make_shared<SimulateOptions>();

@@ -445,6 +445,15 @@ Section links_section(const std::vector<Arch>& as) {
       }
     }
   }
+  std::size_t listed = 0;
+  for (const Arch* a : oks)
+    if (a->sim.contains("bottleneck_links") && a->sim.at("bottleneck_links").is_array())
+      listed = std::max(listed, a->sim.at("bottleneck_links").size());
+  if (listed > 0)
+    s.blocks.push_back(
+        Paragraph{"The engine lists its " + std::to_string(listed) +
+                  " busiest links per architecture; a tier that is not shown carried less "
+                  "than the least busy link listed."});
   if (tiers.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No link data.",
                                "The simulation results list no bottleneck links."});
@@ -506,7 +515,8 @@ Section network_section(const std::vector<Arch>& as) {
       se.values.push_back(a.net_capex_usd);
     }
   c.series.push_back(std::move(se));
-  if (c.has_data()) s.blocks.push_back(std::move(c));
+  const bool capex_chart = c.has_data();
+  if (capex_chart) s.blocks.push_back(std::move(c));
   bool any = false;
   for (const auto& a : as) {
     Table t = bom_table(a);
@@ -519,7 +529,7 @@ Section network_section(const std::vector<Arch>& as) {
     any = true;
     s.blocks.push_back(std::move(t));
   }
-  if (!any && !c.has_data())
+  if (!any && !capex_chart)
     s.blocks.push_back(Callout{Callout::Level::Warning, "No bill of materials.",
                                "No architecture came with network parts, cost or power."});
   return s;
@@ -560,8 +570,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
                 "are not shown (never estimated here)."});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   if (std::isfinite(tokens))
-    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " + tokens_text(tokens) +
-                                 " tokens the workload trains on."});
+    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " +
+                                 tokens_text(tokens) + " tokens the workload trains on."});
   Chart c;
   c.id = "cost-per-run";
   c.title = "Cost per training run";
@@ -660,10 +670,11 @@ Section oversub_section(const std::vector<Arch>& as) {
     c.series.push_back(std::move(se));
   }
   if (c.has_data()) s.blocks.push_back(std::move(c));
-  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  const bool swept = !t.rows.empty();
+  if (swept) s.blocks.push_back(std::move(t));
   for (const auto& u : unsupported)
     s.blocks.push_back(Callout{Callout::Level::Info, "Not swept:", u});
-  if (t.rows.empty() && unsupported.empty())
+  if (!swept && unsupported.empty())
     s.blocks.push_back(
         Callout{Callout::Level::Info, "Nothing to sweep:", "no architecture simulated."});
   return s;
