@@ -58,6 +58,7 @@ struct Arch {
   double dims_s[6] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   double net_capex_usd = kNaN, net_power_W = kNaN, capex_usd = kNaN, cost_run_usd = kNaN;
   double usd_per_mtok = kNaN, energy_J = kNaN, cloud_run_usd = kNaN, avg_it_W = kNaN;
+  double effective_ttt_s = kNaN, goodput = kNaN;
 };
 
 Arch read_arch(const json& a, double tokens) {
@@ -94,14 +95,20 @@ Arch read_arch(const json& a, double tokens) {
     }
   }
   r.exposed_s = any ? exposed : kNaN;
-  r.capex_usd = get(s, "/cost/capex_usd");
-  r.cost_run_usd = get(s, "/cost/cost_per_run_usd");
-  r.usd_per_mtok = get(s, "/cost/usd_per_million_tokens");
+  r.capex_usd = first_of(s, {"/cost/capex_usd", "/facility/cost/capex_usd"});
+  r.cost_run_usd = first_of(s, {"/cost/cost_per_run_usd", "/facility/cost/cost_per_run_usd"});
+  r.usd_per_mtok =
+      first_of(s, {"/cost/usd_per_million_tokens", "/facility/cost/usd_per_million_tokens"});
   if (!std::isfinite(r.usd_per_mtok) && std::isfinite(r.cost_run_usd) && tokens > 0)
     r.usd_per_mtok = r.cost_run_usd / tokens * 1e6;
-  r.cloud_run_usd = get(s, "/cost/cloud_cost_per_run_usd");
-  r.energy_J = get(s, "/energy_per_run_J");
-  r.avg_it_W = get(s, "/power/avg_it_W");
+  r.cloud_run_usd =
+      first_of(s, {"/cost/cloud_cost_per_run_usd", "/facility/cost/cloud_cost_per_run_usd"});
+  r.energy_J = first_of(s, {"/energy_per_run_J", "/facility/energy_per_run_J"});
+  r.effective_ttt_s =
+      first_of(s, {"/effective_time_to_train_s", "/facility/effective_time_to_train_s",
+                   "/reliability/effective_time_to_train_s"});
+  r.goodput = first_of(s, {"/reliability/goodput", "/facility/reliability/goodput"});
+  r.avg_it_W = first_of(s, {"/power/avg_it_W", "/facility/power/avg_it_W"});
   return r;
 }
 
@@ -544,7 +551,10 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   t.title = "Run cost";
   t.columns = {
       {"architecture", "Architecture", Unit::Text, ""},
-      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
+      {"time_to_train_s", "Time to train", Unit::Seconds, "Before failures"},
+      {"effective_time_to_train_s", "With failures", Unit::Seconds,
+       "Including checkpoints, rework and restarts (reliability model)"},
+      {"goodput", "Goodput", Unit::Fraction, "Useful share of the wall time"},
       {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
       {"avg_it_W", "Average IT power", Unit::Watts, ""},
       {"capex_usd", "Cluster capex", Unit::Usd,
@@ -559,7 +569,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
     int i = static_cast<int>(a - as.data());
     if (std::isfinite(a->cost_run_usd)) any_cost = true;
     t.rows.push_back(
-        {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
+        {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->effective_ttt_s),
+         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
          Cell::num(a->capex_usd), num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
          num_best(a->usd_per_mtok, oks.size() > 1 && i == b_tok), Cell::num(a->cloud_run_usd)});
   }
