@@ -9,6 +9,7 @@
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
+#include "tutti/sim/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {
@@ -64,8 +65,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
 }
 
 int run_simulate(const Globals& g, const SimulateOptions& o) {
-  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
-  if (o.engine != "native" && o.engine != "analytic")
+  if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
@@ -91,7 +91,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
                                    const SimOptions& options, SimResult* result) {
-  SimResult r = simulate(w, c, l, options);
+  SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
   nlohmann::json j;
   to_json(j, r);
   j["workload"] = w.name;
