@@ -16,7 +16,7 @@ using namespace tutti;
 
 namespace {
 
-SimCluster sim_cluster(const Cluster& c) {
+SimCluster test_sim_cluster(const Cluster& c) {
   SimCluster s;
   s.name = c.name;
   s.topology = c.topology;
@@ -46,7 +46,7 @@ Pair iteration(const std::string& fabric, const std::string& routing, int nodes,
                                    {"training.global_batch=" + std::to_string(global_batch)});
   const Layout l = resolve_layout(w, parallel, c.gpus());
   const Program prog = expand_program(w, l);
-  const SimCluster sc = sim_cluster(c);
+  const SimCluster sc = test_sim_cluster(c);
   const CalibrationProfile& prof = default_calibration();
   const SimResult rn = simulate_program(prog, sc, prof);
   SimgridStats st;
