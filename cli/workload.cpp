@@ -1,4 +1,6 @@
 // tutti workload show: parameters, FLOPs, memory per GPU and the Program of a workload.
+#include "tutti/models/workload.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -6,7 +8,6 @@
 #include "common.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/models/workload.hpp"
 #if __has_include("tutti/topologies/catalog.hpp")
 #include "tutti/topologies/catalog.hpp"
 #define TUTTI_HAVE_CATALOG 1
@@ -24,13 +25,25 @@ struct ShowOptions {
 };
 
 nlohmann::json layout_json(const Layout& l) {
-  const char* sched = l.schedule == PipeSchedule::GPipe ? "gpipe"
-                      : l.schedule == PipeSchedule::Interleaved ? "interleaved" : "1f1b";
-  const char* rc = l.recompute == Recompute::Full ? "full"
-                   : l.recompute == Recompute::Selective ? "selective" : "none";
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
-          {"zero", l.zero}, {"fsdp", l.fsdp}, {"sequence_parallel", l.sequence_parallel},
-          {"micro_batch", l.micro_batch}, {"schedule", sched}, {"recompute", rc}, {"gpus", l.gpus()}};
+  const char* sched = l.schedule == PipeSchedule::GPipe         ? "gpipe"
+                      : l.schedule == PipeSchedule::Interleaved ? "interleaved"
+                                                                : "1f1b";
+  const char* rc = l.recompute == Recompute::Full        ? "full"
+                   : l.recompute == Recompute::Selective ? "selective"
+                                                         : "none";
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"dp", l.dp},
+          {"cp", l.cp},
+          {"ep", l.ep},
+          {"vp", l.vp},
+          {"zero", l.zero},
+          {"fsdp", l.fsdp},
+          {"sequence_parallel", l.sequence_parallel},
+          {"micro_batch", l.micro_batch},
+          {"schedule", sched},
+          {"recompute", rc},
+          {"gpus", l.gpus()}};
 }
 
 nlohmann::json memory_json(const MemoryBreakdown& m) {
@@ -46,7 +59,9 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
           {"layers", m.layers}};
 }
 
-std::string gib(double b) { return fmt::format("{:.2f} GiB", b / kGiB); }
+std::string gib(double b) {
+  return fmt::format("{:.2f} GiB", b / kGiB);
+}
 
 int run_show(const Globals& g, const ShowOptions& o) {
   Workload w = load_workload(o.file, g.sets);
@@ -55,7 +70,8 @@ int run_show(const Globals& g, const ShowOptions& o) {
   std::string gpu_id;
   if (!o.hbm.empty()) {
     auto v = parse_quantity(o.hbm, Dim::Bytes);
-    if (!v || *v <= 0) throw InputError("--hbm", "hbm", "\"" + o.hbm + "\"", dim_expectation(Dim::Bytes));
+    if (!v || *v <= 0)
+      throw InputError("--hbm", "hbm", "\"" + o.hbm + "\"", dim_expectation(Dim::Bytes));
     hbm = *v;
   }
   if (!o.gpu.empty()) {
@@ -126,9 +142,10 @@ int run_show(const Globals& g, const ShowOptions& o) {
   t += fmt::format("workload   {} ({}, {})\n", w.name, to_string(w.model.family), w.file);
   t += fmt::format("layout     {} ({} GPUs)\n", to_string(l), l.gpus());
   t += fmt::format("params     {:.4g} total, {:.4g} active\n", params(w), active_params(w));
-  t += fmt::format("FLOPs      {:.4g} model / iteration, {:.4g} hardware / iteration, {:.4g} per {}\n",
-                   p.model_flops_per_iteration, p.hardware_flops_per_iteration, model_flops_per_token(w),
-                   w.model.token_model() ? "token" : "sample");
+  t += fmt::format(
+      "FLOPs      {:.4g} model / iteration, {:.4g} hardware / iteration, {:.4g} per {}\n",
+      p.model_flops_per_iteration, p.hardware_flops_per_iteration, model_flops_per_token(w),
+      w.model.token_model() ? "token" : "sample");
   if (ttt > 0)
     t += fmt::format("training   {:.4g} {} = {:.4g} iterations, {:.4g} model FLOPs\n", ttt,
                      w.model.token_model() ? "tokens" : "samples", ttt / per_iter,
@@ -137,24 +154,26 @@ int run_show(const Globals& g, const ShowOptions& o) {
   t += fmt::format("             weights     {:>12}\n", gib(mem.weights_bytes));
   t += fmt::format("             gradients   {:>12}\n", gib(mem.gradients_bytes));
   t += fmt::format("             optimizer   {:>12}\n", gib(mem.optimizer_bytes));
-  t += fmt::format("             activations {:>12}  ({} layers x {:.3g} micro-batches in flight)\n",
-                   gib(mem.activations_bytes), mem.layers, mem.in_flight_microbatches);
+  t +=
+      fmt::format("             activations {:>12}  ({} layers x {:.3g} micro-batches in flight)\n",
+                  gib(mem.activations_bytes), mem.layers, mem.in_flight_microbatches);
   t += fmt::format("             temporary   {:>12}\n", gib(mem.temporary_bytes));
   if (hbm > 0)
-    t += fmt::format("             fits in     {:>12} of HBM{}\n", gib(hbm), gpu_id.empty() ? "" : " (" + gpu_id + ")");
+    t += fmt::format("             fits in     {:>12} of HBM{}\n", gib(hbm),
+                     gpu_id.empty() ? "" : " (" + gpu_id + ")");
   t += fmt::format("program    {} classes, {} ops (", p.classes.size(), s.ops);
   for (int k = 0; k < 6; ++k)
     t += fmt::format("{}{} {}", k ? ", " : "", s.ops_by_kind[k], to_string(static_cast<OpKind>(k)));
   t += ")\n";
-  t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16}\n", "collective", "group", "size", "ops",
-                   "max GiB/rank", "total GiB");
+  t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16}\n", "collective", "group", "size",
+                   "ops", "max GiB/rank", "total GiB");
   for (const auto& c : s.collectives)
     t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16.3f} {:>16.1f}\n", to_string(c.coll),
                      to_string(c.group), c.group_size, c.ops, c.bytes_per_rank_max / kGiB,
                      c.bytes_all_ranks / kGiB);
   if (s.p2p_bytes_all_ranks > 0)
-    t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16.1f}\n", "send/recv", "pp", 2, s.ops_by_kind[4],
-                     "", s.p2p_bytes_all_ranks / kGiB);
+    t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16.1f}\n", "send/recv", "pp", 2,
+                     s.ops_by_kind[4], "", s.p2p_bytes_all_ranks / kGiB);
   emit(g, t);
   return kOk;
 }
@@ -162,18 +181,22 @@ int run_show(const Globals& g, const ShowOptions& o) {
 }  // namespace
 
 void setup_workload(CLI::App& app, Globals& g) {
-  auto* sub = app.add_subcommand("workload", "Describe a workload: parameters, FLOPs, memory, Program");
+  auto* sub =
+      app.add_subcommand("workload", "Describe a workload: parameters, FLOPs, memory, Program");
   sub->require_subcommand(1);
   auto opts = std::make_shared<ShowOptions>();
-  auto* show = sub->add_subcommand("show", "Parameters, FLOPs, memory per GPU and Program summary of FILE");
+  auto* show =
+      sub->add_subcommand("show", "Parameters, FLOPs, memory per GPU and Program summary of FILE");
   show->add_option("file", opts->file, "Workload JSON file (models/*.json)")->required();
   show->add_option("--parallel", opts->parallel,
                    "Layout over the file's: tp=8,pp=4,dp=2,cp=1,ep=1,vp=2,zero=1,mb=1,sp=1,fsdp=0,"
                    "recompute=none|selective|full,schedule=1f1b|interleaved|gpipe");
-  show->add_option("--gpus", opts->gpus, "GPU count; dp = gpus / (tp*pp*cp) unless --parallel names dp")
+  show->add_option("--gpus", opts->gpus,
+                   "GPU count; dp = gpus / (tp*pp*cp) unless --parallel names dp")
       ->check(CLI::Range(1, 1 << 26));
   show->add_option("--gpu", opts->gpu, "GPU id from the hardware catalog (its HBM bounds memory)");
-  show->add_option("--hbm", opts->hbm, "HBM per GPU, e.g. 80GiB (checks that the layout fits; overrides --gpu's)");
+  show->add_option("--hbm", opts->hbm,
+                   "HBM per GPU, e.g. 80GiB (checks that the layout fits; overrides --gpu's)");
   show->callback([&g, opts] { g.run = [&g, opts] { return run_show(g, *opts); }; });
 }
 

@@ -17,15 +17,23 @@ namespace {
 
 const char* kind_of(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::object: return "object";
-    case Json::value_t::array: return "array";
-    case Json::value_t::string: return "string";
-    case Json::value_t::boolean: return "boolean";
-    case Json::value_t::null: return "null";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::null:
+      return "null";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    default:
+      return "value";
   }
 }
 
@@ -114,7 +122,8 @@ class Validator {
         if (v != d) out.push_back({path, "got " + describe_json(d) + ", expected " + v.dump()});
       } else if (k == "items") {
         if (!d.is_array()) continue;
-        for (std::size_t i = 0; i < d.size(); ++i) check(v, d[i], join(path, std::to_string(i)), out);
+        for (std::size_t i = 0; i < d.size(); ++i)
+          check(v, d[i], join(path, std::to_string(i)), out);
       } else if (k == "minItems") {
         if (d.is_array() && d.size() < v.get<std::size_t>())
           out.push_back({path, "expected at least " + v.dump() + " items"});
@@ -128,13 +137,17 @@ class Validator {
                  k == "exclusiveMaximum") {
         if (!d.is_number()) continue;
         double x = d.get<double>(), b = v.get<double>();
-        bool ok = k == "minimum" ? x >= b : k == "maximum" ? x <= b : k == "exclusiveMinimum" ? x > b : x < b;
+        bool ok = k == "minimum"            ? x >= b
+                  : k == "maximum"          ? x <= b
+                  : k == "exclusiveMinimum" ? x > b
+                                            : x < b;
         if (!ok) out.push_back({path, "got " + d.dump() + ", expected " + k + " " + v.dump()});
       } else if (k == "pattern") {
         if (!d.is_string()) continue;
         std::regex re(v.get<std::string>(), std::regex::ECMAScript);
         if (!std::regex_search(d.get<std::string>(), re))
-          out.push_back({path, "got " + describe_json(d) + ", expected a string matching " + v.dump()});
+          out.push_back(
+              {path, "got " + describe_json(d) + ", expected a string matching " + v.dump()});
       } else if (k == "oneOf" || k == "anyOf") {
         int matches = 0;
         for (const auto& branch : v) {
@@ -194,7 +207,8 @@ Json load_schema(const std::string& path) {
 
 std::string format_schema_errors(const std::vector<SchemaError>& errors) {
   std::string s;
-  for (const auto& e : errors) s += (e.path.empty() ? "(top level)" : e.path) + ": " + e.message + "\n";
+  for (const auto& e : errors)
+    s += (e.path.empty() ? "(top level)" : e.path) + ": " + e.message + "\n";
   return s;
 }
 

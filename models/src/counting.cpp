@@ -92,7 +92,8 @@ double input_params(const ModelSpec& m) {
       return patch * h + h /*bias*/ + h /*cls*/ + double(g * g + 1) * h /*positions*/;
     }
     case ModelFamily::ResNet:
-    case ModelFamily::DLRM: return 0;
+    case ModelFamily::DLRM:
+      return 0;
   }
   return 0;
 }
@@ -106,18 +107,23 @@ double output_params(const ModelSpec& m) {
       return norm + (t.tied_embeddings ? 0.0 : double(t.vocab) * h);
     case ModelFamily::Encoder: {
       // MLM head: transform dense + norm, output bias (decoder weights tied), pooler + NSP.
-      double p = h * h + h + norm + double(t.vocab) + (t.tied_embeddings ? 0.0 : double(t.vocab) * h);
+      double p =
+          h * h + h + norm + double(t.vocab) + (t.tied_embeddings ? 0.0 : double(t.vocab) * h);
       if (t.pooler) p += h * h + h + 2.0 * h + 2.0;
       return p;
     }
-    case ModelFamily::ViT: return norm + h * t.classes + t.classes;
+    case ModelFamily::ViT:
+      return norm + h * t.classes + t.classes;
     case ModelFamily::ResNet:
-    case ModelFamily::DLRM: return 0;
+    case ModelFamily::DLRM:
+      return 0;
   }
   return 0;
 }
 
-std::int64_t vocab_per_rank(const TransformerSpec& t, int tp) { return (t.vocab + tp - 1) / tp; }
+std::int64_t vocab_per_rank(const TransformerSpec& t, int tp) {
+  return (t.vocab + tp - 1) / tp;
+}
 
 double layer_gemm_flops_per_token(const TransformerSpec& t, int layer) {
   double f = 2.0 * attn_matmul_params(t);
@@ -138,14 +144,17 @@ double head_flops_per_token(const ModelSpec& m) {
   const auto& t = m.tf;
   double h = t.hidden;
   switch (m.family) {
-    case ModelFamily::Transformer: return 2.0 * h * double(t.vocab);
-    case ModelFamily::Encoder: return 2.0 * h * h + 2.0 * h * double(t.vocab);
+    case ModelFamily::Transformer:
+      return 2.0 * h * double(t.vocab);
+    case ModelFamily::Encoder:
+      return 2.0 * h * h + 2.0 * h * double(t.vocab);
     case ModelFamily::ViT: {
       int g = t.image_size / t.patch_size;
       double patch = double(t.patch_size) * t.patch_size * t.channels;
       return 2.0 * patch * h * g * g + 2.0 * h * t.classes;  // per sample
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -158,11 +167,17 @@ using namespace detail;
 static double dlrm_mlp_params(const DlrmSpec& d, double& bottom, double& top) {
   bottom = 0;
   double in = d.dense_features;
-  for (int o : d.bottom_mlp) { bottom += in * o + o; in = o; }
+  for (int o : d.bottom_mlp) {
+    bottom += in * o + o;
+    in = o;
+  }
   double feats = double(d.table_rows.size()) + 1;
   in = d.embedding_dim + feats * (feats - 1) / 2;
   top = 0;
-  for (int o : d.top_mlp) { top += in * o + o; in = o; }
+  for (int o : d.top_mlp) {
+    top += in * o + o;
+    in = o;
+  }
   return bottom + top;
 }
 
@@ -192,8 +207,12 @@ static double model_params(const Workload& w, bool active) {
   }
 }
 
-double params(const Workload& w) { return model_params(w, false); }
-double active_params(const Workload& w) { return model_params(w, true); }
+double params(const Workload& w) {
+  return model_params(w, false);
+}
+double active_params(const Workload& w) {
+  return model_params(w, true);
+}
 
 double tokens_to_train(const Workload& w) {
   return w.model.token_model() ? w.training.tokens_to_train : w.training.samples_to_train;
@@ -217,11 +236,17 @@ static double forward_flops_per_sample(const Workload& w) {
     case ModelFamily::DLRM: {
       const auto& d = m.dlrm;
       double f = 0, in = d.dense_features;
-      for (int o : d.bottom_mlp) { f += 2.0 * in * o; in = o; }
+      for (int o : d.bottom_mlp) {
+        f += 2.0 * in * o;
+        in = o;
+      }
       double feats = double(d.table_rows.size()) + 1;
       f += 2.0 * feats * feats * d.embedding_dim;  // pairwise dot products (batched GEMM)
       in = d.embedding_dim + feats * (feats - 1) / 2;
-      for (int o : d.top_mlp) { f += 2.0 * in * o; in = o; }
+      for (int o : d.top_mlp) {
+        f += 2.0 * in * o;
+        in = o;
+      }
       return f;
     }
     default: {
@@ -269,7 +294,8 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   double replicated = 0;
   for (int i = 0; i < t.layers; ++i)
     if (t.layer_is_moe(i)) replicated += 3.0 * 2.0 * t.hidden * t.experts * s * gb;
-  if (m.family == ModelFamily::Encoder) replicated += 3.0 * 2.0 * double(t.hidden) * t.hidden * s * gb;
+  if (m.family == ModelFamily::Encoder)
+    replicated += 3.0 * 2.0 * double(t.hidden) * t.hidden * s * gb;
   f += (l.tp - 1) * replicated;
   if (m.family == ModelFamily::ViT) {
     // Patch embedding (forward + weight gradient; no gradient for the image) and classifier,
@@ -290,7 +316,8 @@ double megatron_flops_per_iteration(const Workload& w, Recompute recompute) {
   const auto& m = w.model;
   double model = model_flops_per_iteration(w);
   if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder ||
-        m.family == ModelFamily::ViT) || recompute == Recompute::None)
+        m.family == ModelFamily::ViT) ||
+      recompute == Recompute::None)
     return model;
   const auto& t = m.tf;
   int s = w.training.seq_len;
@@ -310,7 +337,8 @@ int microbatches(const Workload& w, const Layout& l) {
 
 LayerRange stage_layers(const Workload& w, const Layout& l, int v) {
   int layers = (w.model.family == ModelFamily::ResNet || w.model.family == ModelFamily::DLRM)
-                   ? 1 : w.model.tf.layers;
+                   ? 1
+                   : w.model.tf.layers;
   int V = l.pp * l.vp;
   int base = layers / V, rem = layers % V;
   // Extra layers go to the middle virtual stages first, then the last, then the first.
@@ -368,8 +396,8 @@ double activation_bytes_per_layer(const Workload& w, const Layout& l, int layer)
 namespace {
 
 struct StageParams {
-  double dense = 0, expert = 0;   // per rank (after TP / EP sharding)
-  double layer_max = 0;           // largest single layer, per rank (ZeRO-3 gather buffers)
+  double dense = 0, expert = 0;  // per rank (after TP / EP sharding)
+  double layer_max = 0;          // largest single layer, per rank (ZeRO-3 gather buffers)
 };
 
 StageParams stage_params(const Workload& w, const Layout& l, int stage) {
@@ -411,8 +439,10 @@ StageParams stage_params(const Workload& w, const Layout& l, int stage) {
 int in_flight_chunks(const Workload& w, const Layout& l, int stage) {
   int M = microbatches(w, l);
   switch (l.schedule) {
-    case PipeSchedule::GPipe: return M * l.vp;
-    case PipeSchedule::OneFOneB: return std::min(l.pp - stage, M);
+    case PipeSchedule::GPipe:
+      return M * l.vp;
+    case PipeSchedule::OneFOneB:
+      return std::min(l.pp - stage, M);
     case PipeSchedule::Interleaved:
       return std::min((l.pp - stage - 1) * 2 + (l.vp - 1) * l.pp + 1, M * l.vp);
   }
@@ -474,7 +504,8 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
       }
       mb.layers = layers;
       mb.in_flight_microbatches = double(chunks) / l.vp;
-      mb.activations_per_layer_bytes = activation_bytes_per_layer(w, l, stage_layers(w, l, st).first);
+      mb.activations_per_layer_bytes =
+          activation_bytes_per_layer(w, l, stage_layers(w, l, st).first);
       mb.activations_bytes = per_mb * mb.in_flight_microbatches;
       if (st == 0 && t.dropout) mb.activations_bytes += s * b * h / u * mb.in_flight_microbatches;
       if (st == l.pp - 1 && m.family != ModelFamily::ViT) {
@@ -484,12 +515,13 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
         mb.temporary_bytes += 4.0 * s * b * vr;  // logits gradient
       }
       if (l.recompute == Recompute::Full) mb.temporary_bytes += layer_max;  // recomputed layer
-      if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;        // gathered + prefetch
-      if (t.is_moe()) mb.temporary_bytes += 2.0 * B * s * b * t.top_k * h;   // all-to-all buffers
+      if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;       // gathered + prefetch
+      if (t.is_moe()) mb.temporary_bytes += 2.0 * B * s * b * t.top_k * h;  // all-to-all buffers
     } else if (m.family == ModelFamily::ResNet) {
       // Stored activations per image: every conv output and its BN/ReLU output (16-bit).
       double per_image = 0;
-      for (const auto& c : resnet_convs(m.resnet)) per_image += 2.0 * B * c.out_size * c.out_size * c.out_ch;
+      for (const auto& c : resnet_convs(m.resnet))
+        per_image += 2.0 * B * c.out_size * c.out_size * c.out_ch;
       mb.activations_per_layer_bytes = per_image * l.micro_batch;
       mb.activations_bytes = per_image * l.micro_batch;
       mb.in_flight_microbatches = 1;
@@ -498,16 +530,23 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
       const auto& d = m.dlrm;
       double b = l.micro_batch, feats = double(d.table_rows.size()) + 1;
       double acts = 0, in = d.dense_features;
-      for (int o : d.bottom_mlp) { acts += B * b * (in + o); in = o; }
+      for (int o : d.bottom_mlp) {
+        acts += B * b * (in + o);
+        in = o;
+      }
       acts += B * b * feats * d.embedding_dim * 2.0;  // embeddings gathered locally + exchanged
       in = d.embedding_dim + feats * (feats - 1) / 2;
-      for (int o : d.top_mlp) { acts += B * b * (in + o); in = o; }
+      for (int o : d.top_mlp) {
+        acts += B * b * (in + o);
+        in = o;
+      }
       mb.activations_bytes = acts;
       mb.activations_per_layer_bytes = acts;
       mb.in_flight_microbatches = 1;
       mb.layers = 1;
       // Local lookups for the global micro-batch before the all-to-all.
-      mb.temporary_bytes = B * b * l.dp * std::ceil(double(d.table_rows.size()) / l.dp) * d.embedding_dim;
+      mb.temporary_bytes =
+          B * b * l.dp * std::ceil(double(d.table_rows.size()) / l.dp) * d.embedding_dim;
     }
     mb.total_bytes = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes +
                      mb.activations_bytes + mb.temporary_bytes;
@@ -535,14 +574,17 @@ std::string structural_problem(const Workload& w, const Layout& l) {
   if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.cp < 1 || l.ep < 1 || l.vp < 1 || l.micro_batch < 1)
     return "every parallel degree must be >= 1";
   if (tr.global_batch % (std::int64_t(l.micro_batch) * l.dp) != 0)
-    return fmt::format("global_batch {} is not divisible by micro_batch*dp = {}*{}; use a dp that "
-                       "divides {}", tr.global_batch, l.micro_batch, l.dp,
-                       tr.global_batch / l.micro_batch);
+    return fmt::format(
+        "global_batch {} is not divisible by micro_batch*dp = {}*{}; use a dp that "
+        "divides {}",
+        tr.global_batch, l.micro_batch, l.dp, tr.global_batch / l.micro_batch);
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   if (!transformer) {
     if (l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1 || l.vp > 1)
-      return fmt::format("family {} runs data-parallel only here (tp=pp=cp=ep=vp=1; DLRM shards "
-                         "its tables over all dp ranks)", to_string(m.family));
+      return fmt::format(
+          "family {} runs data-parallel only here (tp=pp=cp=ep=vp=1; DLRM shards "
+          "its tables over all dp ranks)",
+          to_string(m.family));
     return "";
   }
   const auto& t = m.tf;
@@ -553,7 +595,8 @@ std::string structural_problem(const Workload& w, const Layout& l) {
     return s;
   };
   if (t.heads % l.tp != 0)
-    return fmt::format("tp={} does not divide heads ({}); use tp in {{{}}}", l.tp, t.heads, divisors(t.heads, 64));
+    return fmt::format("tp={} does not divide heads ({}); use tp in {{{}}}", l.tp, t.heads,
+                       divisors(t.heads, 64));
   if (t.kv_heads % l.tp != 0)
     return fmt::format("tp={} does not divide kv_heads ({}); use tp in {{{}}}", l.tp, t.kv_heads,
                        divisors(t.kv_heads, 64));
@@ -565,26 +608,35 @@ std::string structural_problem(const Workload& w, const Layout& l) {
     return "vp > 1 needs pp > 1 and the interleaved schedule";
   int M = microbatches(w, l);
   if (l.schedule == PipeSchedule::Interleaved && M % l.pp != 0)
-    return fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", M, l.pp);
+    return fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", M,
+                       l.pp);
   if (l.ep > 1) {
     if (!t.is_moe()) return fmt::format("ep={} but the model has no experts", l.ep);
     if (t.experts % l.ep != 0)
       return fmt::format("ep={} does not divide experts ({}); use ep in {{{}}}", l.ep, t.experts,
                          divisors(t.experts, 1024));
     if (l.dp % l.ep != 0)
-      return fmt::format("ep={} does not divide dp={} (EP groups are carved out of the data-parallel "
-                         "ranks)", l.ep, l.dp);
+      return fmt::format(
+          "ep={} does not divide dp={} (EP groups are carved out of the data-parallel "
+          "ranks)",
+          l.ep, l.dp);
   }
   if (l.cp > 1 && tr.seq_len % (2 * l.cp) != 0)
-    return fmt::format("seq_len {} is not divisible by 2*cp = {} (load-balanced context parallelism)",
-                       tr.seq_len, 2 * l.cp);
-  if (l.sequence_parallel && l.tp > 1 && (std::int64_t(tr.seq_len / l.cp) * l.micro_batch) % l.tp != 0)
-    return fmt::format("sequence parallelism needs seq_len/cp * micro_batch ({}) divisible by tp={}; "
-                       "change micro_batch or set sp=0", std::int64_t(tr.seq_len / l.cp) * l.micro_batch, l.tp);
+    return fmt::format(
+        "seq_len {} is not divisible by 2*cp = {} (load-balanced context parallelism)", tr.seq_len,
+        2 * l.cp);
+  if (l.sequence_parallel && l.tp > 1 &&
+      (std::int64_t(tr.seq_len / l.cp) * l.micro_batch) % l.tp != 0)
+    return fmt::format(
+        "sequence parallelism needs seq_len/cp * micro_batch ({}) divisible by tp={}; "
+        "change micro_batch or set sp=0",
+        std::int64_t(tr.seq_len / l.cp) * l.micro_batch, l.tp);
   return "";
 }
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+std::string gib(double bytes) {
+  return fmt::format("{:.1f} GiB", bytes / kGiB);
+}
 
 }  // namespace
 
@@ -594,11 +646,14 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
   if (hbm_bytes <= 0) return;
   auto mem = memory_per_gpu(w, l);
   if (mem.total_bytes <= hbm_bytes) return;
-  std::string msg = prefix + fmt::format(
-      "needs {} per GPU on stage {} (weights {}, gradients {}, optimizer {}, activations {}, "
-      "temporary {}), more than the {} of HBM",
-      gib(mem.total_bytes), mem.stage, gib(mem.weights_bytes), gib(mem.gradients_bytes),
-      gib(mem.optimizer_bytes), gib(mem.activations_bytes), gib(mem.temporary_bytes), gib(hbm_bytes));
+  std::string msg =
+      prefix +
+      fmt::format(
+          "needs {} per GPU on stage {} (weights {}, gradients {}, optimizer {}, activations {}, "
+          "temporary {}), more than the {} of HBM",
+          gib(mem.total_bytes), mem.stage, gib(mem.weights_bytes), gib(mem.gradients_bytes),
+          gib(mem.optimizer_bytes), gib(mem.activations_bytes), gib(mem.temporary_bytes),
+          gib(hbm_bytes));
   std::vector<std::string> fixes;
   auto fits = [&](const Layout& c) {
     return structural_problem(w, c).empty() && memory_per_gpu(w, c).total_bytes <= hbm_bytes;
@@ -636,18 +691,22 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
       c.tp = tp;
       c.pp = pp;
       c.dp = gpus / (mp * l.cp);
-      if (c.vp > 1 && c.pp == 1) { c.vp = 1; c.schedule = PipeSchedule::OneFOneB; }
+      if (c.vp > 1 && c.pp == 1) {
+        c.vp = 1;
+        c.schedule = PipeSchedule::OneFOneB;
+      }
       if (c.ep > 1 && c.dp % c.ep != 0) continue;
       if (fits(c)) {
-        fixes.push_back(fmt::format("tp={},pp={},dp={} on the same {} GPUs ({})", tp, pp, c.dp, gpus,
-                                    gib(memory_per_gpu(w, c).total_bytes)));
+        fixes.push_back(fmt::format("tp={},pp={},dp={} on the same {} GPUs ({})", tp, pp, c.dp,
+                                    gpus, gib(memory_per_gpu(w, c).total_bytes)));
         found = true;
       }
     }
   }
   if (fixes.empty()) {
-    msg += "; nothing tried fits (recompute, ZeRO stage, tp*pp up to the GPU count): use GPUs with "
-           "more memory or more GPUs";
+    msg +=
+        "; nothing tried fits (recompute, ZeRO stage, tp*pp up to the GPU count): use GPUs with "
+        "more memory or more GPUs";
   } else {
     msg += "; would fit: ";
     for (std::size_t i = 0; i < fixes.size(); ++i) msg += (i ? ", or " : "") + fixes[i];

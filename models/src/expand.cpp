@@ -114,8 +114,8 @@ struct Ctx {
   const Layout& l;
   Program& p;
   int stage = 0;
-  int M = 1;               // micro-batches
-  int V = 1;               // virtual stages
+  int M = 1;  // micro-batches
+  int V = 1;  // virtual stages
   DType dt = DType::BF16;
   double B = 2, Bp = 2, Bg = 2;
   // Data-parallel groups.
@@ -126,8 +126,8 @@ struct Ctx {
 
 /// Gradient buckets of one chunk, flushed as collectives on the DP stream.
 struct Buckets {
-  double dense = 0, expert = 0;           // parameters per rank accumulated
-  std::vector<std::uint32_t> reduce_ops;  // every reduce emitted (optimizer waits on them)
+  double dense = 0, expert = 0;                  // parameters per rank accumulated
+  std::vector<std::uint32_t> reduce_ops;         // every reduce emitted (optimizer waits on them)
   std::vector<std::pair<double, double>> sizes;  // (dense, expert) params of each bucket
 };
 
@@ -136,15 +136,15 @@ void flush_bucket(Ctx& c, Builder& b, Buckets& bk, std::uint32_t after, bool for
   if (bk.dense + bk.expert <= 0) return;
   Coll kind = c.l.zero == 0 ? Coll::AllReduce : Coll::ReduceScatter;
   if (bk.dense > 0 && c.dp_size > 1)
-    bk.reduce_ops.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size,
-                                       bk.dense * c.Bg, Stream::CommDP, Phase::Backward,
-                                       c.w.training.grad_dtype, 0),
-                                  {after}));
+    bk.reduce_ops.push_back(
+        b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, bk.dense * c.Bg,
+                   Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, 0),
+              {after}));
   if (bk.expert > 0 && c.edp_size > 1)
-    bk.reduce_ops.push_back(b.add(coll(b.name("edp.grad_reduce"), kind, GroupDim::EDP, c.edp_size,
-                                       bk.expert * c.Bg, Stream::CommDP, Phase::Backward,
-                                       c.w.training.grad_dtype, 0),
-                                  {after}));
+    bk.reduce_ops.push_back(
+        b.add(coll(b.name("edp.grad_reduce"), kind, GroupDim::EDP, c.edp_size, bk.expert * c.Bg,
+                   Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, 0),
+              {after}));
   bk.sizes.emplace_back(bk.dense, bk.expert);
   bk.dense = bk.expert = 0;
 }
@@ -179,8 +179,8 @@ TfShape tf_shape(const Ctx& c) {
 /// TP collective entering a block (forward): all-gather with SP; nothing without (Megatron's f).
 void tp_enter(Ctx& c, Builder& b, const TfShape& s, const char* name, Phase ph, std::uint32_t mb) {
   if (c.l.tp > 1 && s.sp)
-    b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * c.B, Stream::CommTP,
-                 ph, c.dt, mb));
+    b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * c.B,
+                 Stream::CommTP, ph, c.dt, mb));
 }
 /// TP collective leaving a block (forward): reduce-scatter with SP, all-reduce without (g).
 void tp_exit(Ctx& c, Builder& b, const TfShape& s, const char* rs, const char* ar, Phase ph,
@@ -220,14 +220,14 @@ Op attention_op(Builder& b, const char* name, const TfShape& s, Phase ph, DType 
 }
 
 /// The ZeRO-3 / FSDP parameter all-gather of one layer (bytes: the gathered layer on this rank).
-std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double expert_params,
-                           Phase ph, std::uint32_t mb, std::uint32_t prefetch_after) {
+std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double expert_params, Phase ph,
+                           std::uint32_t mb, std::uint32_t prefetch_after) {
   std::uint32_t last = kNone;
   if (dense_params > 0 && c.dp_size > 1)
-    last = b.add(coll(b.name(c.l.fsdp ? "fsdp.param_allgather" : "zero3.param_allgather"),
-                      Coll::AllGather, c.dp_dim, c.dp_size, dense_params * c.Bp, Stream::CommDP, ph,
-                      c.dt, mb),
-                 {prefetch_after});
+    last = b.add(
+        coll(b.name(c.l.fsdp ? "fsdp.param_allgather" : "zero3.param_allgather"), Coll::AllGather,
+             c.dp_dim, c.dp_size, dense_params * c.Bp, Stream::CommDP, ph, c.dt, mb),
+        {prefetch_after});
   if (expert_params > 0 && c.edp_size > 1)
     last = b.add(coll(b.name("zero3.expert_allgather"), Coll::AllGather, GroupDim::EDP, c.edp_size,
                       expert_params * c.Bp, Stream::CommDP, ph, c.dt, mb),
@@ -268,7 +268,8 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
                    Stream::CommEP, ph, c.dt, mb));
     else
       b.chain(membound(b.name("moe.permute"), 2.0 * disp, ph, c.dt, mb));
-    mlp("moe.expert_up", "moe.expert_act", "moe.expert_down", s.T * k / local, t.moe_ffn_hidden, local);
+    mlp("moe.expert_up", "moe.expert_act", "moe.expert_down", s.T * k / local, t.moe_ffn_hidden,
+        local);
     if (ep > 1)
       b.chain(coll(b.name("moe.combine_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
                    Stream::CommEP, ph, c.dt, mb));
@@ -294,13 +295,13 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
   const Phase ph = Phase::Backward;
   auto tp_grad_in = [&](const char* name) {  // backward of the exit reduce-scatter
     if (c.l.tp > 1 && s.sp)
-      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B, Stream::CommTP,
-                   ph, c.dt, mb));
+      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B,
+                   Stream::CommTP, ph, c.dt, mb));
   };
   auto tp_input_regather = [&](const char* name) {
     if (c.l.tp > 1 && s.sp)
-      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B, Stream::CommTP,
-                   ph, c.dt, mb));
+      b.chain(coll(b.name(name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * B,
+                   Stream::CommTP, ph, c.dt, mb));
   };
   auto tp_grad_out = [&](const char* rs, const char* ar) {
     if (c.l.tp <= 1) return;
@@ -323,8 +324,9 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     double local = E / ep;
     double disp = s.T * k * s.h * B;
     if (t.shared_experts > 0)
-      mlp("moe.shared_up_dgrad", "moe.shared_up_wgrad", "moe.shared_act_bwd", "moe.shared_down_dgrad",
-          "moe.shared_down_wgrad", s.T, double(t.shared_experts) * t.moe_ffn_hidden, 1, false);
+      mlp("moe.shared_up_dgrad", "moe.shared_up_wgrad", "moe.shared_act_bwd",
+          "moe.shared_down_dgrad", "moe.shared_down_wgrad", s.T,
+          double(t.shared_experts) * t.moe_ffn_hidden, 1, false);
     if (ep > 1)
       b.chain(coll(b.name("moe.combine_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
                    Stream::CommEP, ph, c.dt, mb));
@@ -369,8 +371,8 @@ void embed_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::
   if (m.family == ModelFamily::ViT) {
     const auto& t = m.tf;
     double patches = s.T - s.b;  // CLS token is not a patch
-    b.chain(gemm(b.name("embed.patch"), patches, s.h, double(t.patch_size) * t.patch_size * t.channels,
-                 1, ph, c.dt, mb),
+    b.chain(gemm(b.name("embed.patch"), patches, s.h,
+                 double(t.patch_size) * t.patch_size * t.channels, 1, ph, c.dt, mb),
             gather);
     b.chain(membound(b.name("embed.positions"), 3.0 * s.Ts * s.h * c.B, ph, c.dt, mb));
     return;
@@ -410,8 +412,8 @@ void head_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::u
   b.chain(gemm(b.name("head.logits"), s.T, vr, s.h, 1, ph, c.dt, mb));
   b.chain(membound(b.name("head.cross_entropy"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
   if (c.l.tp > 1)  // vocab-parallel cross entropy: max, sum of exp, target logit
-    b.chain(coll(b.name("head.ce_tp_allreduce"), Coll::AllReduce, GroupDim::TP, c.l.tp, 3.0 * s.T * 4.0,
-                 Stream::CommTP, ph, DType::FP32, mb));
+    b.chain(coll(b.name("head.ce_tp_allreduce"), Coll::AllReduce, GroupDim::TP, c.l.tp,
+                 3.0 * s.T * 4.0, Stream::CommTP, ph, DType::FP32, mb));
 }
 
 void head_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
@@ -428,8 +430,8 @@ void head_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
   }
   if (c.l.tp > 1)
     b.chain(coll(b.name(s.sp ? "head.tp_reducescatter_bwd" : "head.tp_allreduce_bwd"),
-                 s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP, c.l.tp, s.T * s.h * c.B,
-                 Stream::CommTP, ph, c.dt, mb));
+                 s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP, c.l.tp,
+                 s.T * s.h * c.B, Stream::CommTP, ph, c.dt, mb));
   b.chain(membound(b.name("head.norm_bwd"), 3.0 * s.Ts * s.h * c.B, ph, c.dt, mb));
 }
 
@@ -534,7 +536,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       }
       std::uint32_t prefetch_after = kNone;
       if (v == 0) {
-        std::uint32_t g = zero3 ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
+        std::uint32_t g =
+            zero3 ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
         embed_forward(c, b, s, mb, g);
       }
       for (int i = r.first; i < r.first + r.count; ++i) {
@@ -549,7 +552,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
         prefetch_after = start;  // the next layer's gather may start once this layer starts
       }
       if (v == c.V - 1) {
-        std::uint32_t g = zero3 ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after) : kNone;
+        std::uint32_t g =
+            zero3 ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after) : kNone;
         head_forward(c, b, s, mb, g);
       } else {
         Op o;
@@ -582,15 +586,16 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       o.tag = p2p_tag(step.mb, c.V, v, true);
       b.chain(o);
     } else {
-      std::uint32_t g = zero3 ? zero3_gather(c, b, out_params, 0, Phase::Backward, mb, kNone) : kNone;
+      std::uint32_t g =
+          zero3 ? zero3_gather(c, b, out_params, 0, Phase::Backward, mb, kNone) : kNone;
       if (g != kNone) b.set_prev(g);
       head_backward(c, b, s, mb);
       if (zero3) {
         if (c.dp_size > 1)
-          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter,
-                                             c.dp_dim, c.dp_size, out_params * c.Bg, Stream::CommDP,
-                                             Phase::Backward, w.training.grad_dtype, mb),
-                                        {b.prev()}));
+          bk.reduce_ops.push_back(b.add(
+              coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
+                   out_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
+              {b.prev()}));
       } else if (last_mb) {
         bk.dense += out_params;
         flush_bucket(c, b, bk, b.prev(), false);
@@ -600,7 +605,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
     for (int i = r.first + r.count - 1; i >= r.first; --i) {
       double dn = 0, ex = 0;
       layer_local(i, dn, ex);
-      std::uint32_t g = zero3 ? zero3_gather(c, b, dn, ex, Phase::Backward, mb, prefetch_after) : kNone;
+      std::uint32_t g =
+          zero3 ? zero3_gather(c, b, dn, ex, Phase::Backward, mb, prefetch_after) : kNone;
       std::uint32_t start = static_cast<std::uint32_t>(b.size());
       if (l.recompute == Recompute::Full) {
         layer_forward(c, b, s, i, Phase::Recompute, mb, g);
@@ -611,15 +617,17 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       prefetch_after = start;
       if (zero3) {
         if (c.dp_size > 1)
-          bk.reduce_ops.push_back(b.add(coll(b.name(l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter"),
-                                             Coll::ReduceScatter, c.dp_dim, c.dp_size, dn * c.Bg,
-                                             Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
-                                        {b.prev()}));
+          bk.reduce_ops.push_back(
+              b.add(coll(b.name(l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter"),
+                         Coll::ReduceScatter, c.dp_dim, c.dp_size, dn * c.Bg, Stream::CommDP,
+                         Phase::Backward, w.training.grad_dtype, mb),
+                    {b.prev()}));
         if (ex > 0 && c.edp_size > 1)
-          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.expert_grad_reducescatter"), Coll::ReduceScatter,
-                                             GroupDim::EDP, c.edp_size, ex * c.Bg, Stream::CommDP,
-                                             Phase::Backward, w.training.grad_dtype, mb),
-                                        {b.prev()}));
+          bk.reduce_ops.push_back(
+              b.add(coll(b.name("zero3.expert_grad_reducescatter"), Coll::ReduceScatter,
+                         GroupDim::EDP, c.edp_size, ex * c.Bg, Stream::CommDP, Phase::Backward,
+                         w.training.grad_dtype, mb),
+                    {b.prev()}));
       } else if (last_mb) {
         bk.dense += dn;
         bk.expert += ex;
@@ -630,10 +638,10 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       embed_backward(c, b, s, mb);
       if (zero3) {
         if (c.dp_size > 1)
-          bk.reduce_ops.push_back(b.add(coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter,
-                                             c.dp_dim, c.dp_size, in_params * c.Bg, Stream::CommDP,
-                                             Phase::Backward, w.training.grad_dtype, mb),
-                                        {b.prev()}));
+          bk.reduce_ops.push_back(b.add(
+              coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
+                   in_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
+              {b.prev()}));
       } else if (last_mb) {
         bk.dense += in_params;
       }
@@ -680,8 +688,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
     for (auto& bk : buckets)
       for (auto [dense, expert] : bk.sizes) {
         if (dense > 0 && c.dp_size > 1)
-          b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size, dense * c.Bp,
-                     Stream::CommDP, Phase::Optimizer, c.dt, 0),
+          b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size,
+                     dense * c.Bp, Stream::CommDP, Phase::Optimizer, c.dt, 0),
                 {opt_i});
         if (expert > 0 && c.edp_size > 1)
           b.add(coll(b.name("edp.param_allgather"), Coll::AllGather, GroupDim::EDP, c.edp_size,
@@ -691,7 +699,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   }
 }
 
-// ---- ResNet and DLRM (data parallel, one class) --------------------------------------------------
+// ---- ResNet and DLRM (data parallel, one class)
+// --------------------------------------------------
 
 void expand_resnet(Ctx& c, RankClass& rc) {
   const auto& r = c.w.model.resnet;
@@ -708,9 +717,10 @@ void expand_resnet(Ctx& c, RankClass& rc) {
     b.set_prev(kNone);
     for (const auto& cv : convs) {
       double pix = bsz * cv.out_size * cv.out_size;
-      b.chain(gemm(b.name("conv.im2col_gemm"), pix, cv.out_ch, double(cv.in_ch) * cv.kernel * cv.kernel, 1,
-                   Phase::Forward, c.dt, mb));
-      b.chain(membound(b.name("conv.bn_relu"), 3.0 * pix * cv.out_ch * c.B, Phase::Forward, c.dt, mb));
+      b.chain(gemm(b.name("conv.im2col_gemm"), pix, cv.out_ch,
+                   double(cv.in_ch) * cv.kernel * cv.kernel, 1, Phase::Forward, c.dt, mb));
+      b.chain(
+          membound(b.name("conv.bn_relu"), 3.0 * pix * cv.out_ch * c.B, Phase::Forward, c.dt, mb));
     }
     b.chain(gemm(b.name("fc"), bsz, r.classes, out_ch, 1, Phase::Forward, c.dt, mb));
     b.chain(membound(b.name("loss"), 2.0 * bsz * r.classes * 4.0, Phase::Forward, DType::FP32, mb));
@@ -719,14 +729,16 @@ void expand_resnet(Ctx& c, RankClass& rc) {
       const auto& cv = *it;
       double pix = bsz * cv.out_size * cv.out_size;
       double k = double(cv.in_ch) * cv.kernel * cv.kernel;
-      b.chain(membound(b.name("conv.bn_relu_bwd"), 4.0 * pix * cv.out_ch * c.B, Phase::Backward, c.dt, mb));
+      b.chain(membound(b.name("conv.bn_relu_bwd"), 4.0 * pix * cv.out_ch * c.B, Phase::Backward,
+                       c.dt, mb));
       gemm_bwd(c, b, "conv.dgrad", "conv.wgrad", pix, cv.out_ch, k, 1, mb);
       if (j == c.M - 1 && c.dp_size > 1) {
         bucket_bytes += (cv.params() + 2.0 * cv.out_ch) * c.Bg;
         if (bucket_bytes >= kTorchBucketBytes || &cv == &convs.front()) {
-          reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, bucket_bytes,
-                                       Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, mb),
-                                  {b.prev()}));
+          reduces.push_back(
+              b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, bucket_bytes,
+                         Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, mb),
+                    {b.prev()}));
           bucket_bytes = 0;
         }
       }
@@ -734,10 +746,10 @@ void expand_resnet(Ctx& c, RankClass& rc) {
   }
   double fc = double(out_ch) * r.classes + r.classes;
   if (c.dp_size > 1)  // the classifier's gradients join the last bucket
-    reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, fc * c.Bg,
-                                 Stream::CommDP, Phase::Backward, c.w.training.grad_dtype,
-                                 std::uint32_t(c.M - 1)),
-                            {b.prev()}));
+    reduces.push_back(
+        b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, fc * c.Bg, Stream::CommDP,
+                   Phase::Backward, c.w.training.grad_dtype, std::uint32_t(c.M - 1)),
+              {b.prev()}));
   double shard = c.l.zero >= 1 ? double(c.dp_size) : 1.0;
   double opt = params(c.w) / shard * (2.0 * optimizer_bytes_per_param(c.w.training) + c.Bg + c.Bp);
   Op o = membound(b.name("optimizer.step"), opt, Phase::Optimizer, DType::FP32, 0);
@@ -746,8 +758,8 @@ void expand_resnet(Ctx& c, RankClass& rc) {
   o.dep_count = static_cast<std::uint32_t>(reduces.size());
   rc.ops.push_back(o);
   if ((c.l.zero == 1 || c.l.zero == 2) && c.dp_size > 1)
-    b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size, params(c.w) * c.Bp,
-               Stream::CommDP, Phase::Optimizer, c.dt, 0),
+    b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size,
+               params(c.w) * c.Bp, Stream::CommDP, Phase::Optimizer, c.dt, 0),
           {static_cast<std::uint32_t>(rc.ops.size() - 1)});
 }
 
@@ -773,7 +785,8 @@ void expand_dlrm(Ctx& c, RankClass& rc) {
     if (c.l.dp > 1)
       b.chain(coll(b.name("embedding.alltoall"), Coll::AllToAll, GroupDim::DP, c.l.dp, emb_bytes,
                    Stream::CommDP, Phase::Forward, c.dt, mb));
-    b.chain(gemm(b.name("interaction"), feats, feats, d.embedding_dim, bsz, Phase::Forward, c.dt, mb));
+    b.chain(
+        gemm(b.name("interaction"), feats, feats, d.embedding_dim, bsz, Phase::Forward, c.dt, mb));
     in = d.embedding_dim + feats * (feats - 1) / 2;
     std::vector<double> top_in;
     for (int o : d.top_mlp) {
@@ -784,30 +797,43 @@ void expand_dlrm(Ctx& c, RankClass& rc) {
     b.chain(membound(b.name("loss"), 2.0 * bsz * 4.0, Phase::Forward, DType::FP32, mb));
     for (int i = int(d.top_mlp.size()) - 1; i >= 0; --i)
       gemm_bwd(c, b, "top_mlp_dgrad", "top_mlp_wgrad", bsz, d.top_mlp[i], top_in[i], 1, mb);
-    gemm_bwd(c, b, "interaction_dgrad", "interaction_dgrad_b", feats, feats, d.embedding_dim, bsz, mb);
+    gemm_bwd(c, b, "interaction_dgrad", "interaction_dgrad_b", feats, feats, d.embedding_dim, bsz,
+             mb);
     if (c.l.dp > 1)
-      b.chain(coll(b.name("embedding.alltoall_bwd"), Coll::AllToAll, GroupDim::DP, c.l.dp, emb_bytes,
-                   Stream::CommDP, Phase::Backward, c.dt, mb));
-    b.chain(membound(b.name("embedding.sparse_update"), 3.0 * emb_bytes * 2.0, Phase::Backward, DType::FP32, mb));
+      b.chain(coll(b.name("embedding.alltoall_bwd"), Coll::AllToAll, GroupDim::DP, c.l.dp,
+                   emb_bytes, Stream::CommDP, Phase::Backward, c.dt, mb));
+    b.chain(membound(b.name("embedding.sparse_update"), 3.0 * emb_bytes * 2.0, Phase::Backward,
+                     DType::FP32, mb));
     in = d.dense_features;
     std::vector<double> bot_in;
-    for (int o : d.bottom_mlp) { bot_in.push_back(in); in = o; }
+    for (int o : d.bottom_mlp) {
+      bot_in.push_back(in);
+      in = o;
+    }
     for (int i = int(d.bottom_mlp.size()) - 1; i >= 0; --i)
-      gemm_bwd(c, b, "bottom_mlp_dgrad", "bottom_mlp_wgrad", bsz, d.bottom_mlp[i], bot_in[i], 1, mb);
+      gemm_bwd(c, b, "bottom_mlp_dgrad", "bottom_mlp_wgrad", bsz, d.bottom_mlp[i], bot_in[i], 1,
+               mb);
   }
   double mlp = 0;  // dense (data-parallel) parameters: the MLPs
   {
     double in = d.dense_features;
-    for (int o : d.bottom_mlp) { mlp += in * o + o; in = o; }
+    for (int o : d.bottom_mlp) {
+      mlp += in * o + o;
+      in = o;
+    }
     in = d.embedding_dim + feats * (feats - 1) / 2;
-    for (int o : d.top_mlp) { mlp += in * o + o; in = o; }
+    for (int o : d.top_mlp) {
+      mlp += in * o + o;
+      in = o;
+    }
   }
   if (c.dp_size > 1)
-    reduces.push_back(b.add(coll(b.name("dp.grad_reduce"), Coll::AllReduce, GroupDim::DP, c.dp_size,
-                                 mlp * c.Bg, Stream::CommDP, Phase::Backward, c.w.training.grad_dtype,
-                                 std::uint32_t(c.M - 1)),
-                            {b.prev()}));
-  Op o = membound(b.name("optimizer.step"), mlp * (2.0 * optimizer_bytes_per_param(c.w.training) + c.Bg + c.Bp),
+    reduces.push_back(b.add(
+        coll(b.name("dp.grad_reduce"), Coll::AllReduce, GroupDim::DP, c.dp_size, mlp * c.Bg,
+             Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, std::uint32_t(c.M - 1)),
+        {b.prev()}));
+  Op o = membound(b.name("optimizer.step"),
+                  mlp * (2.0 * optimizer_bytes_per_param(c.w.training) + c.Bg + c.Bp),
                   Phase::Optimizer, DType::FP32, 0);
   o.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
   rc.deps.insert(rc.deps.end(), reduces.begin(), reduces.end());
@@ -845,9 +871,15 @@ Program expand_program(const Workload& w, const Layout& l) {
     rc.multiplicity = static_cast<std::uint32_t>(l.tp * l.cp * l.dp);
     c.stage = st;
     switch (w.model.family) {
-      case ModelFamily::ResNet: expand_resnet(c, rc); break;
-      case ModelFamily::DLRM: expand_dlrm(c, rc); break;
-      default: expand_transformer_class(c, rc); break;
+      case ModelFamily::ResNet:
+        expand_resnet(c, rc);
+        break;
+      case ModelFamily::DLRM:
+        expand_dlrm(c, rc);
+        break;
+      default:
+        expand_transformer_class(c, rc);
+        break;
     }
   }
   double total = 0;
@@ -873,7 +905,8 @@ ProgramSummary summarize(const Program& p) {
       if (o.kind != OpKind::Collective) continue;
       std::size_t i = 0;
       for (; i < cs.size(); ++i)
-        if (cs[i].coll == o.coll && cs[i].group == o.group && cs[i].group_size == o.group_size) break;
+        if (cs[i].coll == o.coll && cs[i].group == o.group && cs[i].group_size == o.group_size)
+          break;
       if (i == cs.size()) {
         cs.push_back({o.coll, o.group, o.group_size, 0, 0, 0});
         per_rank.push_back(0);

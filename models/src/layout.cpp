@@ -10,22 +10,30 @@ namespace tutti {
 
 double dtype_bytes(DType d) {
   switch (d) {
-    case DType::FP8: return 1;
+    case DType::FP8:
+      return 1;
     case DType::BF16:
-    case DType::FP16: return 2;
+    case DType::FP16:
+      return 2;
     case DType::TF32:
-    case DType::FP32: return 4;
+    case DType::FP32:
+      return 4;
   }
   return 2;
 }
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::FP32: return "fp32";
-    case DType::TF32: return "tf32";
-    case DType::BF16: return "bf16";
-    case DType::FP16: return "fp16";
-    case DType::FP8: return "fp8";
+    case DType::FP32:
+      return "fp32";
+    case DType::TF32:
+      return "tf32";
+    case DType::BF16:
+      return "bf16";
+    case DType::FP16:
+      return "fp16";
+    case DType::FP8:
+      return "fp8";
   }
   return "?";
 }
@@ -33,17 +41,23 @@ const char* to_string(DType d) {
 namespace {
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
   }
   return "?";
 }
 const char* to_string(PipeSchedule s) {
   switch (s) {
-    case PipeSchedule::OneFOneB: return "1f1b";
-    case PipeSchedule::Interleaved: return "interleaved";
-    case PipeSchedule::GPipe: return "gpipe";
+    case PipeSchedule::OneFOneB:
+      return "1f1b";
+    case PipeSchedule::Interleaved:
+      return "interleaved";
+    case PipeSchedule::GPipe:
+      return "gpipe";
   }
   return "?";
 }
@@ -72,28 +86,50 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
                          fmt::format("an integer in [{}, {}]", lo, hi));
       return v;
     };
-    if (key == "tp") l.tp = integer(1, 1 << 20);
-    else if (key == "pp") l.pp = integer(1, 1 << 20);
-    else if (key == "dp") l.dp = integer(1, 1 << 24);
-    else if (key == "cp") l.cp = integer(1, 1 << 20);
-    else if (key == "ep") l.ep = integer(1, 1 << 20);
-    else if (key == "vp") l.vp = integer(1, 1024);
-    else if (key == "zero") l.zero = integer(0, 3);
-    else if (key == "mb") l.micro_batch = integer(1, 1 << 20);
-    else if (key == "sp") l.sequence_parallel = integer(0, 1) == 1;
-    else if (key == "fsdp") { l.fsdp = integer(0, 1) == 1; if (l.fsdp) l.zero = 3; }
-    else if (key == "recompute") {
-      if (val == "none") l.recompute = Recompute::None;
-      else if (val == "selective") l.recompute = Recompute::Selective;
-      else if (val == "full") l.recompute = Recompute::Full;
-      else throw InputError("--parallel", "recompute", "\"" + std::string(val) + "\"", "none, selective or full");
+    if (key == "tp")
+      l.tp = integer(1, 1 << 20);
+    else if (key == "pp")
+      l.pp = integer(1, 1 << 20);
+    else if (key == "dp")
+      l.dp = integer(1, 1 << 24);
+    else if (key == "cp")
+      l.cp = integer(1, 1 << 20);
+    else if (key == "ep")
+      l.ep = integer(1, 1 << 20);
+    else if (key == "vp")
+      l.vp = integer(1, 1024);
+    else if (key == "zero")
+      l.zero = integer(0, 3);
+    else if (key == "mb")
+      l.micro_batch = integer(1, 1 << 20);
+    else if (key == "sp")
+      l.sequence_parallel = integer(0, 1) == 1;
+    else if (key == "fsdp") {
+      l.fsdp = integer(0, 1) == 1;
+      if (l.fsdp) l.zero = 3;
+    } else if (key == "recompute") {
+      if (val == "none")
+        l.recompute = Recompute::None;
+      else if (val == "selective")
+        l.recompute = Recompute::Selective;
+      else if (val == "full")
+        l.recompute = Recompute::Full;
+      else
+        throw InputError("--parallel", "recompute", "\"" + std::string(val) + "\"",
+                         "none, selective or full");
     } else if (key == "schedule") {
-      if (val == "1f1b") l.schedule = PipeSchedule::OneFOneB;
-      else if (val == "interleaved") l.schedule = PipeSchedule::Interleaved;
-      else if (val == "gpipe") l.schedule = PipeSchedule::GPipe;
-      else throw InputError("--parallel", "schedule", "\"" + std::string(val) + "\"", "1f1b, interleaved or gpipe");
+      if (val == "1f1b")
+        l.schedule = PipeSchedule::OneFOneB;
+      else if (val == "interleaved")
+        l.schedule = PipeSchedule::Interleaved;
+      else if (val == "gpipe")
+        l.schedule = PipeSchedule::GPipe;
+      else
+        throw InputError("--parallel", "schedule", "\"" + std::string(val) + "\"",
+                         "1f1b, interleaved or gpipe");
     } else {
-      throw InputError("--parallel", std::string(key), "unknown key \"" + std::string(key) + "\"", kExpected);
+      throw InputError("--parallel", std::string(key), "unknown key \"" + std::string(key) + "\"",
+                       kExpected);
     }
   }
   if (l.vp > 1 && l.schedule == PipeSchedule::OneFOneB) l.schedule = PipeSchedule::Interleaved;
@@ -101,9 +137,10 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
 }
 
 std::string to_string(const Layout& l) {
-  return fmt::format("tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}",
-                     l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch,
-                     l.sequence_parallel ? 1 : 0, to_string(l.recompute), to_string(l.schedule));
+  return fmt::format(
+      "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}", l.tp,
+      l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
+      to_string(l.recompute), to_string(l.schedule));
 }
 
 }  // namespace tutti

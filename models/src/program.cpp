@@ -62,45 +62,69 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::Gemm: return "gemm";
-    case OpKind::Attention: return "attention";
-    case OpKind::MemBound: return "membound";
-    case OpKind::Collective: return "collective";
-    case OpKind::Send: return "send";
-    case OpKind::Recv: return "recv";
+    case OpKind::Gemm:
+      return "gemm";
+    case OpKind::Attention:
+      return "attention";
+    case OpKind::MemBound:
+      return "membound";
+    case OpKind::Collective:
+      return "collective";
+    case OpKind::Send:
+      return "send";
+    case OpKind::Recv:
+      return "recv";
   }
   return "?";
 }
 const char* to_string(Coll c) {
   switch (c) {
-    case Coll::AllReduce: return "all_reduce";
-    case Coll::AllGather: return "all_gather";
-    case Coll::ReduceScatter: return "reduce_scatter";
-    case Coll::AllToAll: return "alltoall";
-    case Coll::Broadcast: return "broadcast";
+    case Coll::AllReduce:
+      return "all_reduce";
+    case Coll::AllGather:
+      return "all_gather";
+    case Coll::ReduceScatter:
+      return "reduce_scatter";
+    case Coll::AllToAll:
+      return "alltoall";
+    case Coll::Broadcast:
+      return "broadcast";
   }
   return "?";
 }
 const char* to_string(GroupDim g) {
   switch (g) {
-    case GroupDim::TP: return "tp";
-    case GroupDim::CP: return "cp";
-    case GroupDim::DP: return "dp";
-    case GroupDim::DPxCP: return "dpxcp";
-    case GroupDim::EP: return "ep";
-    case GroupDim::PP: return "pp";
-    case GroupDim::EDP: return "edp";
+    case GroupDim::TP:
+      return "tp";
+    case GroupDim::CP:
+      return "cp";
+    case GroupDim::DP:
+      return "dp";
+    case GroupDim::DPxCP:
+      return "dpxcp";
+    case GroupDim::EP:
+      return "ep";
+    case GroupDim::PP:
+      return "pp";
+    case GroupDim::EDP:
+      return "edp";
   }
   return "?";
 }
 const char* to_string(Stream s) {
   switch (s) {
-    case Stream::Compute: return "compute";
-    case Stream::CommTP: return "comm_tp";
-    case Stream::CommCP: return "comm_cp";
-    case Stream::CommDP: return "comm_dp";
-    case Stream::CommEP: return "comm_ep";
-    case Stream::CommPP: return "comm_pp";
+    case Stream::Compute:
+      return "compute";
+    case Stream::CommTP:
+      return "comm_tp";
+    case Stream::CommCP:
+      return "comm_cp";
+    case Stream::CommDP:
+      return "comm_dp";
+    case Stream::CommEP:
+      return "comm_ep";
+    case Stream::CommPP:
+      return "comm_pp";
   }
   return "?";
 }

@@ -12,7 +12,9 @@ struct Conv {
   int in_ch = 0, out_ch = 0, kernel = 1, stride = 1, in_size = 0, out_size = 0;
   int block = -1;  ///< Bottleneck block index (-1: stem).
   double params() const { return double(in_ch) * out_ch * kernel * kernel; }
-  double macs_per_image() const { return double(out_size) * out_size * out_ch * in_ch * kernel * kernel; }
+  double macs_per_image() const {
+    return double(out_size) * out_size * out_ch * in_ch * kernel * kernel;
+  }
 };
 /// Every convolution of the ResNet in forward order (stem, then blocks; downsample convs included).
 std::vector<Conv> resnet_convs(const ResNetSpec& r);
@@ -20,9 +22,13 @@ std::vector<Conv> resnet_convs(const ResNetSpec& r);
 int resnet_out_channels(const ResNetSpec& r);
 
 /// Bytes per element of activations (16-bit for every half/8-bit recipe, 4 for fp32/tf32).
-inline double act_bytes(DType d) { return (d == DType::FP32 || d == DType::TF32) ? 4.0 : 2.0; }
+inline double act_bytes(DType d) {
+  return (d == DType::FP32 || d == DType::TF32) ? 4.0 : 2.0;
+}
 /// Bytes per element of the weights the GPUs compute with.
-inline double param_bytes(DType d) { return act_bytes(d); }
+inline double param_bytes(DType d) {
+  return act_bytes(d);
+}
 /// Optimizer-state bytes per parameter (incl. fp32 master weights for mixed precision).
 double optimizer_bytes_per_param(const TrainingSpec& t);
 
@@ -32,8 +38,8 @@ double attn_matmul_params(const TransformerSpec& t);
 double mlp_matmul_params(const TransformerSpec& t, double f);
 /// All parameters of transformer layer `layer` (dense parts and experts separately).
 struct LayerParams {
-  double dense = 0;   ///< Attention, dense MLP / shared experts, router, norms, biases.
-  double expert = 0;  ///< Routed experts (all of them).
+  double dense = 0;          ///< Attention, dense MLP / shared experts, router, norms, biases.
+  double expert = 0;         ///< Routed experts (all of them).
   double active_expert = 0;  ///< top_k routed experts.
 };
 LayerParams layer_params(const TransformerSpec& t, int layer);

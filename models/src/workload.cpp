@@ -12,11 +12,16 @@ namespace tutti {
 
 const char* to_string(ModelFamily f) {
   switch (f) {
-    case ModelFamily::Transformer: return "transformer";
-    case ModelFamily::Encoder: return "encoder";
-    case ModelFamily::ViT: return "vit";
-    case ModelFamily::ResNet: return "resnet";
-    case ModelFamily::DLRM: return "dlrm";
+    case ModelFamily::Transformer:
+      return "transformer";
+    case ModelFamily::Encoder:
+      return "encoder";
+    case ModelFamily::ViT:
+      return "vit";
+    case ModelFamily::ResNet:
+      return "resnet";
+    case ModelFamily::DLRM:
+      return "dlrm";
   }
   return "?";
 }
@@ -54,7 +59,8 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
   t.gated_mlp = m.boolean_or("gated_mlp", false);
   t.tied_embeddings = vit ? false : m.boolean_or("tied_embeddings", false);
   t.bias = m.boolean_or("bias", !decoder);
-  t.layernorm = m.choice_or("norm", decoder ? "rmsnorm" : "layernorm", {"layernorm", "rmsnorm"}) == "layernorm";
+  t.layernorm = m.choice_or("norm", decoder ? "rmsnorm" : "layernorm", {"layernorm", "rmsnorm"}) ==
+                "layernorm";
   t.dropout = m.boolean_or("dropout", false);
   t.max_positions = opt_int(m, "max_positions", 0, 0);
   if (decoder) {
@@ -91,7 +97,8 @@ void parse_resnet(Obj& m, ResNetSpec& r) {
   auto arr = m.req("blocks").arr();
   if (arr.size() < 1 || arr.size() > 8) arr.value().fail("an array of 1 to 8 block counts");
   r.blocks.clear();
-  for (std::size_t i = 0; i < arr.size(); ++i) r.blocks.push_back(static_cast<int>(arr.at(i).integer(1, 1000)));
+  for (std::size_t i = 0; i < arr.size(); ++i)
+    r.blocks.push_back(static_cast<int>(arr.at(i).integer(1, 1000)));
   r.width = opt_int(m, "width", 64, 1);
   r.image_size = opt_int(m, "image_size", 224, 32);
   r.channels = opt_int(m, "channels", 3, 1);
@@ -103,16 +110,19 @@ void parse_dlrm(Obj& m, DlrmSpec& d) {
   d.embedding_dim = req_int(m, "embedding_dim");
   auto rows = m.req("table_rows").arr();
   if (rows.size() < 1) rows.value().fail("a non-empty array of row counts");
-  for (std::size_t i = 0; i < rows.size(); ++i) d.table_rows.push_back(rows.at(i).integer(1, 1LL << 40));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    d.table_rows.push_back(rows.at(i).integer(1, 1LL << 40));
   auto ints = [&](const char* key, std::vector<int>& out) {
     auto a = m.req(key).arr();
     if (a.size() < 1) a.value().fail("a non-empty array of layer sizes");
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(static_cast<int>(a.at(i).integer(1, kMaxDim)));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      out.push_back(static_cast<int>(a.at(i).integer(1, kMaxDim)));
   };
   ints("bottom_mlp", d.bottom_mlp);
   ints("top_mlp", d.top_mlp);
   if (d.bottom_mlp.back() != d.embedding_dim)
-    m.req("bottom_mlp").fail(fmt::format("a last layer equal to embedding_dim ({})", d.embedding_dim));
+    m.req("bottom_mlp")
+        .fail(fmt::format("a last layer equal to embedding_dim ({})", d.embedding_dim));
 }
 
 Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
@@ -132,8 +142,9 @@ Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
   }
   l.sequence_parallel = p.boolean_or("sequence_parallel", true);
   l.micro_batch = opt_int(p, "micro_batch", tr.micro_batch, 1, 1 << 20);
-  auto sched = p.choice_or("schedule", l.vp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "gpipe"});
-  l.schedule = sched == "gpipe" ? PipeSchedule::GPipe
+  auto sched =
+      p.choice_or("schedule", l.vp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "gpipe"});
+  l.schedule = sched == "gpipe"         ? PipeSchedule::GPipe
                : sched == "interleaved" ? PipeSchedule::Interleaved
                                         : PipeSchedule::OneFOneB;
   if (l.vp > 1 && l.schedule != PipeSchedule::Interleaved)
@@ -160,9 +171,12 @@ Workload parse_doc(const Doc& doc) {
         : fam == "vit"       ? ModelFamily::ViT
         : fam == "resnet"    ? ModelFamily::ResNet
                              : ModelFamily::DLRM;
-    if (f == ModelFamily::ResNet) parse_resnet(m, w.model.resnet);
-    else if (f == ModelFamily::DLRM) parse_dlrm(m, w.model.dlrm);
-    else parse_transformer(m, f, w.model.tf);
+    if (f == ModelFamily::ResNet)
+      parse_resnet(m, w.model.resnet);
+    else if (f == ModelFamily::DLRM)
+      parse_dlrm(m, w.model.dlrm);
+    else
+      parse_transformer(m, f, w.model.tf);
     m.done();
   }
   {
@@ -172,8 +186,9 @@ Workload parse_doc(const Doc& doc) {
     if (w.model.token_model()) {
       tr.seq_len = static_cast<int>(t.req("seq_len").integer(1, 1 << 24));
     } else if (t.has("seq_len")) {
-      t.req("seq_len").fail(std::string("no seq_len for family ") + to_string(fam) +
-                            (fam == ModelFamily::ViT ? " (it is (image_size/patch_size)^2 + 1)" : ""));
+      t.req("seq_len").fail(
+          std::string("no seq_len for family ") + to_string(fam) +
+          (fam == ModelFamily::ViT ? " (it is (image_size/patch_size)^2 + 1)" : ""));
     }
     if (fam == ModelFamily::ViT) {
       int g = w.model.tf.image_size / w.model.tf.patch_size;
@@ -183,10 +198,13 @@ Workload parse_doc(const Doc& doc) {
     tr.micro_batch = static_cast<int>(t.integer_or("micro_batch", 1, 1, 1 << 20));
     tr.dtype = t.has("dtype") ? parse_dtype(t.req("dtype")) : DType::BF16;
     tr.grad_dtype = t.has("grad_dtype") ? parse_dtype(t.req("grad_dtype"))
-                    : (tr.dtype == DType::FP8 ? DType::BF16 : tr.dtype);
-    tr.optimizer = t.choice_or("optimizer", "adam", {"adam", "sgd"}) == "sgd" ? Optimizer::SGD : Optimizer::Adam;
+                                        : (tr.dtype == DType::FP8 ? DType::BF16 : tr.dtype);
+    tr.optimizer = t.choice_or("optimizer", "adam", {"adam", "sgd"}) == "sgd" ? Optimizer::SGD
+                                                                              : Optimizer::Adam;
     auto rc = t.choice_or("recompute", "none", {"none", "selective", "full"});
-    tr.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
+    tr.recompute = rc == "full"        ? Recompute::Full
+                   : rc == "selective" ? Recompute::Selective
+                                       : Recompute::None;
     tr.flash_attention = t.boolean_or("flash_attention", true);
     if (t.has("tokens_to_train") && t.has("samples_to_train"))
       t.req("samples_to_train").fail("either tokens_to_train or samples_to_train, not both");
@@ -242,14 +260,16 @@ Layout resolve_layout(const Workload& w, const std::string& flag, int gpus) {
     int model_par = l.tp * l.pp * l.cp;
     if (dp_named) {
       if (l.gpus() != gpus)
-        throw InputError("--gpus", "gpus", std::to_string(gpus),
-                         fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs (or drop dp to derive it)",
-                                     l.tp, l.pp, l.dp, l.cp, l.gpus()));
+        throw InputError(
+            "--gpus", "gpus", std::to_string(gpus),
+            fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs (or drop dp to derive it)", l.tp, l.pp,
+                        l.dp, l.cp, l.gpus()));
     } else {
       if (gpus % model_par != 0)
-        throw InputError("--gpus", "gpus", std::to_string(gpus),
-                         fmt::format("a multiple of tp*pp*cp = {}*{}*{} = {} (dp = gpus / (tp*pp*cp))",
-                                     l.tp, l.pp, l.cp, model_par));
+        throw InputError(
+            "--gpus", "gpus", std::to_string(gpus),
+            fmt::format("a multiple of tp*pp*cp = {}*{}*{} = {} (dp = gpus / (tp*pp*cp))", l.tp,
+                        l.pp, l.cp, model_par));
       l.dp = gpus / model_par;
     }
   }

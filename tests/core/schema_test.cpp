@@ -1,9 +1,10 @@
+#include "tutti/core/schema.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
-#include "tutti/core/schema.hpp"
 
 using namespace tutti;
 using nlohmann::json;
@@ -19,8 +20,10 @@ TEST_CASE("schema: types, required, additionalProperties, ranges, enum, pattern,
       "d": {"type": "array", "items": {"type": "number", "maximum": 2}, "minItems": 1},
       "e": {"oneOf": [{"type": "integer"}, {"type": "string"}]}
     }})");
-  CHECK(validate_schema(s, json::parse(R"({"a": 2, "b": "x", "c": "80GiB", "d": [1, 2], "e": 3})")).empty());
-  auto errs = validate_schema(s, json::parse(R"({"a": 0, "c": "80GB", "d": [3], "e": 1.5, "zz": 1})"));
+  CHECK(validate_schema(s, json::parse(R"({"a": 2, "b": "x", "c": "80GiB", "d": [1, 2], "e": 3})"))
+            .empty());
+  auto errs =
+      validate_schema(s, json::parse(R"({"a": 0, "c": "80GB", "d": [3], "e": 1.5, "zz": 1})"));
   REQUIRE(errs.size() == 6);
   std::string all = format_schema_errors(errs);
   CHECK(all.find("a: got 0") != std::string::npos);
@@ -33,6 +36,8 @@ TEST_CASE("schema: types, required, additionalProperties, ranges, enum, pattern,
 }
 
 TEST_CASE("schema: unsupported keywords are a bug, not silently accepted") {
-  CHECK_THROWS_AS(validate_schema(json::parse(R"({"propertyNames": {}})"), json::object()), InternalError);
-  CHECK_THROWS_AS(validate_schema(json::parse(R"({"$ref": "#/$defs/none"})"), json::object()), InternalError);
+  CHECK_THROWS_AS(validate_schema(json::parse(R"({"propertyNames": {}})"), json::object()),
+                  InternalError);
+  CHECK_THROWS_AS(validate_schema(json::parse(R"({"$ref": "#/$defs/none"})"), json::object()),
+                  InternalError);
 }

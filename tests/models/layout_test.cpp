@@ -20,7 +20,10 @@ TEST_CASE("layout: --parallel flag parses every key") {
 
 TEST_CASE("layout: Megatron rank order and groups") {
   Layout l;
-  l.tp = 2; l.cp = 1; l.dp = 3; l.pp = 2;
+  l.tp = 2;
+  l.cp = 1;
+  l.dp = 3;
+  l.pp = 2;
   CHECK(rank_of(l, 1, 0, 2, 1) == 1 + 2 * (0 + 1 * (2 + 3 * 1)));
   for (int r = 0; r < l.gpus(); ++r) {
     auto c = coords_of(l, r);
@@ -33,12 +36,17 @@ TEST_CASE("layout: Megatron rank order and groups") {
 
 TEST_CASE("layout: EP groups are consecutive dp indices, EDP groups the same EP position") {
   Layout l;
-  l.tp = 2; l.cp = 2; l.dp = 4; l.pp = 1; l.ep = 2;
+  l.tp = 2;
+  l.cp = 2;
+  l.dp = 4;
+  l.pp = 1;
+  l.ep = 2;
   // rank 0: tp0 cp0 dp0. EP: dp 0,1 at tp0 cp0. EDP: dp 0,2 for every cp.
-  CHECK(group_ranks(l, 0, GroupDim::EP) == std::vector<int>{rank_of(l, 0, 0, 0, 0), rank_of(l, 0, 0, 1, 0)});
+  CHECK(group_ranks(l, 0, GroupDim::EP) ==
+        std::vector<int>{rank_of(l, 0, 0, 0, 0), rank_of(l, 0, 0, 1, 0)});
   auto edp = group_ranks(l, rank_of(l, 1, 1, 3, 0), GroupDim::EDP);
-  CHECK(edp == std::vector<int>{rank_of(l, 1, 0, 1, 0), rank_of(l, 1, 1, 1, 0), rank_of(l, 1, 0, 3, 0),
-                                rank_of(l, 1, 1, 3, 0)});
+  CHECK(edp == std::vector<int>{rank_of(l, 1, 0, 1, 0), rank_of(l, 1, 1, 1, 0),
+                                rank_of(l, 1, 0, 3, 0), rank_of(l, 1, 1, 3, 0)});
   CHECK(edp.size() == std::size_t(l.dp * l.cp / l.ep));
   CHECK(std::string(to_string(GroupDim::EDP)) == "edp");
 }

@@ -18,17 +18,26 @@ using tutti::testing::src;
 
 namespace {
 
-Workload load(const std::string& name) { return load_workload(src("models/" + name + ".json")); }
+Workload load(const std::string& name) {
+  return load_workload(src("models/" + name + ".json"));
+}
 
 std::uint32_t expected_size(const Layout& l, GroupDim g) {
   switch (g) {
-    case GroupDim::TP: return l.tp;
-    case GroupDim::CP: return l.cp;
-    case GroupDim::DP: return l.dp;
-    case GroupDim::DPxCP: return l.dp * l.cp;
-    case GroupDim::EP: return l.ep;
-    case GroupDim::PP: return l.pp;
-    case GroupDim::EDP: return l.dp * l.cp / l.ep;
+    case GroupDim::TP:
+      return l.tp;
+    case GroupDim::CP:
+      return l.cp;
+    case GroupDim::DP:
+      return l.dp;
+    case GroupDim::DPxCP:
+      return l.dp * l.cp;
+    case GroupDim::EP:
+      return l.ep;
+    case GroupDim::PP:
+      return l.pp;
+    case GroupDim::EDP:
+      return l.dp * l.cp / l.ep;
   }
   return 0;
 }
@@ -37,7 +46,8 @@ std::uint32_t expected_size(const Layout& l, GroupDim g) {
 /// its matching Send. Returns the number of ops that never ran (0: no deadlock).
 std::size_t stuck_ops(const Program& p) {
   std::size_t n = p.classes.size();
-  std::vector<std::vector<std::vector<std::uint32_t>>> queues(n, std::vector<std::vector<std::uint32_t>>(kNumStreams));
+  std::vector<std::vector<std::vector<std::uint32_t>>> queues(
+      n, std::vector<std::vector<std::uint32_t>>(kNumStreams));
   std::vector<std::vector<std::size_t>> head(n, std::vector<std::size_t>(kNumStreams, 0));
   std::vector<std::vector<char>> done(n);
   std::set<std::pair<int, std::uint32_t>> sent;  // (destination stage, tag)
@@ -59,7 +69,8 @@ std::size_t stuck_ops(const Program& p) {
           std::uint32_t i = queues[c][s][head[c][s]];
           const Op& o = rc.ops[i];
           bool ready = true;
-          for (std::uint32_t d = 0; d < o.dep_count; ++d) ready = ready && done[c][rc.deps[o.dep_begin + d]];
+          for (std::uint32_t d = 0; d < o.dep_count; ++d)
+            ready = ready && done[c][rc.deps[o.dep_begin + d]];
           if (o.kind == OpKind::Recv) ready = ready && sent.count({int(c), o.tag});
           if (!ready) break;
           if (o.kind == OpKind::Send) sent.insert({int(c) + o.peer_delta, o.tag});
@@ -83,7 +94,8 @@ void check_program(const Workload& w, const Layout& l) {
   std::set<std::string> names(p.names.begin(), p.names.end());
   CHECK(names.size() == p.names.size());
   double flops = 0;
-  std::map<std::tuple<int, std::uint32_t>, std::tuple<int, double>> sends, recvs;  // (dst/src stage, tag)
+  std::map<std::tuple<int, std::uint32_t>, std::tuple<int, double>> sends,
+      recvs;  // (dst/src stage, tag)
   for (const auto& rc : p.classes) {
     CHECK(rc.multiplicity == std::uint32_t(l.tp * l.cp * l.dp));
     double f = 0;
@@ -99,23 +111,28 @@ void check_program(const Workload& w, const Layout& l) {
       CHECK(comm == (o.stream != Stream::Compute));
       if (o.kind == OpKind::Collective) {
         if (o.group_size != expected_size(l, o.group) || o.group_size < 2)
-          FAIL("collective ", p.names[o.name], " over ", to_string(o.group), " has size ", o.group_size);
+          FAIL("collective ", p.names[o.name], " over ", to_string(o.group), " has size ",
+               o.group_size);
         CHECK(o.bytes > 0);
       }
-      if (o.kind == OpKind::Gemm) CHECK(o.flops == doctest::Approx(2.0 * o.m * o.n * o.k * o.batch).epsilon(0.02));
+      if (o.kind == OpKind::Gemm)
+        CHECK(o.flops == doctest::Approx(2.0 * o.m * o.n * o.k * o.batch).epsilon(0.02));
       if (o.kind == OpKind::Send) {
         int dst = rc.stage + o.peer_delta;
         CHECK((dst >= 0 && dst < l.pp));
-        CHECK(sends.emplace(std::make_tuple(dst, o.tag), std::make_tuple(rc.stage, o.bytes)).second);
+        CHECK(
+            sends.emplace(std::make_tuple(dst, o.tag), std::make_tuple(rc.stage, o.bytes)).second);
       }
       if (o.kind == OpKind::Recv) {
         int from = rc.stage + o.peer_delta;
-        CHECK(recvs.emplace(std::make_tuple(rc.stage, o.tag), std::make_tuple(from, o.bytes)).second);
+        CHECK(
+            recvs.emplace(std::make_tuple(rc.stage, o.tag), std::make_tuple(from, o.bytes)).second);
       }
     }
     flops += f * rc.multiplicity;
     // One class per stage: with a single stage every rank does 1/ranks of the work.
-    if (l.pp == 1) CHECK(f == doctest::Approx(hardware_flops_per_iteration(w, l) / l.gpus()).epsilon(1e-9));
+    if (l.pp == 1)
+      CHECK(f == doctest::Approx(hardware_flops_per_iteration(w, l) / l.gpus()).epsilon(1e-9));
   }
   CHECK(sends.size() == recvs.size());
   for (const auto& [key, val] : sends) {
@@ -126,13 +143,15 @@ void check_program(const Workload& w, const Layout& l) {
   }
   CHECK(flops == doctest::Approx(p.hardware_flops_per_iteration).epsilon(1e-9));
   CHECK(flops == doctest::Approx(hardware_flops_per_iteration(w, l)).epsilon(1e-9));
-  CHECK(p.model_flops_per_iteration == doctest::Approx(model_flops_per_iteration(w)).epsilon(1e-12));
+  CHECK(p.model_flops_per_iteration ==
+        doctest::Approx(model_flops_per_iteration(w)).epsilon(1e-12));
   CHECK(stuck_ops(p) == 0);
 }
 
 }  // namespace
 
-TEST_CASE("program: invariants for dense transformers over schedules, ZeRO stages, CP, SP, recompute") {
+TEST_CASE(
+    "program: invariants for dense transformers over schedules, ZeRO stages, CP, SP, recompute") {
   Workload w = load("tiny-gpt");
   const char* flags[] = {
       "tp=1,pp=1,dp=1",
@@ -214,7 +233,8 @@ TEST_CASE("program: the deadlock check itself catches a recv posted before its s
   CHECK(stuck_ops(p) == 0);
   // Stage 0 waits for the gradient of micro-batch 0 before sending any activation: a deadlock.
   auto& ops = p.classes[0].ops;
-  auto recv = std::find_if(ops.begin(), ops.end(), [](const Op& o) { return o.kind == OpKind::Recv; });
+  auto recv =
+      std::find_if(ops.begin(), ops.end(), [](const Op& o) { return o.kind == OpKind::Recv; });
   REQUIRE(recv != ops.end());
   Op r = *recv;
   ops.erase(recv);

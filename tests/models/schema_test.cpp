@@ -1,6 +1,8 @@
 // schemas/workload.schema.json and the parser agree: every shipped example validates and parses;
 // mutations (an unknown key at each object level, each required key removed, a wrong-typed value
 // at each key) are rejected by both.
+#include "tutti/core/schema.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,7 +13,6 @@
 
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/schema.hpp"
 #include "tutti/models/workload.hpp"
 
 using namespace tutti;
@@ -44,7 +45,8 @@ bool parser_accepts(const json& j, std::string* why = nullptr) {
 }
 
 /// Object paths of the document (JSON pointers) with the schema's required keys there.
-void object_pointers(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
+void object_pointers(const json& j, const json::json_pointer& at,
+                     std::vector<json::json_pointer>& out) {
   if (!j.is_object()) return;
   out.push_back(at);
   for (auto it = j.begin(); it != j.end(); ++it) object_pointers(it.value(), at / it.key(), out);
@@ -80,7 +82,8 @@ TEST_CASE("schema: mutations are rejected by both the schema and the parser") {
     if (p == "/training") {
       std::string fam = doc["model"]["family"];
       bool token = fam == "transformer" || fam == "encoder";
-      for (const auto& k : schema["$defs"][token ? "token_training" : "sample_training"]["required"])
+      for (const auto& k :
+           schema["$defs"][token ? "token_training" : "sample_training"]["required"])
         req.push_back(k);
     }
     return req;

@@ -1,5 +1,7 @@
 // Counting: parameters against published counts, FLOPs against Narayanan et al. 2021, activation
 // memory against Korthikanti et al. 2022, layout checks.
+#include "tutti/models/workload.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,14 +10,17 @@
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/models/workload.hpp"
 
 using namespace tutti;
 using tutti::testing::src;
 
 namespace {
-Workload load(const std::string& name) { return load_workload(src("models/" + name + ".json")); }
-double rel(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
+Workload load(const std::string& name) {
+  return load_workload(src("models/" + name + ".json"));
+}
+double rel(double a, double b) {
+  return std::fabs(a - b) / std::fabs(b);
+}
 }  // namespace
 
 TEST_CASE("workload: parameter counts within 1% of the published counts") {
@@ -75,8 +80,10 @@ TEST_CASE("workload: FLOPs per token = 6N + attention term within 1% for every t
     double n = active_params(w);
     double emb = double(t.vocab) * t.hidden + double(t.max_positions) * t.hidden +
                  double(t.type_vocab) * t.hidden;
-    if (!t.tied_embeddings) n -= emb;
-    else n -= emb - double(t.vocab) * t.hidden;
+    if (!t.tied_embeddings)
+      n -= emb;
+    else
+      n -= emb - double(t.vocab) * t.hidden;
     double attention = 12.0 * t.layers * s * t.heads * t.hd();
     CHECK(rel(model_flops_per_token(w), 6.0 * n + attention) < 0.01);
   }
@@ -97,7 +104,8 @@ TEST_CASE("workload: activation memory per layer equals Korthikanti et al. 2022"
       CAPTURE(b);
       l.sequence_parallel = true;
       l.recompute = Recompute::None;
-      double expect_sp = tp > 1 ? sbh * (34.0 / tp + 5.0 * a * s / (h * tp)) : sbh * (34.0 + 5.0 * a * s / h);
+      double expect_sp =
+          tp > 1 ? sbh * (34.0 / tp + 5.0 * a * s / (h * tp)) : sbh * (34.0 + 5.0 * a * s / h);
       CHECK(rel(activation_bytes_per_layer(w, l), expect_sp) < 1e-12);
       l.recompute = Recompute::Selective;
       CHECK(rel(activation_bytes_per_layer(w, l), sbh * 34.0 / tp) < 1e-12);
@@ -105,7 +113,8 @@ TEST_CASE("workload: activation memory per layer equals Korthikanti et al. 2022"
       CHECK(rel(activation_bytes_per_layer(w, l), 2.0 * sbh / tp) < 1e-12);
       l.sequence_parallel = false;
       l.recompute = Recompute::None;
-      CHECK(rel(activation_bytes_per_layer(w, l), sbh * (10.0 + 24.0 / tp + 5.0 * a * s / (h * tp))) < 1e-12);
+      CHECK(rel(activation_bytes_per_layer(w, l),
+                sbh * (10.0 + 24.0 / tp + 5.0 * a * s / (h * tp))) < 1e-12);
       l.recompute = Recompute::Selective;
       CHECK(rel(activation_bytes_per_layer(w, l), sbh * (10.0 + 24.0 / tp)) < 1e-12);
       l.recompute = Recompute::Full;
@@ -119,7 +128,9 @@ TEST_CASE("workload: activation memory per layer equals Korthikanti et al. 2022"
   CHECK(rel(activation_bytes_per_layer(f, l), s * h * 34.0 / 8) < 1e-12);
 }
 
-TEST_CASE("workload: first-stage activations hold pp micro-batches (1F1B) and Korthikanti's interleave factor") {
+TEST_CASE(
+    "workload: first-stage activations hold pp micro-batches (1F1B) and Korthikanti's interleave "
+    "factor") {
   Workload w = load("gpt3-175b");
   Layout l = *w.layout;
   auto m = memory_per_stage(w, l);
@@ -193,7 +204,8 @@ TEST_CASE("workload: strict parsing names unknown keys and bad values") {
     }
     return std::string();
   };
-  const std::string ok = R"({"name": "x", "source": "y", "model": {"family": "transformer", "layers": 2,
+  const std::string ok =
+      R"({"name": "x", "source": "y", "model": {"family": "transformer", "layers": 2,
     "hidden": 64, "heads": 4, "ffn_hidden": 256, "vocab": 1000}, "training": {"seq_len": 128,
     "global_batch": 8, "tokens_to_train": "1B"}})";
   CHECK(err(ok).empty());
@@ -202,11 +214,16 @@ TEST_CASE("workload: strict parsing names unknown keys and bad values") {
     s.replace(s.find(from), from.size(), to);
     return s;
   };
-  CHECK(err(with("\"layers\": 2", "\"layers\": 2, \"laers\": 3")).find("model.laers") != std::string::npos);
-  CHECK(err(with("\"tokens_to_train\": \"1B\"", "\"tokens_to_train\": \"1 banana\"")).find("training.tokens_to_train") != std::string::npos);
-  CHECK(err(with("\"heads\": 4", "\"heads\": 4, \"kv_heads\": 3")).find("model.kv_heads") != std::string::npos);
-  CHECK(err(with("\"global_batch\": 8", "\"global_batch\": 8, \"dtype\": \"fp4\"")).find("training.dtype") != std::string::npos);
-  CHECK(err(with("\"vocab\": 1000", "\"vocab\": 1000, \"top_k\": 2")).find("model.top_k") != std::string::npos);
+  CHECK(err(with("\"layers\": 2", "\"layers\": 2, \"laers\": 3")).find("model.laers") !=
+        std::string::npos);
+  CHECK(err(with("\"tokens_to_train\": \"1B\"", "\"tokens_to_train\": \"1 banana\""))
+            .find("training.tokens_to_train") != std::string::npos);
+  CHECK(err(with("\"heads\": 4", "\"heads\": 4, \"kv_heads\": 3")).find("model.kv_heads") !=
+        std::string::npos);
+  CHECK(err(with("\"global_batch\": 8", "\"global_batch\": 8, \"dtype\": \"fp4\""))
+            .find("training.dtype") != std::string::npos);
+  CHECK(err(with("\"vocab\": 1000", "\"vocab\": 1000, \"top_k\": 2")).find("model.top_k") !=
+        std::string::npos);
   Workload w = parse_workload(ok, "w.json");
   CHECK(w.training.tokens_to_train == 1e9);
   CHECK(tokens_to_train(w) == 1e9);

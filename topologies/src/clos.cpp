@@ -87,7 +87,7 @@ int smallest_divisor_covering(int n, long long need, int radix) {
 }
 
 std::string ports_text(const SwitchSpec& s, int radix, double bw) {
-  return fmt::format("\"{}\" ({} ports at {})", s.id, radix, format_quantity(bw * 8, Dim::Count) + "b/s");
+  return fmt::format("\"{}\" ({} ports at {})", s.id, radix, gbps(bw));
 }
 
 }  // namespace
@@ -110,12 +110,9 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     int k = s.radix_at(B);
     if (k < 2)
       throw InputError(file, std::string("fabric.") + key,
-                       fmt::format("\"{}\" (ports of {} at {} to {} only)", s.id,
-                                   format_quantity(s.port_bw_Bps * 8, Dim::Count),
-                                   format_quantity(s.min_port_bw_Bps * 8, Dim::Count),
-                                   format_quantity(s.port_bw_Bps * 8, Dim::Count)),
-                       fmt::format("a switch with ports at the fabric link speed of {}b/s",
-                                   format_quantity(B * 8, Dim::Count)));
+                       fmt::format("\"{}\" (ports of {}, breakout down to {})", s.id,
+                                   gbps(s.port_bw_Bps), gbps(s.min_port_bw_Bps)),
+                       fmt::format("a switch with ports at the fabric link speed of {}", gbps(B)));
     return k;
   };
   const int kl = radix_of(hw.leaf, "leaf_switch");

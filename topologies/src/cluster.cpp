@@ -7,6 +7,7 @@
 
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
+#include "node_layer.hpp"
 #include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
@@ -91,8 +92,9 @@ void build_bom(Cluster& c) {
 }  // namespace
 
 std::string default_switch(const NicSpec& nic, const std::string& transport_kind, int planes) {
-  const double port = nic.bandwidth_Bps / std::max(planes, 1);
-  const double g = port * 8 / 1e9;
+  // Chosen by the NIC's generation; with several planes the switch runs its ports in breakout.
+  (void)planes;
+  const double g = nic.bandwidth_Bps * 8 / 1e9;
   const bool eth = transport_kind == "roce" || nic.transport == "ethernet";
   if (eth) {
     if (g <= 25 + 1e-6) return "eth-tor-25g";
@@ -169,8 +171,8 @@ Cluster parse_cluster(const Doc& doc) {
   if (fs.kind != FabricKind::None) {
     fs.link_bw_Bps = fab.quantity_or("link_speed", Dim::Bandwidth, fs.link_bw_Bps, 1e6);
     if (fs.link_bw_Bps * fs.planes > c.nic.bandwidth_Bps * (1 + 1e-9))
-      fab.req("link_speed").fail(fmt::format("at most the NIC bandwidth per plane ({}b/s)",
-                                             format_quantity(c.nic.bandwidth_Bps * 8 / fs.planes, Dim::Count)));
+      fab.req("link_speed").fail(fmt::format("at most the NIC bandwidth per plane ({})",
+                                             detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
     fs.routing = fab.choice_or("routing", "ecmp", {"ecmp", "dmodk"}) == "ecmp" ? Routing::Ecmp : Routing::DModK;
     std::string sw = default_switch(c.nic, tkind, fs.planes);
     if (auto v = fab.opt("switch")) sw = resolve(*v, [&](const std::string& id) { return cat.switch_(id).id; });

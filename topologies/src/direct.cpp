@@ -27,8 +27,8 @@ int router_radix(const FabricHardware& hw, double B, const std::string& file) {
   int k = hw.leaf.radix_at(B);
   if (k < 2)
     throw InputError(file, "fabric.leaf_switch", "\"" + hw.leaf.id + "\"",
-                     fmt::format("a router with ports at the fabric link speed of {}b/s",
-                                 format_quantity(B * 8, Dim::Count)));
+                     fmt::format("a router with ports at the fabric link speed of {}",
+                                 gbps(B)));
   return k;
 }
 

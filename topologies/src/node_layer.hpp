@@ -3,6 +3,7 @@
 // links), and the shared routing of GPU -> NIC -> [fabric] -> NIC -> GPU. Fabric generators
 // derive from NodeLayer and implement route_fabric() between two NIC ports.
 #include <cstdint>
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@
 #include "tutti/topologies/topology.hpp"
 
 namespace tutti::detail {
+
+/// "400 Gb/s" from bytes per second (for messages).
+inline std::string gbps(double Bps) { return fmt::format("{:g} Gb/s", Bps * 8 / 1e9); }
 
 /// splitmix64 finaliser: independent ECMP choices from one flow hash.
 inline std::uint64_t mix(std::uint64_t h, std::uint64_t salt) {

@@ -17,11 +17,11 @@ enum class PipeSchedule { OneFOneB, Interleaved, GPipe };
 /// taken from the data-parallel ranks, as Megatron-Core does).
 struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
-  int vp = 1;                 ///< Virtual stages per rank (interleaved 1F1B when > 1).
-  int zero = 1;               ///< ZeRO stage 0..3 (3 == FSDP full sharding).
-  bool fsdp = false;          ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
+  int vp = 1;         ///< Virtual stages per rank (interleaved 1F1B when > 1).
+  int zero = 1;       ///< ZeRO stage 0..3 (3 == FSDP full sharding).
+  bool fsdp = false;  ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
   bool sequence_parallel = true;  ///< Megatron SP (only meaningful when tp > 1).
-  int micro_batch = 1;        ///< Sequences per micro-batch.
+  int micro_batch = 1;            ///< Sequences per micro-batch.
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   Recompute recompute = Recompute::None;
 

@@ -49,13 +49,13 @@ struct Op {
   Stream stream = Stream::Compute;
   DType dtype = DType::BF16;
   Phase phase = Phase::Other;
-  Coll coll = Coll::AllReduce;      ///< Collective only.
-  GroupDim group = GroupDim::TP;    ///< Collective only.
-  std::uint16_t name = 0;           ///< Index into Program::names ("layer.qkv", "dp.grad_rs").
-  std::int16_t peer_delta = 0;      ///< Send/Recv: peer stage = this stage + peer_delta.
-  std::uint32_t group_size = 1;     ///< Collective: ranks in the group.
-  std::uint32_t tag = 0;            ///< Send/Recv: a Send and a Recv with equal tags match.
-  std::uint32_t microbatch = 0;     ///< Which micro-batch (for traces and schedules).
+  Coll coll = Coll::AllReduce;    ///< Collective only.
+  GroupDim group = GroupDim::TP;  ///< Collective only.
+  std::uint16_t name = 0;         ///< Index into Program::names ("layer.qkv", "dp.grad_rs").
+  std::int16_t peer_delta = 0;    ///< Send/Recv: peer stage = this stage + peer_delta.
+  std::uint32_t group_size = 1;   ///< Collective: ranks in the group.
+  std::uint32_t tag = 0;          ///< Send/Recv: a Send and a Recv with equal tags match.
+  std::uint32_t microbatch = 0;   ///< Which micro-batch (for traces and schedules).
   // Shapes. Gemm: m, n, k, batch. Attention: batch = micro_batch*heads, m = seq_q, n = seq_kv,
   // k = head_dim (causal flag in `causal`).
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -72,20 +72,20 @@ struct Op {
 
 /// All ranks of one pipeline stage: the same ops, `multiplicity` times.
 struct RankClass {
-  int stage = 0;                      ///< Pipeline stage (0..pp-1).
-  std::uint32_t multiplicity = 1;     ///< Number of ranks in this class (tp*cp*dp).
-  std::vector<Op> ops;                ///< In program order.
-  std::vector<std::uint32_t> deps;    ///< Dependency lists, ranges referenced by Op::dep_*.
+  int stage = 0;                    ///< Pipeline stage (0..pp-1).
+  std::uint32_t multiplicity = 1;   ///< Number of ranks in this class (tp*cp*dp).
+  std::vector<Op> ops;              ///< In program order.
+  std::vector<std::uint32_t> deps;  ///< Dependency lists, ranges referenced by Op::dep_*.
 };
 
 struct Program {
   Layout layout;
-  int world = 1;                      ///< Total ranks (GPUs).
-  std::vector<RankClass> classes;     ///< One per pipeline stage, in stage order.
-  std::vector<std::string> names;     ///< Op name table.
+  int world = 1;                   ///< Total ranks (GPUs).
+  std::vector<RankClass> classes;  ///< One per pipeline stage, in stage order.
+  std::vector<std::string> names;  ///< Op name table.
   // Iteration-level facts, for rates and MFU.
-  double tokens_per_iteration = 0;    ///< global_batch * seq_len (0 for non-token models).
-  double samples_per_iteration = 0;   ///< global_batch.
+  double tokens_per_iteration = 0;          ///< global_batch * seq_len (0 for non-token models).
+  double samples_per_iteration = 0;         ///< global_batch.
   double model_flops_per_iteration = 0;     ///< Without recompute (MFU numerator).
   double hardware_flops_per_iteration = 0;  ///< With recompute (HFU numerator).
   DType dtype = DType::BF16;

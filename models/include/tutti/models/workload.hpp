@@ -31,11 +31,11 @@ struct TransformerSpec {
   int layers = 0;
   int hidden = 0;
   int heads = 0;
-  int kv_heads = 0;       ///< GQA groups (== heads for MHA).
-  int head_dim = 0;       ///< Defaults to hidden / heads.
-  int ffn_hidden = 0;     ///< Dense MLP inner size (gate and up each have this size when gated).
-  std::int64_t vocab = 0; ///< 0 for ViT.
-  bool gated_mlp = false; ///< SwiGLU-style (gate, up, down) when true; GeLU (up, down) otherwise.
+  int kv_heads = 0;        ///< GQA groups (== heads for MHA).
+  int head_dim = 0;        ///< Defaults to hidden / heads.
+  int ffn_hidden = 0;      ///< Dense MLP inner size (gate and up each have this size when gated).
+  std::int64_t vocab = 0;  ///< 0 for ViT.
+  bool gated_mlp = false;  ///< SwiGLU-style (gate, up, down) when true; GeLU (up, down) otherwise.
   bool tied_embeddings = false;
   bool bias = false;      ///< Linear layers carry biases (GPT-3, BERT, ViT).
   bool layernorm = true;  ///< LayerNorm (weight+bias) when true, RMSNorm (weight) otherwise.
@@ -46,10 +46,10 @@ struct TransformerSpec {
   int top_k = 0;
   int shared_experts = 0;
   int moe_ffn_hidden = 0;
-  int dense_layers = 0;   ///< The first `dense_layers` layers use the dense MLP (DeepSeek-V3: 3).
+  int dense_layers = 0;  ///< The first `dense_layers` layers use the dense MLP (DeepSeek-V3: 3).
   // Encoder extras.
-  int type_vocab = 0;     ///< Token-type embeddings (BERT: 2).
-  bool pooler = false;    ///< BERT pooler + NSP head.
+  int type_vocab = 0;   ///< Token-type embeddings (BERT: 2).
+  bool pooler = false;  ///< BERT pooler + NSP head.
   // ViT extras.
   int image_size = 0, patch_size = 0, channels = 3, classes = 0;
 
@@ -79,19 +79,19 @@ struct DlrmSpec {
 
 struct ModelSpec {
   ModelFamily family = ModelFamily::Transformer;
-  TransformerSpec tf;   ///< Transformer, Encoder, ViT.
-  ResNetSpec resnet;    ///< ResNet.
-  DlrmSpec dlrm;        ///< DLRM.
+  TransformerSpec tf;  ///< Transformer, Encoder, ViT.
+  ResNetSpec resnet;   ///< ResNet.
+  DlrmSpec dlrm;       ///< DLRM.
   bool token_model() const {
     return family == ModelFamily::Transformer || family == ModelFamily::Encoder;
   }
 };
 
 struct TrainingSpec {
-  int seq_len = 1;              ///< Tokens per sequence (1 for ResNet/DLRM; patches+1 for ViT).
-  std::int64_t global_batch = 1;///< Sequences (samples) per optimizer step.
-  int micro_batch = 1;          ///< Sequences per micro-batch (the layout may override).
-  DType dtype = DType::BF16;    ///< Compute / activation / weight dtype.
+  int seq_len = 1;                 ///< Tokens per sequence (1 for ResNet/DLRM; patches+1 for ViT).
+  std::int64_t global_batch = 1;   ///< Sequences (samples) per optimizer step.
+  int micro_batch = 1;             ///< Sequences per micro-batch (the layout may override).
+  DType dtype = DType::BF16;       ///< Compute / activation / weight dtype.
   DType grad_dtype = DType::BF16;  ///< Gradient buffers and their reduction (Megatron bf16: fp32).
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
@@ -102,8 +102,8 @@ struct TrainingSpec {
 
 struct Workload {
   std::string name;
-  std::string source;   ///< Citation of the architecture / recipe.
-  std::string file;     ///< File it was read from ("" when built in code).
+  std::string source;  ///< Citation of the architecture / recipe.
+  std::string file;    ///< File it was read from ("" when built in code).
   ModelSpec model;
   TrainingSpec training;
   std::optional<Layout> layout;  ///< The file's "parallel" section, if any.
@@ -216,14 +216,14 @@ struct ProgramSummary {
     Coll coll = Coll::AllReduce;
     GroupDim group = GroupDim::TP;
     std::uint32_t group_size = 1;
-    std::uint64_t ops = 0;             ///< Ops in the Program (each class counted once).
-    double bytes_per_rank_max = 0;     ///< Largest per-rank total over the classes.
-    double bytes_all_ranks = 0;        ///< Sum over ranks (class totals x multiplicity).
+    std::uint64_t ops = 0;          ///< Ops in the Program (each class counted once).
+    double bytes_per_rank_max = 0;  ///< Largest per-rank total over the classes.
+    double bytes_all_ranks = 0;     ///< Sum over ranks (class totals x multiplicity).
   };
-  std::uint64_t ops = 0;               ///< Ops in the Program.
-  std::uint64_t ops_by_kind[6] = {};   ///< Index = OpKind.
-  double p2p_bytes_all_ranks = 0;      ///< Send bytes summed over ranks.
-  double flops_all_ranks = 0;          ///< Sum of Op::flops over ranks.
+  std::uint64_t ops = 0;                     ///< Ops in the Program.
+  std::uint64_t ops_by_kind[6] = {};         ///< Index = OpKind.
+  double p2p_bytes_all_ranks = 0;            ///< Send bytes summed over ranks.
+  double flops_all_ranks = 0;                ///< Sum of Op::flops over ranks.
   std::vector<CollectiveTotal> collectives;  ///< Sorted by (coll, group, size).
 };
 ProgramSummary summarize(const Program& p);

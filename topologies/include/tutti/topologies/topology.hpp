@@ -30,7 +30,7 @@ struct Device {
   DeviceKind kind;
   std::uint32_t index;  ///< Index among devices of its kind (GPU index == rank).
   std::uint8_t level;   ///< Switch level (0 leaf, 1 spine, 2 core); 0 otherwise.
-  std::uint32_t node;   ///< Node of a GPU/NIC/Host (NVSwitch: first node of its domain); 0 for switches.
+  std::uint32_t node = 0;  ///< Node of a GPU/NIC/Host (NVSwitch: first node of its domain); 0 for switches.
 };
 
 /// One direction of a cable or internal connection.
