@@ -8,6 +8,7 @@
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
+#include "tutti/sim/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {
@@ -63,8 +64,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
 }
 
 int run_simulate(const Globals& g, const SimulateOptions& o) {
-  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
-  if (o.engine != "native" && o.engine != "analytic")
+  if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
@@ -75,7 +75,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.trace_path = o.trace;
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
-  SimResult r = simulate(w, c, l, so);
+  SimResult r = o.engine == "simgrid" ? simulate_simgrid(w, c, l, so) : simulate(w, c, l, so);
   if (g.json) {
     nlohmann::json j;
     to_json(j, r);
