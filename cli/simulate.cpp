@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "simulate.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
@@ -75,15 +76,9 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.trace_path = o.trace;
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
-  SimResult r = o.engine == "simgrid" ? simulate_simgrid(w, c, l, so) : simulate(w, c, l, so);
+  SimResult r;
+  nlohmann::json j = simulation_document(w, c, l, so, &r);
   if (g.json) {
-    nlohmann::json j;
-    to_json(j, r);
-    j["workload"] = w.name;
-    j["cluster"] = c.name;
-    j["gpus"] = l.gpus();
-    j["layout"] = to_string(l);
-    j["calibration"] = o.calibration.empty() ? "default" : o.calibration;
     emit_json(g, j);
   } else {
     emit(g, table(w, c, l, r));
@@ -93,6 +88,20 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 }
 
 }  // namespace
+
+nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
+                                   const SimOptions& options, SimResult* result) {
+  SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
+  nlohmann::json j;
+  to_json(j, r);
+  j["workload"] = w.name;
+  j["cluster"] = c.name;
+  j["gpus"] = l.gpus();
+  j["layout"] = to_string(l);
+  j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  if (result) *result = std::move(r);
+  return j;
+}
 
 void setup_simulate(CLI::App& app, Globals& g) {
   auto o = std::make_shared<SimulateOptions>();

@@ -33,6 +33,8 @@
 
 namespace tutti {
 
+struct PerfCache;  // Engine figures shared between slices (sim/src/plan_eval.cpp).
+
 enum class Network : std::uint8_t { InfiniBand, RoCE };
 enum class Acquisition : std::uint8_t { Buy, Rent };
 /// What "recommended" minimises among the configurations that meet every constraint.
@@ -208,9 +210,15 @@ class Planner {
   std::uint64_t size() const;
   /// The contiguous slice of [0, size()) that part `part` of `parts` screens.
   static std::pair<std::uint64_t, std::uint64_t> slice(std::uint64_t size, int part, int parts);
+  /// The configurations of hardware choice `h`: [first, last) of the global index.
+  std::pair<std::uint64_t, std::uint64_t> hardware_range(std::uint32_t h) const;
 
   /// Screens configurations [begin, end) with the analytic engine. Deterministic; no I/O.
   ScreenResult screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress = {}) const;
+  /// Screens several slices (sharing the engine figures between them) and merges them;
+  /// `progress` receives the count done over all of them.
+  ScreenResult screen(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slices,
+                      const ProgressFn& progress = {}) const;
   /// Re-simulates the best screened configurations with the flow-level engine and picks the
   /// recommended one. `merged` is the merge of all slices.
   PlanResult finish(const ScreenResult& merged) const;
@@ -227,6 +235,8 @@ class Planner {
   struct Impl;  ///< Implementation detail (sim/src/plan_impl.hpp).
 
  private:
+  ScreenResult screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
+                           bool prune, PerfCache* cache) const;
   std::unique_ptr<Impl> impl_;
 };
 
