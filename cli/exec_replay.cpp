@@ -3,6 +3,7 @@
 // the MPI world against it and runs it on this rank's device.
 #include <cstdio>
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -131,7 +132,8 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
 
 #if defined(TUTTI_EXEC_HAVE_WORKLOADS)
 std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
-                                                             const std::string& scale_down) {
+                                                             const std::string& scale_down,
+                                                             std::vector<double>* membound_bytes) {
   nlohmann::json scaling;
   Workload w = load_workload(workload, scale_down_overrides(scale_down, workload, scaling));
   Program p = expand_program(w, resolve_layout(w, parallel, 0));
@@ -143,6 +145,11 @@ std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&
   for (const auto& c : p.classes)
     for (const auto& op : c.ops) {
       if (op.kind == OpKind::Gemm) add(op.m, op.n, op.k);
+      if (op.kind == OpKind::MemBound && membound_bytes && op.bytes >= 2) {
+        bool seen = false;
+        for (double b : *membound_bytes) seen = seen || std::fabs(b - op.bytes) <= 0.01 * op.bytes;
+        if (!seen) membound_bytes->push_back(std::round(op.bytes));
+      }
       if (op.kind == OpKind::Attention) {  // as the replay runs it: Q K^T and P V
         add(op.m, op.n, op.k);
         add(op.m, op.k, op.n);
@@ -151,7 +158,8 @@ std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&
   return out;
 }
 #else
-std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&, const std::string&, const std::string&) {
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&, const std::string&, const std::string&,
+                                                             std::vector<double>*) {
   throw InputError("--workload needs the workload loader (issue 3), not in this build");
 }
 #endif

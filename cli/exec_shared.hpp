@@ -48,9 +48,11 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
                                               nlohmann::json& recorded);
 
 /// Distinct GEMM shapes {m, n, k} of a workload's Program (attention as its two GEMMs), for a
-/// GEMM sweep over the shapes a replay will run.
+/// GEMM sweep over the shapes a replay will run; `membound_bytes` (optional) gets the distinct
+/// sizes of its memory-bound ops (within 1%).
 std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
-                                                             const std::string& scale_down);
+                                                             const std::string& scale_down,
+                                                             std::vector<double>* membound_bytes = nullptr);
 
 /// Testing hooks (hidden options): the rank `die_rank` kills itself, `hang_rank` sleeps forever.
 void debug_fault(int rank, int die_rank, int hang_rank);
