@@ -1,6 +1,7 @@
 // tutti exec: run a workload for real over MPI/NCCL (replay), or microbenchmarks (bench).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -55,6 +56,7 @@ struct BenchCli {
   int warmup = 5, iters = 20, check = 1;
   bool gemm = false;
   std::string mnk = "64:1024:x2", m, n, k, membound = "64K:64M:x4", dtype, device = "cpu", timeout = "60s";
+  std::string workload, parallel, scale_down;  // --gemm: add the workload's GEMM shapes
   int expect_ranks = 0;
   int debug_die_rank = -1, debug_hang_rank = -1;  // hidden: robustness tests
 };
@@ -138,7 +140,21 @@ int run_bench(const Globals& g, const BenchCli& b) {
       for (double x : exec::parse_sweep(b.mnk, "--mnk", false))
         cb.shapes.push_back({static_cast<std::int64_t>(x), static_cast<std::int64_t>(x), static_cast<std::int64_t>(x)});
     }
+    std::vector<double> workload_copies;
+    if (!b.workload.empty())
+      for (const auto& sh : workload_gemm_shapes(b.workload, b.parallel, b.scale_down, &workload_copies)) {
+        exec::GemmShape g{sh[0], sh[1], sh[2]};
+        bool dup = false;
+        for (const auto& x : cb.shapes) dup = dup || (x.m == g.m && x.n == g.n && x.k == g.k);
+        if (!dup) cb.shapes.push_back(g);
+      }
     if (b.membound != "none") cb.membound_bytes = exec::parse_sweep(b.membound, "--membound", true);
+    // The workload's own copy sizes too: CPU copy rates are not monotonic in size (caches, and
+    // glibc switching to non-temporal stores for very large copies).
+    for (double x : workload_copies)
+      if (std::find(cb.membound_bytes.begin(), cb.membound_bytes.end(), x) == cb.membound_bytes.end())
+        cb.membound_bytes.push_back(x);
+    std::sort(cb.membound_bytes.begin(), cb.membound_bytes.end());
     cb.warmup = std::max(1, std::min(b.warmup, 3));
     cb.iters = b.iters;
   }
@@ -223,6 +239,10 @@ void setup_exec(CLI::App& app, Globals& g) {
   bench->add_option("--k", b.k, "GEMM K values");
   bench->add_option("--membound", b.membound, "Copy sizes (bytes moved) for the memory-bound sweep, or none")
       ->capture_default_str();
+  bench->add_option("--workload", b.workload,
+                    "--gemm: also sweep this workload's GEMM shapes and copy sizes (with --parallel, --scale-down)");
+  bench->add_option("--parallel", b.parallel, "--gemm --workload: the layout whose shapes to sweep");
+  bench->add_option("--scale-down", b.scale_down, "--gemm --workload: as for `tutti exec replay`");
   bench->add_option("--dtype", b.dtype, "GEMM type fp64|fp32|tf32|bf16|fp16 (CPU: fp32/fp64; default fp32 CPU, bf16 GPU)");
   bench->add_option("--device", b.device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS)")
       ->check(CLI::IsMember({"cpu", "gpu"}))

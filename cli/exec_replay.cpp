@@ -2,6 +2,9 @@
 // workload (scaled down on request) and the cluster, expands the Program for the layout, checks
 // the MPI world against it and runs it on this rank's device.
 #include <cstdio>
+#include <algorithm>
+#include <cmath>
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -44,10 +47,8 @@ void add_replay_options(CLI::App* sub, ReplayCliOptions& o) {
   sub->add_option("--debug-hang-rank", o.debug_hang_rank, "Testing: this rank hangs before the run")->group("");
 }
 
-namespace {
-
 /// Scale-down items -> `--set` overrides on the workload file (hidden scales the MLP width too).
-[[maybe_unused]] std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
+std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
                                               nlohmann::json& recorded) {
   std::vector<std::string> out;
   recorded = nlohmann::json::object();
@@ -129,7 +130,39 @@ namespace {
   return out;
 }
 
-}  // namespace
+#if defined(TUTTI_EXEC_HAVE_WORKLOADS)
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
+                                                             const std::string& scale_down,
+                                                             std::vector<double>* membound_bytes) {
+  nlohmann::json scaling;
+  Workload w = load_workload(workload, scale_down_overrides(scale_down, workload, scaling));
+  Program p = expand_program(w, resolve_layout(w, parallel, 0));
+  std::vector<std::array<std::int64_t, 3>> out;
+  auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    std::array<std::int64_t, 3> s{m, n, k};
+    if (m > 0 && n > 0 && k > 0 && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  for (const auto& c : p.classes)
+    for (const auto& op : c.ops) {
+      if (op.kind == OpKind::Gemm) add(op.m, op.n, op.k);
+      if (op.kind == OpKind::MemBound && membound_bytes && op.bytes >= 2) {
+        bool seen = false;
+        for (double b : *membound_bytes) seen = seen || std::fabs(b - op.bytes) <= 0.01 * op.bytes;
+        if (!seen) membound_bytes->push_back(std::round(op.bytes));
+      }
+      if (op.kind == OpKind::Attention) {  // as the replay runs it: Q K^T and P V
+        add(op.m, op.n, op.k);
+        add(op.m, op.k, op.n);
+      }
+    }
+  return out;
+}
+#else
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&, const std::string&, const std::string&,
+                                                             std::vector<double>*) {
+  throw InputError("--workload needs the workload loader (issue 3), not in this build");
+}
+#endif
 
 nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliOptions& o) {
 #if defined(TUTTI_EXEC_HAVE_WORKLOADS)

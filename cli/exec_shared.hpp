@@ -2,6 +2,8 @@
 // Shared by cli/exec.cpp, cli/calibrate.cpp and cli/validate_live.cpp: the MPI-side plumbing of
 // the execution backend's subcommands (error reporting across ranks, replay driver, measurement
 // documents).
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -40,6 +42,17 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
 
 /// A new measurements document with kind, version, tool and environment.
 nlohmann::json measurements_document(const std::string& tool, const nlohmann::json& environment);
+
+/// `--scale-down` items -> workload overrides; `recorded` gets {key: {from, to}}.
+std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
+                                              nlohmann::json& recorded);
+
+/// Distinct GEMM shapes {m, n, k} of a workload's Program (attention as its two GEMMs), for a
+/// GEMM sweep over the shapes a replay will run; `membound_bytes` (optional) gets the distinct
+/// sizes of its memory-bound ops (within 1%).
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
+                                                             const std::string& scale_down,
+                                                             std::vector<double>* membound_bytes = nullptr);
 
 /// Testing hooks (hidden options): the rank `die_rank` kills itself, `hang_rank` sleeps forever.
 void debug_fault(int rank, int die_rank, int hang_rank);

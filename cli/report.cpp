@@ -125,12 +125,13 @@ void setup_report(CLI::App& app, Globals& g) {
     s->add_option("--table", opts->table, "CSV: id of the table to write (default: the summary)");
   };
 
-  auto* cmp = sub->add_subcommand("compare",
-                                  "The same workload on each cluster architecture (native engine): "
-                                  "iteration time and breakdown, exposed "
-                                  "communication, link hot spots, time to train, network bill of "
-                                  "materials, cost per run, sensitivity to "
-                                  "oversubscription, and a verdict");
+  auto* cmp = sub->add_subcommand(
+      "compare",
+      "The same workload on each cluster architecture (native engine): "
+      "iteration time and breakdown, exposed "
+      "communication, link hot spots, time to train, network bill of "
+      "materials, cost per run, sensitivity to "
+      "oversubscription, and a verdict. --set KEY=VALUE applies to every cluster");
   cmp->add_option("--workload", opts->compare.workload, "Workload file (models/*.json)")
       ->required()
       ->check(CLI::ExistingFile);

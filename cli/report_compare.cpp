@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "simulate.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/reports/compare.hpp"
@@ -22,13 +23,14 @@ namespace tutti::cli {
 namespace {
 using nlohmann::json;
 
-/// Thrown while the engine's top-level simulate() is not in main: the command refuses as a whole.
-struct EngineMissing {};
-
-/// The document `tutti simulate --json` prints for this workload, cluster and layout.
-json simulation_json(const Workload&, const Cluster&, const Layout&, const CompareOptions&,
-                     const Globals&) {
-  throw EngineMissing{};
+json simulate_doc(const Workload& w, const Cluster& c, const Layout& l, const CompareOptions& o,
+                  const Globals& g) {
+  SimOptions so;
+  so.engine = o.engine;
+  so.seed = g.seed;
+  json j = simulation_document(w, c, l, so);
+  j.erase("wall_s");  // the engine's own run time: not reproducible, not a result
+  return j;
 }
 
 std::string read_text(const std::string& path) {
@@ -54,11 +56,9 @@ bool has_oversubscription(FabricKind k) {
   return k == FabricKind::FatTree || k == FabricKind::RailOptimized || k == FabricKind::DualPlane;
 }
 
-/// Layout for this cluster, checked against its HBM; InputError says why it cannot run.
+/// Layout for this cluster, as `tutti simulate` resolves it (simulate() checks that it fits).
 Layout layout_for(const Workload& w, const Cluster& c, const CompareOptions& o) {
-  Layout l = resolve_layout(w, o.parallel, c.gpus());
-  check_layout(w, l, c.gpu.hbm_bytes);
-  return l;
+  return resolve_layout(w, o.parallel, c.gpus());
 }
 
 json sweep(const Workload& w, const std::string& path, const Cluster& base, const CompareOptions& o,
@@ -86,11 +86,12 @@ json sweep(const Workload& w, const std::string& path, const Cluster& base, cons
     std::string set = "fabric.oversubscription=" + reports::format_exact(ratio);
     p["set"] = set;
     try {
-      Cluster c = load_cluster(path, {set});
+      std::vector<std::string> sets = g.sets;
+      sets.push_back(set);
+      Cluster c = load_cluster(path, sets);
       p["topology"] = to_json(c);
       Layout l = layout_for(w, c, o);
-      p["simulation"] = simulation_json(w, c, l, o, g);
-      p["simulation"].erase("wall_s");
+      p["simulation"] = simulate_doc(w, c, l, o, g);
       p["ok"] = true;
     } catch (const InputError& e) {
       p["ok"] = false;
@@ -110,7 +111,8 @@ int run_compare(const Globals& g, const CompareOptions& o,
     if (!(r == 0 || (r >= 1 && r <= 64)))
       throw InputError("", "--oversubscription", reports::format_exact(r),
                        "ratios between 1 and 64 (or 0: no sweep)");
-  Workload w = load_workload(o.workload, g.sets);
+  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
+  Workload w = load_workload(o.workload);
   json data;
   data["kind"] = "compare";
   data["engine"] = o.engine;
@@ -119,36 +121,30 @@ int run_compare(const Globals& g, const CompareOptions& o,
       {"name", w.name}, {"file", o.workload}, {"tokens_to_train", tokens_to_train(w)}};
   json archs = json::array();
   int simulated = 0;
-  try {
-    for (const auto& path : o.clusters) {
-      Cluster c = load_cluster(path);  // a file that does not load is the user's input error
-      json a;
-      a["name"] = c.name;
-      a["cluster_file"] = path;
-      a["description"] =
-          c.description.empty() ? std::string(to_string(c.fabric.kind)) : c.description;
-      a["gpus"] = c.gpus();
-      a["topology"] = to_json(c);
-      try {
-        Layout l = layout_for(w, c, o);
-        a["layout"] = to_string(l);
-        a["simulation"] = simulation_json(w, c, l, o, g);
-        a["simulation"].erase("wall_s");  // the engine's own run time: not reproducible, not a result
-        a["ok"] = true;
-        ++simulated;
-      } catch (const InputError& e) {
-        a["ok"] = false;
-        a["error"] = e.what();
-      }
-      a["oversubscription"] =
-          a["ok"].get<bool>()
-              ? sweep(w, path, c, o, g)
-              : json{{"supported", false}, {"reason", "the cluster as described did not simulate"}};
-      archs.push_back(std::move(a));
+  for (const auto& path : o.clusters) {
+    Cluster c = load_cluster(path, g.sets);  // a file that does not load is the user's input error
+    json a;
+    a["name"] = c.name;
+    a["cluster_file"] = path;
+    a["description"] =
+        c.description.empty() ? std::string(to_string(c.fabric.kind)) : c.description;
+    a["gpus"] = c.gpus();
+    a["topology"] = to_json(c);
+    try {
+      Layout l = layout_for(w, c, o);
+      a["layout"] = to_string(l);
+      a["simulation"] = simulate_doc(w, c, l, o, g);
+      a["ok"] = true;
+      ++simulated;
+    } catch (const InputError& e) {
+      a["ok"] = false;
+      a["error"] = e.what();
     }
-  } catch (const EngineMissing&) {
-    return not_landed(
-        "'tutti report compare' (it needs the engine's simulate(workload, cluster, layout))", 5);
+    a["oversubscription"] =
+        a["ok"].get<bool>()
+            ? sweep(w, path, c, o, g)
+            : json{{"supported", false}, {"reason", "the cluster as described did not simulate"}};
+    archs.push_back(std::move(a));
   }
   data["architectures"] = std::move(archs);
 

@@ -38,16 +38,6 @@ LiveOptions& opts() {
   return o;
 }
 
-SimCluster sim_cluster_of(const Cluster& c) {
-  SimCluster s;
-  s.name = c.name;
-  s.topology = c.topology;
-  s.gpu = c.gpu;
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch;
-  s.sharp = c.leaf_switch.sharp;
-  return s;
-}
-
 /// Predicted seconds per op kind for the pipeline stage `stage` (kind keys as measured_by_kind).
 std::map<std::string, double> predicted_by_kind(const Program& p, int stage, const Cluster& c,
                                                 const CalibrationProfile& prof, const SimCluster& sc) {
@@ -105,7 +95,7 @@ nlohmann::json compare(const exec::ReplayRecord& rec, const std::string& measure
   Layout l = parse_layout_flag(rec.layout);
   Program p = expand_program(w, l);
   CalibrationProfile prof = o.calibration.empty() ? default_calibration() : load_calibration(o.calibration);
-  SimCluster sc = sim_cluster_of(c);
+  SimCluster sc = sim_cluster(c);  // the engine's view, as `tutti simulate` uses it
   SimResult r = simulate_program(p, sc, prof, {});
 
   // Per kind: the stage the measurement reports (the one with the largest measured total);

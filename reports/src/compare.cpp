@@ -58,6 +58,7 @@ struct Arch {
   double dims_s[6] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   double net_capex_usd = kNaN, net_power_W = kNaN, capex_usd = kNaN, cost_run_usd = kNaN;
   double usd_per_mtok = kNaN, energy_J = kNaN, cloud_run_usd = kNaN, avg_it_W = kNaN;
+  double effective_ttt_s = kNaN, goodput = kNaN;
 };
 
 Arch read_arch(const json& a, double tokens) {
@@ -94,14 +95,20 @@ Arch read_arch(const json& a, double tokens) {
     }
   }
   r.exposed_s = any ? exposed : kNaN;
-  r.capex_usd = get(s, "/cost/capex_usd");
-  r.cost_run_usd = get(s, "/cost/cost_per_run_usd");
-  r.usd_per_mtok = get(s, "/cost/usd_per_million_tokens");
+  r.capex_usd = first_of(s, {"/cost/capex_usd", "/facility/cost/capex_usd"});
+  r.cost_run_usd = first_of(s, {"/cost/cost_per_run_usd", "/facility/cost/cost_per_run_usd"});
+  r.usd_per_mtok =
+      first_of(s, {"/cost/usd_per_million_tokens", "/facility/cost/usd_per_million_tokens"});
   if (!std::isfinite(r.usd_per_mtok) && std::isfinite(r.cost_run_usd) && tokens > 0)
     r.usd_per_mtok = r.cost_run_usd / tokens * 1e6;
-  r.cloud_run_usd = get(s, "/cost/cloud_cost_per_run_usd");
-  r.energy_J = get(s, "/energy_per_run_J");
-  r.avg_it_W = get(s, "/power/avg_it_W");
+  r.cloud_run_usd =
+      first_of(s, {"/cost/cloud_cost_per_run_usd", "/facility/cost/cloud_cost_per_run_usd"});
+  r.energy_J = first_of(s, {"/energy_per_run_J", "/facility/energy_per_run_J"});
+  r.effective_ttt_s =
+      first_of(s, {"/effective_time_to_train_s", "/facility/effective_time_to_train_s",
+                   "/reliability/effective_time_to_train_s"});
+  r.goodput = first_of(s, {"/reliability/goodput", "/facility/reliability/goodput"});
+  r.avg_it_W = first_of(s, {"/power/avg_it_W", "/facility/power/avg_it_W"});
   return r;
 }
 
@@ -445,6 +452,15 @@ Section links_section(const std::vector<Arch>& as) {
       }
     }
   }
+  std::size_t listed = 0;
+  for (const Arch* a : oks)
+    if (a->sim.contains("bottleneck_links") && a->sim.at("bottleneck_links").is_array())
+      listed = std::max(listed, a->sim.at("bottleneck_links").size());
+  if (listed > 0)
+    s.blocks.push_back(
+        Paragraph{"The engine lists its " + std::to_string(listed) +
+                  " busiest links per architecture; a tier that is not shown carried less "
+                  "than the least busy link listed."});
   if (tiers.empty()) {
     s.blocks.push_back(Callout{Callout::Level::Info, "No link data.",
                                "The simulation results list no bottleneck links."});
@@ -506,7 +522,8 @@ Section network_section(const std::vector<Arch>& as) {
       se.values.push_back(a.net_capex_usd);
     }
   c.series.push_back(std::move(se));
-  if (c.has_data()) s.blocks.push_back(std::move(c));
+  const bool capex_chart = c.has_data();
+  if (capex_chart) s.blocks.push_back(std::move(c));
   bool any = false;
   for (const auto& a : as) {
     Table t = bom_table(a);
@@ -519,7 +536,7 @@ Section network_section(const std::vector<Arch>& as) {
     any = true;
     s.blocks.push_back(std::move(t));
   }
-  if (!any && !c.has_data())
+  if (!any && !capex_chart)
     s.blocks.push_back(Callout{Callout::Level::Warning, "No bill of materials.",
                                "No architecture came with network parts, cost or power."});
   return s;
@@ -534,7 +551,10 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   t.title = "Run cost";
   t.columns = {
       {"architecture", "Architecture", Unit::Text, ""},
-      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
+      {"time_to_train_s", "Time to train", Unit::Seconds, "Before failures"},
+      {"effective_time_to_train_s", "With failures", Unit::Seconds,
+       "Including checkpoints, rework and restarts (reliability model)"},
+      {"goodput", "Goodput", Unit::Fraction, "Useful share of the wall time"},
       {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
       {"avg_it_W", "Average IT power", Unit::Watts, ""},
       {"capex_usd", "Cluster capex", Unit::Usd,
@@ -549,7 +569,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
     int i = static_cast<int>(a - as.data());
     if (std::isfinite(a->cost_run_usd)) any_cost = true;
     t.rows.push_back(
-        {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
+        {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->effective_ttt_s),
+         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
          Cell::num(a->capex_usd), num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
          num_best(a->usd_per_mtok, oks.size() > 1 && i == b_tok), Cell::num(a->cloud_run_usd)});
   }
@@ -560,8 +581,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
                 "are not shown (never estimated here)."});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   if (std::isfinite(tokens))
-    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " + tokens_text(tokens) +
-                                 " tokens the workload trains on."});
+    s.blocks.push_back(Paragraph{"Cost per token divides the cost per run by the " +
+                                 tokens_text(tokens) + " tokens the workload trains on."});
   Chart c;
   c.id = "cost-per-run";
   c.title = "Cost per training run";
@@ -660,10 +681,11 @@ Section oversub_section(const std::vector<Arch>& as) {
     c.series.push_back(std::move(se));
   }
   if (c.has_data()) s.blocks.push_back(std::move(c));
-  if (!t.rows.empty()) s.blocks.push_back(std::move(t));
+  const bool swept = !t.rows.empty();
+  if (swept) s.blocks.push_back(std::move(t));
   for (const auto& u : unsupported)
     s.blocks.push_back(Callout{Callout::Level::Info, "Not swept:", u});
-  if (t.rows.empty() && unsupported.empty())
+  if (!swept && unsupported.empty())
     s.blocks.push_back(
         Callout{Callout::Level::Info, "Nothing to sweep:", "no architecture simulated."});
   return s;

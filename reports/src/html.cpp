@@ -24,6 +24,8 @@ header h1{font-size:26px;margin:0 0 4px}
 header .sub{color:var(--muted);margin:0 0 6px}
 header .meta{color:var(--muted);font-size:13px;margin:0}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:8px 10px;border-radius:6px}
+table.data td{overflow-wrap:anywhere}
 h2{font-size:20px;margin:36px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:16px;margin:22px 0 8px}
 nav.toc{margin:18px 0 0;font-size:13px;color:var(--muted)}
@@ -153,7 +155,10 @@ constexpr const char* kRenderer = R"js(
       return { label: se.name, data: se.values.map(function (v) { return scaled(v, sc); }), backgroundColor: c, borderColor: c,
                fill: false, tension: 0, pointRadius: 4, borderWidth: s.kind === 'line' ? 2 : 0 };
     });
-    var valueAxis = axis(s.y_label, s.y_unit, sc, stacked), catAxis = { stacked: stacked, title: { display: !!s.x_label, text: s.x_label } };
+    var valueAxis = axis(s.y_label, s.y_unit, sc, stacked);
+    // A sweep is read for its changes: let the value axis fit the data rather than start at zero.
+    if (s.kind === 'line') valueAxis.beginAtZero = false;
+    var catAxis = { stacked: stacked, title: { display: !!s.x_label, text: s.x_label } };
     var scales = s.horizontal ? { x: valueAxis, y: catAxis } : { x: catAxis, y: valueAxis };
     return {
       type: s.kind === 'line' ? 'line' : 'bar',
@@ -371,7 +376,8 @@ std::string write_html(const Report& r) {
   // The report's JSON without the input files' text, which is already on the page verbatim.
   nlohmann::json data = to_json(r);
   for (auto& i : data["inputs"]) i.erase("content");
-  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(data) + "</script>\n";
+  o += "<script type=\"application/json\" id=\"tutti-report-data\">" + script_json(data) +
+       "</script>\n";
   if (!specs.empty()) {
     o += "<script type=\"application/json\" id=\"tutti-charts\">" + script_json(specs) +
          "</script>\n";

@@ -40,9 +40,15 @@ Geo geometry(const std::vector<int>& group, const Topology& topo) {
   Geo g;
   g.n = static_cast<int>(group.size());
   std::vector<int> node_ids;
+  int max_node = -1;
   for (int r : group) {
     int nd = topo.node_of(r);
-    auto it = std::find(node_ids.begin(), node_ids.end(), nd);
+    // Groups usually list ranks in ascending order: same node as the last one, or a new node
+    // above every node seen so far, both O(1); otherwise search (planner hot path).
+    auto it = !node_ids.empty() && node_ids.back() == nd ? node_ids.end() - 1
+              : nd > max_node ? node_ids.end()
+                              : std::find(node_ids.begin(), node_ids.end(), nd);
+    max_node = std::max(max_node, nd);
     if (it == node_ids.end()) {
       node_ids.push_back(nd);
       g.nodes.emplace_back();

@@ -22,6 +22,7 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
   link_cnt_.assign(cap_.size(), 0);
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
+  link_pos_.assign(cap_.size(), 0);
 }
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
@@ -33,6 +34,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> l
   link_cnt_.assign(cap_.size(), 0);
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
+  link_pos_.assign(cap_.size(), 0);
 }
 
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
@@ -220,12 +222,18 @@ void FlowNetwork::resolve(double now) {
   //    to a lazy min-heap of fair shares (O(P log L) whatever the number of levels).
   constexpr int kScanRounds = 24;
   active_links_.clear();
+  scan_share_.clear();
   for (std::uint32_t l : comp_links_) {
     link_rem_[l] = cap_[l];
     link_cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
-    if (link_cnt_[l] > 0) active_links_.push_back(l);
+    if (link_cnt_[l] > 0) {
+      link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
+      active_links_.push_back(l);
+      scan_share_.push_back(cap_[l] / link_cnt_[l]);
+    }
   }
   for (std::uint32_t f : comp_flows_) flows_[f].frozen = false;
+  bool scanning = true;
   auto freeze_link = [&](std::uint32_t l, double share) {
     for (const LinkEntry& e : link_flows_[l]) {
       Flow& fl = flows_[e.flow];
@@ -241,23 +249,38 @@ void FlowNetwork::resolve(double now) {
       }
       for (std::uint32_t l2 : fl.path) {
         link_rem_[l2] -= share;
-        --link_cnt_[l2];
+        const std::uint32_t c = --link_cnt_[l2];
+        if (scanning)
+          scan_share_[link_pos_[l2]] =
+              c > 0 ? std::max(0.0, link_rem_[l2]) / c : std::numeric_limits<double>::infinity();
       }
     }
   };
+  // Shares live in a contiguous array parallel to active_links_, so a round's minimum is one
+  // sequential pass.
   int rounds = 0;
   while (!active_links_.empty() && rounds < kScanRounds) {
     ++rounds;
     double best = std::numeric_limits<double>::infinity();
-    for (std::uint32_t l : active_links_) best = std::min(best, std::max(0.0, link_rem_[l]) / link_cnt_[l]);
+    for (double x : scan_share_) best = std::min(best, x);
     const double thr = best * (1 + 1e-12) + 1e-300;
-    for (std::uint32_t l : active_links_)
-      if (link_cnt_[l] > 0 && std::max(0.0, link_rem_[l]) / link_cnt_[l] <= thr) freeze_link(l, best);
+    for (std::size_t i = 0; i < active_links_.size(); ++i)
+      if (scan_share_[i] <= thr) freeze_link(active_links_[i], best);
     std::size_t k = 0;
-    for (std::uint32_t l : active_links_)
-      if (link_cnt_[l] > 0) active_links_[k++] = l;
+    const double inf = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < active_links_.size(); ++i) {
+      if (scan_share_[i] == inf) continue;
+      if (k != i) {
+        active_links_[k] = active_links_[i];
+        scan_share_[k] = scan_share_[i];
+        link_pos_[active_links_[k]] = static_cast<std::uint32_t>(k);
+      }
+      ++k;
+    }
     active_links_.resize(k);
+    scan_share_.resize(k);
   }
+  scanning = false;
   if (active_links_.empty()) return;
   // Heap phase for the remaining levels (stale entries skipped by version).
   auto cmp = [](const ShareEntry& a, const ShareEntry& b) {

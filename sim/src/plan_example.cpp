@@ -6,7 +6,7 @@ namespace tutti {
 
 const std::string& example_plan_request() {
   static const std::string kExample = R"({
-  "description": "Pre-train Llama 3 70B on 2T tokens within 30 days for at most $250M of hardware: H100 vs H200 vs B200, rail-optimized InfiniBand vs RoCE, 1,024 to 8,192 GPUs, buy or rent.",
+  "description": "Pre-train Llama 3 70B on 2T tokens within 30 days for at most $250M of hardware: H100 vs H200 vs B200, rail-optimized InfiniBand vs RoCE, 1,024 to 8,192 GPUs, bought.",
   "workload": "models/llama3-70b.json",
   "tokens": "2T",
   "constraints": {
@@ -19,7 +19,7 @@ const std::string& example_plan_request() {
     "gpus": ["h100-sxm-80gb", "h200-sxm-141gb", "b200"],
     "fabrics": ["rail_optimized"],
     "networks": ["infiniband", "roce"],
-    "acquisition": ["buy", "rent"],
+    "acquisition": ["buy"],
     "layouts": {
       "tp": [2, 4, 8],
       "pp": [1, 2, 4, 8, 16],

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "../support/run.hpp"
+#include "tutti/core/schema.hpp"
 
 using namespace tutti::testing;
 
@@ -26,10 +27,15 @@ RunResult mpirun(int np, const std::string& args) {
                    " " + args);
 }
 
+/// Parses a measurements document and checks it against schemas/measurements.schema.json.
 nlohmann::json parse(const RunResult& r) {
   INFO("stderr: " << r.err.substr(0, 2000));
   REQUIRE(r.rc == 0);
-  return r.json();
+  nlohmann::json j = r.json();
+  static const nlohmann::json schema = tutti::load_schema(src("schemas/measurements.schema.json"));
+  auto errs = tutti::validate_schema(schema, j);
+  CHECK_MESSAGE(errs.empty(), tutti::format_schema_errors(errs));
+  return j;
 }
 
 void check_bench_points(const nlohmann::json& c, int n) {
@@ -135,7 +141,7 @@ const char* kTiny =
 /// CPU core cannot overlap with its own compute, unlike a GPU) stays a small part of the step.
 const char* kTinyAccum =
     "--workload models/tiny-gpt.json --cluster topologies/cpu-local.json "
-    "--scale-down layers=2,hidden=256,seq=256,vocab=8192,batch=4,micro_batch=1";
+    "--scale-down layers=2,hidden=256,seq=256,vocab=8192,batch=8,micro_batch=1";
 
 /// Real-time priority for the measuring ranks when this machine allows it (root, RT budget):
 /// other jobs on a shared CI machine then cannot preempt them mid-op. Empty when not allowed.
@@ -212,8 +218,11 @@ TEST_CASE("replay: a rank that hangs mid-run fails the job within the timeout") 
 // machine's speed between them averages out.
 TEST_CASE("calibrate + validate: calibrated prediction within 15% of the measured median (2 ranks)") {
   std::string dir = temp_dir();
+  // A generic sweep plus the GEMM shapes the replay will run (calibrating on the shapes one runs).
   const std::string sweep =
-      "exec bench --gemm --m 64,256,1024 --n 256,2048 --k 64,256,1024 --membound 4M:256M:x4 -n 5 -o ";
+      "exec bench --gemm --m 64,256,1024 --n 256,2048 --k 64,256,1024 --workload models/tiny-gpt.json "
+      "--scale-down layers=2,hidden=256,seq=256,vocab=8192,batch=8,micro_batch=1 --parallel tp=1,pp=1,dp=2,zero=0 "
+      "--membound 4M:256M:x4 -n 5 -o ";
   REQUIRE(mpirun_rt(2, sweep + dir + "/gemm1.json").rc == 0);
   REQUIRE(mpirun_rt(2, "exec bench --op all_reduce -b 1K -e 32M -f 4 -w 3 -n 20 -o " + dir + "/coll.json").rc == 0);
   auto rep = mpirun_rt(2, std::string("exec replay ") + kTinyAccum + " --parallel tp=1,pp=1,dp=2,zero=0 --iterations 7 -o " +

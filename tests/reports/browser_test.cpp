@@ -90,7 +90,19 @@ TEST_CASE("browser: comparison and plan reports render in headless Chromium") {
   REQUIRE(run_tutti(
               {"report", "plan", "tests/reports/fixtures/plan-nothing-fits.json", "-o", none, "-q"})
               .rc == 0);
-  json res = browse(dir + "/shots", {two, failed, plan, none});
+  // A real comparison: the native engine on two 64-GPU fabrics.
+  std::string real = dir + "/compare-real.html";
+  auto rc = run_tutti({"report", "compare", "--workload", "models/llama3-8b.json", "--cluster",
+                       "tests/reports/fixtures/clusters/h100-64-rail-ib.json", "--cluster",
+                       "tests/reports/fixtures/clusters/h100-64-fattree-roce-2to1.json",
+                       "--parallel", "tp=8", "-o", real, "-q"});
+  INFO(rc.err);
+  REQUIRE(rc.rc == 0);
+  // A real plan: `tutti plan --example`, rendered.
+  std::string real_plan = dir + "/plan-real.html";
+  REQUIRE(run_tutti({"plan", "--example", "--json", "-o", dir + "/plan-real.json", "-q"}).rc == 0);
+  REQUIRE(run_tutti({"report", "plan", dir + "/plan-real.json", "-o", real_plan, "-q"}).rc == 0);
+  json res = browse(dir + "/shots", {two, failed, plan, none, real, real_plan});
   for (const auto& r : res) check_clean(r);
 
   // Two architectures: every chart of the comparison, a verdict with margins.
@@ -108,4 +120,10 @@ TEST_CASE("browser: comparison and plan reports render in headless Chromium") {
   CHECK(res[3].at("canvases") == 0);
   CHECK(contains_text(res[3].at("callouts"), "Nothing fits"));
   CHECK(std::filesystem::exists(dir + "/shots/plan-chart-pareto.png"));
+  // The real comparison: breakdown, exposed communication, hot links, network capex, sweep.
+  CHECK(res[4].at("canvases").get<int>() >= 5);
+  CHECK(contains_text(res[4].at("verdict"), "faster than 64 H100"));
+  CHECK(std::filesystem::exists(dir + "/shots/compare-real-chart-breakdown.png"));
+  CHECK(res[5].at("canvases") == 1);
+  CHECK(contains_text(res[5].at("verdict"), "RECOMMENDED"));
 }

@@ -16,16 +16,6 @@ using namespace tutti;
 
 namespace {
 
-SimCluster sim_cluster(const Cluster& c) {
-  SimCluster s;
-  s.name = c.name;
-  s.topology = c.topology;
-  s.gpu = c.gpu;
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch;
-  s.sharp = c.leaf_switch.sharp;
-  return s;
-}
-
 struct Pair {
   SimResult native, simgrid;
   SimgridStats stats;

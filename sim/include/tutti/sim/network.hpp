@@ -123,7 +123,8 @@ class FlowNetwork {
     std::uint32_t link, ver;
   };
   std::vector<ShareEntry> heap_;
-  std::vector<std::uint32_t> touched_, active_links_;
+  std::vector<std::uint32_t> touched_, active_links_, link_pos_;
+  std::vector<double> scan_share_;
   // Solver scratch.
   std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_mark_, link_cnt_,
       link_ver_;

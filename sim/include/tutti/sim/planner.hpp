@@ -14,8 +14,9 @@
 //      then iteration time, time to train, power, energy and cost, then the constraints. It keeps
 //      only what can be merged exactly: counts, the Pareto frontier of the feasible
 //      configurations, the best few by the objective, and the nearest miss. The slice function
-//      is MPI-free; cli/plan_mpi.cpp splits [0, size()) across ranks and merges the slices in
-//      rank order, so any number of ranks gives the same answer as one process, byte for byte.
+//      is MPI-free; cli/plan.cpp deals the hardware choices' slices round-robin to the MPI ranks
+//      (cli/plan_mpi.cpp gathers them) and merges them on rank 0; merge() is exact, so any
+//      number of ranks gives the same answer as one process, byte for byte.
 //   4. Planner::finish() re-simulates the finalists with the flow-level engine (contention on
 //      the routed fabric), picks the recommended configuration and builds the report.
 //
@@ -32,6 +33,8 @@
 #include "tutti/sim/result.hpp"
 
 namespace tutti {
+
+struct PerfCache;  // Engine figures shared between slices (sim/src/plan_eval.cpp).
 
 enum class Network : std::uint8_t { InfiniBand, RoCE };
 enum class Acquisition : std::uint8_t { Buy, Rent };
@@ -71,7 +74,7 @@ struct PlanRequest {
   RoomLimits room;
   int gpus_min = 1, gpus_max = 65536;
   // Options to search.
-  std::vector<int> gpu_counts;        ///< Explicit GPU counts; empty = the ladder {1,1.25,1.5}x2^k.
+  std::vector<int> gpu_counts;        ///< Explicit GPU counts; empty = {1,1.25,1.5} x 2^k nodes.
   std::vector<std::string> gpus;      ///< GPU or node catalog ids (a GPU id picks its node).
   std::vector<std::string> fabrics;   ///< Scale-out fabric generators.
   std::vector<double> oversubscription;
@@ -208,9 +211,15 @@ class Planner {
   std::uint64_t size() const;
   /// The contiguous slice of [0, size()) that part `part` of `parts` screens.
   static std::pair<std::uint64_t, std::uint64_t> slice(std::uint64_t size, int part, int parts);
+  /// The configurations of hardware choice `h`: [first, last) of the global index.
+  std::pair<std::uint64_t, std::uint64_t> hardware_range(std::uint32_t h) const;
 
   /// Screens configurations [begin, end) with the analytic engine. Deterministic; no I/O.
   ScreenResult screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress = {}) const;
+  /// Screens several slices (sharing the engine figures between them) and merges them;
+  /// `progress` receives the count done over all of them.
+  ScreenResult screen(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slices,
+                      const ProgressFn& progress = {}) const;
   /// Re-simulates the best screened configurations with the flow-level engine and picks the
   /// recommended one. `merged` is the merge of all slices.
   PlanResult finish(const ScreenResult& merged) const;
@@ -227,6 +236,8 @@ class Planner {
   struct Impl;  ///< Implementation detail (sim/src/plan_impl.hpp).
 
  private:
+  ScreenResult screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
+                           bool prune, PerfCache* cache) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,401 @@
+// The planner's outputs: JSON for scripts, a table for people, CSV; and the "nothing fits" reason.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "plan_impl.hpp"
+#include "tutti/core/units.hpp"
+
+namespace tutti {
+
+using Json = nlohmann::json;
+
+const char* violation_name(int bit) {
+  static constexpr const char* kNames[kNumViolations] = {
+      "memory", "deadline", "capex_budget", "total_cost_budget", "power_cap", "room_racks",
+      "room_cooling"};
+  return bit >= 0 && bit < kNumViolations ? kNames[bit] : "?";
+}
+
+const char* bottleneck_name(const Breakdown& b) {
+  static constexpr const char* kComm[6] = {"TP communication", "CP communication",
+                                           "DP communication", "DP communication",
+                                           "EP communication", "PP communication"};
+  const char* name = "compute";
+  double best = b.compute_s;
+  for (int i = 0; i < 6; ++i)
+    if (b.exposed_comm_s[i] > best) {
+      best = b.exposed_comm_s[i];
+      name = kComm[i];
+    }
+  if (b.bubble_s > best) {
+    best = b.bubble_s;
+    name = "pipeline bubble";
+  }
+  if (b.other_s > best) name = "other";
+  return name;
+}
+
+namespace {
+
+const char* recompute_name(Recompute r) {
+  return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
+}
+
+std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("tp={} pp={} dp={}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" cp={}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep={}", l.ep);
+  if (l.vp > 1) s += fmt::format(" vp={}", l.vp);
+  s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, recompute_name(l.recompute));
+  return s;
+}
+
+// Compact form for table columns: "tp8 pp4 dp32 vp2 mb1 z1 sel".
+std::string layout_short(const Layout& l) {
+  std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+  if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
+  s += fmt::format(" mb{} z{} {}", l.micro_batch, l.zero,
+                   l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
+  return s;
+}
+
+std::string fabric_short(const HardwareChoice& h) {
+  std::string f = h.fabric == "rail_optimized" ? "rail" : h.fabric == "fat_tree" ? "fat-tree" : h.fabric.substr(0, 8);
+  return fmt::format("{} {} {}:1", f, h.network == Network::InfiniBand ? "IB" : "RoCE", h.oversubscription);
+}
+
+Json layout_json(const Layout& l) {
+  return Json{{"tp", l.tp},
+              {"pp", l.pp},
+              {"dp", l.dp},
+              {"cp", l.cp},
+              {"ep", l.ep},
+              {"vp", l.vp},
+              {"micro_batch", l.micro_batch},
+              {"zero", l.zero},
+              {"sequence_parallel", l.sequence_parallel},
+              {"recompute", recompute_name(l.recompute)},
+              {"schedule", l.vp > 1 ? "interleaved" : "1f1b"},
+              {"string", to_string(l)}};
+}
+
+Json breakdown_json(const Breakdown& b) {
+  return Json{{"compute_s", b.compute_s},
+              {"exposed_comm_s",
+               {{"tp", b.exposed_comm_s[0]},
+                {"cp", b.exposed_comm_s[1]},
+                {"dp", b.exposed_comm_s[2] + b.exposed_comm_s[3]},
+                {"ep", b.exposed_comm_s[4]},
+                {"pp", b.exposed_comm_s[5]}}},
+              {"bubble_s", b.bubble_s},
+              {"other_s", b.other_s}};
+}
+
+Json hardware_choice_json(const HardwareChoice& h, Acquisition a) {
+  return Json{{"gpu", h.gpu},
+              {"node", h.node},
+              {"gpus", h.gpus},
+              {"nodes", h.nodes},
+              {"fabric", h.fabric},
+              {"oversubscription", h.oversubscription},
+              {"network", to_string(h.network)},
+              {"storage", h.storage},
+              {"acquisition", to_string(a)}};
+}
+
+std::string days(double s) { return fmt::format("{:.1f} d", s / kDay); }
+std::string money(double usd) {
+  if (usd >= 1e9) return fmt::format("${:.2f}B", usd / 1e9);
+  if (usd >= 1e6) return fmt::format("${:.1f}M", usd / 1e6);
+  if (usd >= 1e3) return fmt::format("${:.0f}k", usd / 1e3);
+  return fmt::format("${:.0f}", usd);
+}
+std::string energy(double J) {
+  double MWh = J / kJoulePerKWh / 1e3;
+  if (MWh >= 1000) return fmt::format("{:.2f} GWh", MWh / 1e3);
+  return fmt::format("{:.0f} MWh", MWh);
+}
+std::string watts(double W) {
+  if (W >= 1e6) return fmt::format("{:.2f} MW", W / 1e6);
+  return fmt::format("{:.0f} kW", W / 1e3);
+}
+std::string thousands(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+std::string pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.0f}%", 100.0 * part / whole) : "-";
+}
+
+std::string violations_text(const Evaluation& e, const PlanRequest& r) {
+  std::vector<std::string> v;
+  if (e.violations & kMemory)
+    v.push_back(fmt::format("needs {:.1f} GiB per GPU", e.memory_per_gpu_bytes / kGiB));
+  if (e.violations & kDeadline)
+    v.push_back(fmt::format("takes {} (deadline {})", days(e.time_to_train_s), days(r.deadline_s)));
+  if (e.violations & kCapex)
+    v.push_back(fmt::format("costs {} to buy (budget {})", money(e.capex_usd), money(r.capex_budget_usd)));
+  if (e.violations & kTotalCost)
+    v.push_back(fmt::format("costs {} in all (budget {})", money(e.total_cost_usd),
+                            money(r.total_cost_budget_usd)));
+  if (e.violations & kPowerCap)
+    v.push_back(fmt::format("draws {} at peak (cap {})", watts(e.peak_facility_power_W), watts(r.power_cap_W)));
+  if (e.violations & kRoomRacks) v.push_back(fmt::format("needs more than the room's {} racks", r.room.racks));
+  if (e.violations & kRoomCooling) v.push_back("one node draws more than a rack may draw or the room may cool");
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "; " : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+std::string describe(const HardwareChoice& h, Acquisition a) {
+  return fmt::format("{} x {} ({} GPUs), {} {}:1 {}, {}", h.nodes, h.node, h.gpus, h.fabric,
+                     h.oversubscription, h.network == Network::InfiniBand ? "InfiniBand" : "RoCE",
+                     to_string(a));
+}
+
+std::string explain_no_fit(const PlanRequest& r, const std::vector<HardwareChoice>& hw,
+                           const PlanResult& result) {
+  const ScreenResult& s = result.screen;
+  std::string why;
+  if (s.feasible > 0) {
+    why = fmt::format("{} configurations passed screening, but none of the {} re-simulated with the "
+                      "flow-level engine still meets every constraint",
+                      thousands(s.feasible), result.finalists.size());
+    const Evaluation* near = nullptr;
+    for (const auto& e : result.finalists)
+      if (near == nullptr || nearer_miss(e, *near)) near = &e;
+    if (near != nullptr)
+      why += fmt::format("; nearest miss: {}, {}: {}", describe(hw[near->hardware], near->acquisition),
+                         layout_text(near->layout), violations_text(*near, r));
+    return why;
+  }
+  why = fmt::format("none of {} configurations meets every constraint (", thousands(s.configurations));
+  bool first = true;
+  for (int b = 0; b < kNumViolations; ++b) {
+    if (s.violated[b] == 0) continue;
+    why += fmt::format("{}{} {}", first ? "" : ", ", thousands(s.violated[b]), violation_name(b));
+    first = false;
+  }
+  why += ")";
+  if (s.min_time_to_train_s > 0 && r.deadline_s > 0 && s.min_time_to_train_s > r.deadline_s)
+    why += fmt::format("; the fastest takes {} against a deadline of {}", days(s.min_time_to_train_s),
+                       days(r.deadline_s));
+  if (s.min_capex_usd > 0 && r.capex_budget_usd > 0 && s.min_capex_usd > r.capex_budget_usd)
+    why += fmt::format("; the cheapest to buy costs {} against a budget of {}", money(s.min_capex_usd),
+                       money(r.capex_budget_usd));
+  if (!s.nearest.empty()) {
+    const Evaluation& n = s.nearest[0];
+    why += fmt::format("; nearest miss: {}, {}: {}", describe(hw[n.hardware], n.acquisition),
+                       layout_text(n.layout), violations_text(n, r));
+  } else if (s.pruned > 0) {
+    why += "; every hardware choice was ruled out before simulation (rerun with --no-prune for a "
+           "nearest miss)";
+  }
+  return why;
+}
+
+namespace {
+
+Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
+  const HardwareChoice& h = I.hardware[e.hardware];
+  Json j;
+  j["index"] = e.index;
+  j["hardware"] = hardware_choice_json(h, e.acquisition);
+  j["acquisition"] = to_string(e.acquisition);
+  j["layout"] = layout_json(e.layout);
+  j["engine"] = e.native ? "native" : "analytic";
+  j["feasible"] = e.feasible();
+  if (!e.feasible()) {
+    j["violations"] = Json::array();
+    for (int b = 0; b < kNumViolations; ++b)
+      if (e.violations & (1u << b)) j["violations"].push_back(violation_name(b));
+    j["violation"] = e.violation;
+  }
+  j["time_to_train_s"] = e.time_to_train_s;
+  j["iteration_time_s"] = e.iteration_time_s;
+  j["mfu"] = e.mfu;
+  j["memory_per_gpu_bytes"] = e.memory_per_gpu_bytes;
+  j["breakdown"] = breakdown_json(e.breakdown);
+  j["bottleneck"] = bottleneck_name(e.breakdown);
+  j["capex_usd"] = e.capex_usd;
+  j["run_opex_usd"] = e.run_opex_usd;
+  j["total_cost_usd"] = e.total_cost_usd;
+  j["energy_J"] = e.energy_J;
+  j["avg_it_power_W"] = e.avg_it_power_W;
+  j["peak_facility_power_W"] = e.peak_facility_power_W;
+  if (details && (e.violations & kMemory) == 0) {
+    auto model = I.model(e.hardware);
+    j["bill_of_materials"] = hardware_json(*model);
+    j["bom"] = j["bill_of_materials"]["items"];  // the lines alone, as reports read them
+    j["facility"] = facility_json(*model, I.workload, I.request, e, I.native_perf(e));
+  }
+  return j;
+}
+
+}  // namespace
+
+Json Planner::to_json(const PlanResult& r) const {
+  const Impl& I = *impl_;
+  Json j;
+  Json req;
+  tutti::to_json(req, I.request);
+  j["request"] = req;
+  j["workload"] = workload_json(I.workload);
+  j["evaluated"] = r.screen.configurations;
+  j["simulated"] = r.screen.simulated;
+  j["pruned"] = r.screen.pruned;
+  j["invalid"] = r.screen.invalid;
+  j["feasible"] = r.screen.feasible;
+  j["violations"] = Json::object();
+  for (int b = 0; b < kNumViolations; ++b) j["violations"][violation_name(b)] = r.screen.violated[b];
+  j["unbuildable"] = Json::array();
+  for (auto h : r.screen.unbuildable) {
+    Json u = hardware_choice_json(I.hardware[h], Acquisition::Buy);
+    u.erase("acquisition");
+    u["reason"] = I.build_error(h);
+    j["unbuildable"].push_back(u);
+  }
+  j["found"] = r.found;
+  j["recommended"] = r.found ? config_json(I, r.recommended, true) : Json(nullptr);
+  // Bill of materials and power/cooling for every frontier point and finalist (the first 64 of
+  // a very large frontier: each needs its cluster built again).
+  constexpr std::size_t kDetailed = 64;
+  j["pareto"] = Json::array();
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) j["pareto"].push_back(config_json(I, r.pareto[i], i < kDetailed));
+  j["finalists"] = Json::array();
+  for (const auto& e : r.finalists) j["finalists"].push_back(config_json(I, e, true));
+  if (!r.found) {
+    j["reason"] = r.reason;
+    j["nearest_miss"] = r.screen.nearest.empty() ? Json(nullptr) : config_json(I, r.screen.nearest[0], true);
+  }
+  return j;
+}
+
+std::string Planner::to_text(const PlanResult& r) const {
+  const Impl& I = *impl_;
+  const PlanRequest& q = I.request;
+  std::string o;
+  auto line = [&o](const std::string& s) { o += s + "\n"; };
+  std::string cons;
+  if (q.deadline_s > 0) cons += ", deadline " + days(q.deadline_s);
+  if (q.capex_budget_usd > 0) cons += ", capex budget " + money(q.capex_budget_usd);
+  if (q.total_cost_budget_usd > 0) cons += ", total budget " + money(q.total_cost_budget_usd);
+  if (q.power_cap_W > 0) cons += ", power cap " + watts(q.power_cap_W);
+  if (q.room.racks > 0) cons += fmt::format(", room of {} racks", q.room.racks);
+  line(fmt::format("tutti plan: {} on {} tokens{}", I.workload.name,
+                   format_quantity(tokens_to_train(I.workload), Dim::Count), cons));
+  const ScreenResult& s = r.screen;
+  line(fmt::format("searched {} configurations ({} hardware choices x parallel layouts{}): {} fit in "
+                   "memory and were simulated, {} meet every constraint, {} on the Pareto frontier",
+                   thousands(s.configurations), I.hardware.size(),
+                   q.acquisition.size() == 2 ? " x buy/rent" : "", thousands(s.simulated),
+                   thousands(s.feasible), r.pareto.size()));
+  if (!s.unbuildable.empty())
+    line(fmt::format("{} hardware choices could not be built and were skipped, e.g. {}: {}", s.unbuildable.size(),
+                     describe(I.hardware[s.unbuildable[0]], Acquisition::Buy), I.build_error(s.unbuildable[0])));
+  line("");
+  if (r.found) {
+    const Evaluation& e = r.recommended;
+    const HardwareChoice& h = I.hardware[e.hardware];
+    auto model = I.model(e.hardware);
+    Json fac = facility_json(*model, I.workload, q, e, I.native_perf(e));
+    Json bom = hardware_json(*model);
+    line(fmt::format("RECOMMENDED  (lowest {} that meets every constraint; {} engine)", to_string(q.objective),
+                     e.native ? "flow-level" : "analytic"));
+    line(fmt::format("  hardware    {}", describe(h, e.acquisition)));
+    line(fmt::format("  layout      {}", layout_text(e.layout)));
+    line(fmt::format("  time        {} to train, failures included (iteration {:.2f} s, MFU {:.1f}%)",
+                     days(e.time_to_train_s), e.iteration_time_s, 100 * e.mfu));
+    const Breakdown& b = e.breakdown;
+    double it = e.iteration_time_s;
+    line(fmt::format("  iteration   compute {} | TP {} | CP {} | DP {} | EP {} | PP {} | bubble {} | other {}",
+                     pct(b.compute_s, it), pct(b.exposed_comm_s[0], it), pct(b.exposed_comm_s[1], it),
+                     pct(b.exposed_comm_s[2] + b.exposed_comm_s[3], it), pct(b.exposed_comm_s[4], it),
+                     pct(b.exposed_comm_s[5], it), pct(b.bubble_s, it), pct(b.other_s, it)));
+    line(fmt::format("  bottleneck  {}", bottleneck_name(b)));
+    if (e.acquisition == Acquisition::Buy)
+      line(fmt::format("  cost        {} total = {} capex + {} electricity and upkeep over the run",
+                       money(e.total_cost_usd), money(e.capex_usd), money(e.run_opex_usd)));
+    else
+      line(fmt::format("  cost        {} total rental", money(e.total_cost_usd)));
+    line(fmt::format("  energy      {} (facility); power {} IT average, {} facility peak", energy(e.energy_J),
+                     watts(e.avg_it_power_W), watts(e.peak_facility_power_W)));
+    if (fac.contains("cooling")) {
+      const Json& c = fac["cooling"];
+      line(fmt::format("  cooling     {} racks x {} per rack, {}; GPU clock {:.0f}% of nominal",
+                       c.value("racks", 0), watts(c.value("heat_per_rack_W", 0.0)),
+                       c.value("liquid", false) ? "liquid-cooled" : "air-cooled",
+                       100 * c.value("throttle_factor", 1.0)));
+    }
+    line(fmt::format("  bill        {} nodes ({}), {} switches, {} transceivers, {} cables; compute {}, "
+                     "network {}, storage {}",
+                     thousands(static_cast<std::uint64_t>(h.nodes)), h.node,
+                     thousands(bom.value("switches", 0ULL)), thousands(bom.value("transceivers", 0ULL)),
+                     thousands(bom.value("cables", 0ULL)), money(bom.value("compute_capex_usd", 0.0)),
+                     money(bom.value("network_capex_usd", 0.0)), money(bom.value("storage_capex_usd", 0.0))));
+    line("");
+  } else {
+    line("NOTHING FITS: " + r.reason);
+    line("");
+  }
+  if (!r.pareto.empty()) {
+    line("PARETO FRONTIER  (time to train vs total cost vs energy; analytic screening)");
+    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>5}  {}", "#", "GPUs",
+                     "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "peak pwr", "MFU",
+                     "bottleneck"));
+    // At most 20 rows, spread evenly over the frontier (sorted by time); JSON has them all.
+    std::size_t n = r.pareto.size(), rows = std::min<std::size_t>(n, 20);
+    for (std::size_t k = 0; k < rows; ++k) {
+      std::size_t i = rows == 1 ? 0 : k * (n - 1) / (rows - 1);
+      const Evaluation& e = r.pareto[i];
+      const HardwareChoice& h = I.hardware[e.hardware];
+      std::string fabric = fabric_short(h);
+      bool rec = r.found && e.index == r.recommended.index;
+      line(fmt::format("  {:>3}{} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>4.0f}%  {}", i + 1,
+                       rec ? "*" : " ", h.gpus, h.gpu.substr(0, 15), fabric, to_string(e.acquisition),
+                       layout_short(e.layout), days(e.time_to_train_s), money(e.total_cost_usd),
+                       energy(e.energy_J), watts(e.peak_facility_power_W), 100 * e.mfu,
+                       bottleneck_name(e.breakdown)));
+    }
+    if (rows < n) line(fmt::format("  ({} of {} frontier points shown; --json or --csv for all)", rows, n));
+  }
+  return o;
+}
+
+std::string Planner::to_csv(const PlanResult& r) const {
+  const Impl& I = *impl_;
+  std::string o =
+      "rank,recommended,engine,gpu,node,gpus,nodes,fabric,oversubscription,network,storage,acquisition,"
+      "tp,pp,dp,cp,ep,vp,micro_batch,zero,recompute,time_to_train_s,iteration_time_s,mfu,"
+      "memory_per_gpu_bytes,capex_usd,run_opex_usd,total_cost_usd,energy_J,avg_it_power_W,"
+      "peak_facility_power_W,bottleneck\n";
+  std::vector<Evaluation> rows;
+  if (r.found) rows.push_back(r.recommended);
+  for (const auto& e : r.pareto) rows.push_back(e);
+  int k = 0;
+  for (const auto& e : rows) {
+    const HardwareChoice& h = I.hardware[e.hardware];
+    const Layout& l = e.layout;
+    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                     k, (r.found && k == 0) ? 1 : 0, e.native ? "native" : "analytic", h.gpu, h.node, h.gpus,
+                     h.nodes, h.fabric, h.oversubscription, to_string(h.network), h.storage,
+                     to_string(e.acquisition), l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.micro_batch, l.zero,
+                     recompute_name(l.recompute), e.time_to_train_s, e.iteration_time_s, e.mfu,
+                     e.memory_per_gpu_bytes, e.capex_usd, e.run_opex_usd, e.total_cost_usd, e.energy_J,
+                     e.avg_it_power_W, e.peak_facility_power_W, bottleneck_name(e.breakdown));
+    ++k;
+  }
+  return o;
+}
+
+}  // namespace tutti

@@ -1,0 +1,244 @@
+// The planner's search: enumeration of hardware choices, slice screening, finalists.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "plan_impl.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
+
+namespace tutti {
+
+Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
+  Impl& I = *impl_;
+  I.request = std::move(request);
+  const PlanRequest& r = I.request;
+  I.workload = load_workload(r.workload_path.empty() ? r.workload : r.workload_path);
+  if (r.tokens > 0) {
+    I.workload.training.tokens_to_train = r.tokens;
+    I.workload.training.samples_to_train = 0;
+  }
+  if (tokens_to_train(I.workload) <= 0)
+    throw InputError(r.file + ": tokens: the workload gives no tokens to train; set \"tokens\" (e.g. \"2T\")");
+  SpaceFacts facts = space_facts(I.workload);
+  for (auto& st : I.request.storage)
+    if (st.empty()) st = default_storage();
+  I.n_acq = r.acquisition.size();
+
+  for (const auto& id : r.gpus) {
+    NodeChoice nc = resolve_node(id);
+    for (int gpus : gpu_counts(r, nc.gpus_per_node)) {
+      auto key = std::make_pair(gpus, nc.nvlink_domain);
+      auto it = I.layout_cache.find(key);
+      if (it == I.layout_cache.end())
+        it = I.layout_cache.emplace(key, enumerate_layouts(facts, r.layouts, gpus, nc.nvlink_domain)).first;
+      if (it->second.empty()) continue;
+      for (const auto& fabric : r.fabrics)
+        for (double over : r.oversubscription)
+          for (Network net : r.networks)
+            for (const auto& storage : r.storage) {
+              HardwareChoice h;
+              h.node = nc.node;
+              h.gpu = nc.gpu;
+              h.gpus = gpus;
+              h.nodes = gpus / nc.gpus_per_node;
+              h.fabric = fabric;
+              h.oversubscription = over;
+              h.network = net;
+              h.storage = storage;
+              I.hardware.push_back(h);
+              I.layouts.push_back(&it->second);
+            }
+    }
+  }
+  I.offsets.push_back(0);
+  for (const auto* ls : I.layouts) I.offsets.push_back(I.offsets.back() + ls->size() * I.n_acq);
+  if (I.hardware.empty())
+    throw InputError(r.file + ": the search space is empty: no GPU count in [" +
+                     std::to_string(r.gpus_min) + ", " + std::to_string(r.gpus_max) +
+                     "] admits a valid parallel layout of " + I.workload.name +
+                     " (widen constraints.gpus_min/gpus_max or search.gpu_counts)");
+}
+
+Planner::~Planner() = default;
+
+const PlanRequest& Planner::request() const { return impl_->request; }
+const std::vector<HardwareChoice>& Planner::hardware() const { return impl_->hardware; }
+std::uint64_t Planner::size() const { return impl_->offsets.back(); }
+
+std::pair<std::uint64_t, std::uint64_t> Planner::hardware_range(std::uint32_t h) const {
+  check_internal(h < impl_->hardware.size(), "plan: hardware index out of range");
+  return {impl_->offsets[h], impl_->offsets[h + 1]};
+}
+
+namespace {
+
+void record(ScreenResult& r, const Evaluation& e, Objective o, int finalists) {
+  if (e.feasible()) {
+    ++r.feasible;
+    pareto_insert(r.pareto, e);
+    best_insert(r.best, e, o, finalists);
+    return;
+  }
+  for (int b = 0; b < kNumViolations; ++b)
+    if (e.violations & (1u << b)) ++r.violated[b];
+  if (r.nearest.empty() || nearer_miss(e, r.nearest[0])) r.nearest = {e};
+}
+
+}  // namespace
+
+ScreenResult Planner::screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress) const {
+  auto cache = make_perf_cache();
+  return screen_impl(begin, end, progress, impl_->request.prune, cache.get());
+}
+
+ScreenResult Planner::screen(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slices,
+                             const ProgressFn& progress) const {
+  auto cache = make_perf_cache();
+  std::uint64_t total = 0, before = 0;
+  for (auto [b, e] : slices) total += e - b;
+  std::vector<ScreenResult> parts;
+  for (auto [b, e] : slices) {
+    ProgressFn p;
+    if (progress) p = [&, before](std::uint64_t d, std::uint64_t) { progress(before + d, total); };
+    parts.push_back(screen_impl(b, e, p, impl_->request.prune, cache.get()));
+    before += e - b;
+  }
+  return merge(parts, impl_->request.objective, impl_->request.finalists);
+}
+
+ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
+                                  bool prune, PerfCache* cache) const {
+  const Impl& I = *impl_;
+  const PlanRequest& req = I.request;
+  check_internal(begin <= end && end <= size(), "plan: slice out of range");
+  ScreenResult r;
+  r.configurations = end - begin;
+  constexpr std::uint64_t kProgressEvery = 2048;
+  std::uint64_t done = 0;
+
+  auto h = static_cast<std::uint32_t>(
+      std::upper_bound(I.offsets.begin(), I.offsets.end(), begin) - I.offsets.begin() - 1);
+  std::uint64_t idx = begin;
+  Perf perf;
+  Evaluation e;
+  while (idx < end) {
+    const std::uint64_t hw_end = std::min(end, I.offsets[h + 1]);
+    const auto& layouts = *I.layouts[h];
+    std::shared_ptr<const HardwareModel> model;
+    std::string build_error;
+    try {
+      model = build_hardware(I.hardware[h], req, I.workload);
+    } catch (const InputError& err) {
+      build_error = err.what();
+    }
+    if (!model) {
+      // Not buildable (e.g. a fabric that cannot hold this many nodes): no configuration exists.
+      r.configurations -= hw_end - idx;
+      r.unbuildable.push_back(h);
+      idx = hw_end;
+      ++h;
+      continue;
+    }
+    std::array<std::uint32_t, 2> hw_viol{};
+    for (std::size_t a = 0; a < req.acquisition.size(); ++a)
+      hw_viol[a] = prune ? hardware_violations(*model, req, req.acquisition[a]) : 0;
+
+    std::uint64_t last_layout = UINT64_MAX;
+    for (; idx < hw_end; ++idx) {
+      std::uint64_t local = idx - I.offsets[h];
+      std::uint64_t li = local / I.n_acq;
+      std::size_t a = static_cast<std::size_t>(local % I.n_acq);
+      if (++done % kProgressEvery == 0 && progress) progress(done, end - begin);
+      if (hw_viol[a] != 0) {
+        ++r.pruned;
+        for (int b = 0; b < kNumViolations; ++b)
+          if (hw_viol[a] & (1u << b)) ++r.violated[b];
+        continue;
+      }
+      const Layout& l = layouts[li];
+      if (li != last_layout) {
+        evaluate_perf(*model, I.workload, l, false, perf, cache);
+        last_layout = li;
+        if (perf.valid && perf.fits) ++r.simulated;
+      }
+      if (!perf.valid) {
+        ++r.invalid;
+        continue;
+      }
+      e = Evaluation{};
+      e.index = idx;
+      e.hardware = h;
+      e.layout = l;
+      e.acquisition = req.acquisition[a];
+      evaluate_config(*model, I.workload, req, perf, e.acquisition, e);
+      if (perf.fits) {
+        note_min(r.min_time_to_train_s, e.time_to_train_s);
+        note_min(r.min_total_cost_usd, e.total_cost_usd);
+        note_min(r.min_peak_facility_power_W, e.peak_facility_power_W);
+        if (e.acquisition == Acquisition::Buy) note_min(r.min_capex_usd, e.capex_usd);
+      }
+      record(r, e, req.objective, req.finalists);
+    }
+    ++h;
+  }
+  if (progress) progress(end - begin, end - begin);
+  std::sort(r.pareto.begin(), r.pareto.end(),
+            [](const Evaluation& a, const Evaluation& b) { return a.index < b.index; });
+  return r;
+}
+
+PlanResult Planner::finish(const ScreenResult& merged) const {
+  const Impl& I = *impl_;
+  const PlanRequest& req = I.request;
+  PlanResult out;
+  out.screen = merged;
+  out.pareto = merged.pareto;
+  std::stable_sort(out.pareto.begin(), out.pareto.end(), [](const Evaluation& a, const Evaluation& b) {
+    if (a.time_to_train_s != b.time_to_train_s) return a.time_to_train_s < b.time_to_train_s;
+    return a.index < b.index;
+  });
+
+  // Finalists: the best screened configurations, timed again by the flow-level engine.
+  Perf perf;
+  for (std::size_t i = 0; i < merged.best.size() && static_cast<int>(i) < req.finalists; ++i) {
+    const Evaluation& s = merged.best[i];
+    auto model = I.model(s.hardware);
+    Evaluation e = s;
+    try {
+      evaluate_perf(*model, I.workload, s.layout, true, perf);
+      e.native = true;
+      e.violations = 0;
+      e.violation = 0;
+      evaluate_config(*model, I.workload, req, perf, s.acquisition, e);
+      I.native[s.index] = perf;
+    } catch (const InputError&) {
+      e = s;  // The flow-level engine cannot run this case: keep the analytic figures.
+    }
+    out.finalists.push_back(e);
+  }
+  const Evaluation* best = nullptr;
+  for (const auto& e : out.finalists)
+    if (e.feasible() && (best == nullptr || better_for(req.objective, e, *best))) best = &e;
+  if (best != nullptr) {
+    out.found = true;
+    out.recommended = *best;
+  } else if (req.finalists == 0 && !merged.best.empty()) {
+    out.found = true;
+    out.recommended = merged.best.front();
+  }
+  if (!out.found && merged.feasible == 0 && merged.nearest.empty() && merged.pruned > 0) {
+    // Every configuration was ruled out before timing: time them all (only in this failure
+    // case) so the answer can name the nearest miss and how far the best came.
+    auto cache = make_perf_cache();
+    ScreenResult all = screen_impl(0, size(), {}, false, cache.get());
+    out.screen.nearest = all.nearest;
+    out.screen.min_time_to_train_s = all.min_time_to_train_s;
+    out.screen.min_capex_usd = all.min_capex_usd;
+    out.screen.min_total_cost_usd = all.min_total_cost_usd;
+    out.screen.min_peak_facility_power_W = all.min_peak_facility_power_W;
+  }
+  if (!out.found) out.reason = explain_no_fit(req, I.hardware, out);
+  return out;
+}
+
+}  // namespace tutti
