@@ -9,6 +9,8 @@
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
+#include "tutti/sim/facility.hpp"
+#include "tutti/sim/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {
@@ -16,6 +18,7 @@ namespace {
 
 struct SimulateOptions {
   std::string workload, cluster, parallel, engine = "native", calibration, trace;
+  std::string facility;  ///< --facility KEY=VALUE,... (sim/include/tutti/sim/facility.hpp)
   double compute_slowdown = 1.0;
 };
 
@@ -64,8 +67,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
 }
 
 int run_simulate(const Globals& g, const SimulateOptions& o) {
-  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
-  if (o.engine != "native" && o.engine != "analytic")
+  if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
@@ -77,11 +79,14 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
   SimResult r;
-  nlohmann::json j = simulation_document(w, c, l, so, &r);
+  FacilityResult fr;
+  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr);
   if (g.json) {
     emit_json(g, j);
   } else {
-    emit(g, table(w, c, l, r));
+    std::string facility = "\nfacility\n";
+    for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
+    emit(g, table(w, c, l, r) + facility);
   }
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
   return kOk;
@@ -90,8 +95,12 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 }  // namespace
 
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
-                                   const SimOptions& options, SimResult* result) {
-  SimResult r = simulate(w, c, l, options);
+                                   const SimOptions& options, SimResult* result,
+                                   const std::string& facility_flag, FacilityResult* facility) {
+  SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
+  FacilityOptions fo = parse_facility_flag(facility_flag);
+  fo.seed = options.seed;
+  FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
   nlohmann::json j;
   to_json(j, r);
   j["workload"] = w.name;
@@ -99,7 +108,9 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["gpus"] = l.gpus();
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  j["facility"] = facility_to_json(fr);
   if (result) *result = std::move(r);
+  if (facility) *facility = std::move(fr);
   return j;
 }
 
@@ -113,6 +124,9 @@ void setup_simulate(CLI::App& app, Globals& g) {
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
   sub->add_option("--calibration", o->calibration, "Calibration profile (sim/calibration/default.json format)");
   sub->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace (one track per stream per stage)");
+  sub->add_option("--facility", o->facility,
+                  "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
+                  "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");
   sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });

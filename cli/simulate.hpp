@@ -2,9 +2,11 @@
 // The document `tutti simulate --json` prints, assembled in one place so that every command that
 // shows simulation results (`tutti report compare`) shows exactly the same numbers.
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "tutti/models/layout.hpp"
 #include "tutti/sim/engine.hpp"
+#include "tutti/sim/facility.hpp"
 
 namespace tutti {
 struct Workload;
@@ -16,8 +18,12 @@ namespace tutti::cli {
 /// Runs simulate(w, c, l, options) and returns the `tutti simulate --json` document: the
 /// SimResult's keys (result.hpp) plus workload, cluster, gpus, layout, calibration (and whatever
 /// else `tutti simulate --json` adds: add it here, not in run_simulate). `result`, when given,
-/// receives the SimResult. Throws InputError like simulate().
+/// receives the SimResult. `facility_flag` is the `--facility` text (facility.hpp
+/// parse_facility_flag); the facility models' JSON goes under "facility", and `facility`, when
+/// given, receives their result. Throws InputError like simulate() and the facility models.
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
-                                   const SimOptions& options, SimResult* result = nullptr);
+                                   const SimOptions& options, SimResult* result = nullptr,
+                                   const std::string& facility_flag = "",
+                                   FacilityResult* facility = nullptr);
 
 }  // namespace tutti::cli

@@ -198,7 +198,16 @@ Chart frontier_chart(const json& pareto, const json* rec) {
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const Point& a, const Point& b) { return a.x < b.x; });
   if (!frontier.points.empty()) c.point_series.push_back(std::move(frontier));
-  if (rec) c.point_series.push_back(PointSeries{"Recommended", {point(*rec)}, true, false});
+  if (rec) {
+    c.point_series.push_back(PointSeries{"Recommended", {point(*rec)}, true, false});
+    bool analytic_front = false;
+    for (const auto& p : pareto) analytic_front = analytic_front || engine_of(p) == "analytic";
+    if (analytic_front && engine_of(*rec) == "native")
+      c.caption +=
+          " The frontier comes from analytic screening; the recommendation was re-simulated with "
+          "the "
+          "flow-level engine, so it can sit off the frontier.";
+  }
   if (sorted.size() > 1)
     c.point_series.push_back(PointSeries{"Frontier line", sorted, false, true});
   return c;

@@ -118,6 +118,7 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   r.time_to_train_s = in.iterations * r.storage.iteration_s;
   r.reliability = compute_reliability(in, o, r.time_to_train_s);
   r.effective_time_to_train_s = r.reliability.effective_time_to_train_s;
+  const bool effective_known = !std::isnan(r.effective_time_to_train_s);
 
   // Energy: iterations at the timeline's energy; data stalls, checkpoint writes and restarts at
   // the idle draw; lost work redone at the training draw.
@@ -125,7 +126,9 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   const double idle_it_W = in.gpus * std::min(in.gpu.idle_W, in.gpu.cap_W()) + fixed_W;
   const double stall_s = r.storage.iteration_s - t.iteration_s;
   double it_J = in.iterations * (r.power.energy_per_iteration_J + stall_s * idle_it_W);
-  if (std::isfinite(r.effective_time_to_train_s)) {
+  if (!effective_known) {
+    // Failure overhead unknown (no storage to size checkpoints): the run's failure-free energy.
+  } else if (std::isfinite(r.effective_time_to_train_s)) {
     it_J += (r.reliability.checkpoint_overhead_s + r.reliability.restart_total_s) * idle_it_W +
             r.reliability.rework_s * r.power.avg_it_W;
   } else {
@@ -133,7 +136,9 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   }
   r.energy_per_run_it_J = it_J;
   r.energy_per_run_J = it_J * in.pue;
-  r.cost = compute_cost(in, o, r.power, r.effective_time_to_train_s, r.energy_per_run_J);
+  r.cost = compute_cost(in, o, r.power,
+                        effective_known ? r.effective_time_to_train_s : r.time_to_train_s,
+                        r.energy_per_run_J);
 
   if (r.cooling.throttle_factor < 1)
     r.notes.push_back("GPUs run at " + std::to_string(r.cooling.throttle_factor) +
@@ -142,7 +147,11 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
     r.notes.push_back("the heat does not fit the cooling even at the minimum clock factor");
   if (in.storage_read_Bps <= 0)
     r.notes.push_back("storage read bandwidth unknown: no data-loading stall assumed");
-  if (!std::isfinite(r.effective_time_to_train_s))
+  if (!effective_known)
+    r.notes.push_back("the cluster has no storage system: checkpoint write time, goodput and the "
+                      "effective time to train are unknown; energy and cost per run exclude "
+                      "failure overhead (add \"storage\" to the cluster file)");
+  else if (!std::isfinite(r.effective_time_to_train_s))
     r.notes.push_back("failures arrive faster than checkpoints and restarts allow: the run "
                       "does not finish in expectation");
   if (in.cloud_usd_per_gpu_hour <= 0)
@@ -311,13 +320,14 @@ std::string usd(double v) {
   return fmt("$%.3g", v);
 }
 std::string duration(double s) {
+  if (std::isnan(s)) return "unknown";
   if (!std::isfinite(s)) return "never";
   if (s >= 2 * 86400) return fmt("%.3g d", s / 86400);
   if (s >= 2 * 3600) return fmt("%.3g h", s / 3600);
   if (s >= 120) return fmt("%.3g min", s / 60);
   return fmt("%.3g s", s);
 }
-std::string pct(double v) { return fmt("%.1f%%", 100 * v); }
+std::string pct(double v) { return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100 * v); }
 
 }  // namespace
 
@@ -333,7 +343,8 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
                 "); GPU avg " + watts(p.gpu_avg_W) + "; step swing " + watts(p.swing_W) +
                 " every " + duration(p.swing_period_s));
   out.push_back("energy: " + joules(p.energy_per_iteration_J) + " IT per iteration, " +
-                joules(r.energy_per_run_J) + " per run (facility, with failures)");
+                joules(r.energy_per_run_J) + " per run (facility, " +
+                (std::isnan(r.effective_time_to_train_s) ? "failure-free" : "with failures") + ")");
   std::string cool = "cooling (" + std::string(c.liquid ? "liquid" : "air") + "): " +
                      std::to_string(c.nodes_per_rack) + " nodes/rack x " +
                      std::to_string(c.racks) + " racks, heat " + watts(c.heat_per_rack_W) +

@@ -61,8 +61,10 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   // Fixed point: time the iteration at slowdown s (engine or rescale), then, with the times
   // rescaled locally around that point, find the largest clock factor whose heat fits; repeat
   // with the new slowdown until it stops moving.
+  // in.times is the iteration at full clock: no re-simulation when nothing throttles.
+  auto time_at = [&](double slowdown) { return slowdown == 1.0 ? in.times : retime(slowdown); };
   double s = 1.0 / f_cap;
-  IterationTimes t = retime(s);
+  IterationTimes t = time_at(s);
   bool ok = true;
   int it = 0;
   for (it = 1; it <= 50; ++it) {
@@ -88,7 +90,7 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
     bool converged = std::abs(s_new - s) <= 1e-6 * s;
     if (!converged) {
       s = s_new;
-      t = retime(s);
+      t = time_at(s);
     }
     if (converged) break;
   }

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <random>
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/facility.hpp"
+#include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
 
@@ -65,12 +65,9 @@ std::vector<ReliabilityProfile> parse_reliability(const Doc& doc) {
 }
 
 const std::vector<ReliabilityProfile>& builtin_reliability_profiles() {
-  // The catalog file is read from the source tree the binary was built from.
-  // TODO(facility): read it from the embedded catalog once topologies embeds catalog/*.json.
-  static const std::vector<ReliabilityProfile> profiles = [] {
-    return parse_reliability(
-        Doc::load(std::string(TUTTI_SOURCE_DIR) + "/topologies/catalog/reliability.json"));
-  }();
+  // topologies/catalog/reliability.json, embedded in the binary with the hardware catalog.
+  static const std::vector<ReliabilityProfile> profiles =
+      parse_reliability(Catalog::builtin().file("reliability"));
   return profiles;
 }
 
@@ -200,12 +197,18 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
   r.failures_per_day = lambda * 86400.0;
   r.mtbf_s = lambda > 0 ? 1.0 / lambda : inf;
   r.checkpoint_bytes = in.checkpoint_bytes;
-  if (in.checkpoint_bytes > 0) {
-    if (!(in.storage_write_Bps > 0))
-      throw InputError("facility: checkpoints of " + std::to_string(in.checkpoint_bytes) +
-                       " B need the storage write bandwidth, which the cluster does not give");
-    r.checkpoint_write_s = in.checkpoint_bytes / in.storage_write_Bps;
+  if (in.checkpoint_bytes > 0 && !(in.storage_write_Bps > 0)) {
+    // No storage system: the write time, and everything that depends on it, is unknown.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    r.checkpoint_write_s = r.young_interval_s = r.daly_interval_s = nan;
+    r.checkpoint_interval_s = o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s : nan;
+    r.restart_s = o.restart_s >= 0 ? o.restart_s : p.restart_s;
+    r.work_s = work_s;
+    r.goodput = r.effective_time_to_train_s = nan;
+    r.expected_failures = work_s / r.mtbf_s;
+    return r;
   }
+  if (in.checkpoint_bytes > 0) r.checkpoint_write_s = in.checkpoint_bytes / in.storage_write_Bps;
   r.young_interval_s = young_interval_s(r.checkpoint_write_s, r.mtbf_s);
   r.daly_interval_s = daly_interval_s(r.checkpoint_write_s, r.mtbf_s);
   r.checkpoint_interval_s = o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s
@@ -215,7 +218,10 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
   double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
                                   r.restart_s, r.mtbf_s);
   r.effective_time_to_train_s = w;
-  r.goodput = std::isfinite(w) && w > 0 ? work_s / w : 0.0;
+  // Goodput does not depend on the amount of work in this model: take it for one second.
+  const double w1 = expected_wall_time_s(1.0, r.checkpoint_interval_s, r.checkpoint_write_s,
+                                         r.restart_s, r.mtbf_s);
+  r.goodput = std::isfinite(w1) && w1 > 0 ? 1.0 / w1 : 0.0;
   if (std::isfinite(w)) {
     double tau = r.checkpoint_interval_s;
     r.expected_failures = std::isfinite(r.mtbf_s) ? w / r.mtbf_s : 0.0;

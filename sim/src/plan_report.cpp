@@ -52,6 +52,22 @@ std::string layout_text(const Layout& l) {
   return s;
 }
 
+// Compact form for table columns: "tp8 pp4 dp32 vp2 mb1 z1 sel".
+std::string layout_short(const Layout& l) {
+  std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+  if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
+  s += fmt::format(" mb{} z{} {}", l.micro_batch, l.zero,
+                   l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
+  return s;
+}
+
+std::string fabric_short(const HardwareChoice& h) {
+  std::string f = h.fabric == "rail_optimized" ? "rail" : h.fabric == "fat_tree" ? "fat-tree" : h.fabric.substr(0, 8);
+  return fmt::format("{} {} {}:1", f, h.network == Network::InfiniBand ? "IB" : "RoCE", h.oversubscription);
+}
+
 Json layout_json(const Layout& l) {
   return Json{{"tp", l.tp},
               {"pp", l.pp},
@@ -251,10 +267,13 @@ Json Planner::to_json(const PlanResult& r) const {
   }
   j["found"] = r.found;
   j["recommended"] = r.found ? config_json(I, r.recommended, true) : Json(nullptr);
+  // Bill of materials and power/cooling for every frontier point and finalist (the first 64 of
+  // a very large frontier: each needs its cluster built again).
+  constexpr std::size_t kDetailed = 64;
   j["pareto"] = Json::array();
-  for (const auto& e : r.pareto) j["pareto"].push_back(config_json(I, e, false));
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) j["pareto"].push_back(config_json(I, r.pareto[i], i < kDetailed));
   j["finalists"] = Json::array();
-  for (const auto& e : r.finalists) j["finalists"].push_back(config_json(I, e, false));
+  for (const auto& e : r.finalists) j["finalists"].push_back(config_json(I, e, true));
   if (!r.found) {
     j["reason"] = r.reason;
     j["nearest_miss"] = r.screen.nearest.empty() ? Json(nullptr) : config_json(I, r.screen.nearest[0], true);
@@ -331,21 +350,22 @@ std::string Planner::to_text(const PlanResult& r) const {
   }
   if (!r.pareto.empty()) {
     line("PARETO FRONTIER  (time to train vs total cost vs energy; analytic screening)");
-    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<16} {:<4}  {:<40} {:>8} {:>10} {:>10} {:>5}  {}", "#", "GPUs", "GPU",
-                     "fabric", "acq", "layout", "time", "total cost", "energy", "MFU", "bottleneck"));
+    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>5}  {}", "#", "GPUs",
+                     "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "peak pwr", "MFU",
+                     "bottleneck"));
     // At most 20 rows, spread evenly over the frontier (sorted by time); JSON has them all.
     std::size_t n = r.pareto.size(), rows = std::min<std::size_t>(n, 20);
     for (std::size_t k = 0; k < rows; ++k) {
       std::size_t i = rows == 1 ? 0 : k * (n - 1) / (rows - 1);
       const Evaluation& e = r.pareto[i];
       const HardwareChoice& h = I.hardware[e.hardware];
-      std::string fabric = fmt::format("{} {} {}:1", h.fabric.substr(0, 6),
-                                       h.network == Network::InfiniBand ? "IB" : "RoCE", h.oversubscription);
+      std::string fabric = fabric_short(h);
       bool rec = r.found && e.index == r.recommended.index;
-      line(fmt::format("  {:>3}{} {:>6}  {:<15} {:<16} {:<4}  {:<40} {:>8} {:>10} {:>10} {:>4.0f}%  {}", i + 1,
+      line(fmt::format("  {:>3}{} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>4.0f}%  {}", i + 1,
                        rec ? "*" : " ", h.gpus, h.gpu.substr(0, 15), fabric, to_string(e.acquisition),
-                       layout_text(e.layout).substr(0, 40), days(e.time_to_train_s), money(e.total_cost_usd),
-                       energy(e.energy_J), 100 * e.mfu, bottleneck_name(e.breakdown)));
+                       layout_short(e.layout), days(e.time_to_train_s), money(e.total_cost_usd),
+                       energy(e.energy_J), watts(e.peak_facility_power_W), 100 * e.mfu,
+                       bottleneck_name(e.breakdown)));
     }
     if (rows < n) line(fmt::format("  ({} of {} frontier points shown; --json or --csv for all)", rows, n));
   }

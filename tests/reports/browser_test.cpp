@@ -98,7 +98,11 @@ TEST_CASE("browser: comparison and plan reports render in headless Chromium") {
                        "--parallel", "tp=8", "-o", real, "-q"});
   INFO(rc.err);
   REQUIRE(rc.rc == 0);
-  json res = browse(dir + "/shots", {two, failed, plan, none, real});
+  // A real plan: `tutti plan --example`, rendered.
+  std::string real_plan = dir + "/plan-real.html";
+  REQUIRE(run_tutti({"plan", "--example", "--json", "-o", dir + "/plan-real.json", "-q"}).rc == 0);
+  REQUIRE(run_tutti({"report", "plan", dir + "/plan-real.json", "-o", real_plan, "-q"}).rc == 0);
+  json res = browse(dir + "/shots", {two, failed, plan, none, real, real_plan});
   for (const auto& r : res) check_clean(r);
 
   // Two architectures: every chart of the comparison, a verdict with margins.
@@ -120,4 +124,6 @@ TEST_CASE("browser: comparison and plan reports render in headless Chromium") {
   CHECK(res[4].at("canvases").get<int>() >= 5);
   CHECK(contains_text(res[4].at("verdict"), "faster than 64 H100"));
   CHECK(std::filesystem::exists(dir + "/shots/compare-real-chart-breakdown.png"));
+  CHECK(res[5].at("canvases") == 1);
+  CHECK(contains_text(res[5].at("verdict"), "RECOMMENDED"));
 }

@@ -1,6 +1,7 @@
 // `tutti report` on the command line: formats, render round trip, exit codes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -106,4 +107,43 @@ TEST_CASE(
   auto topo = run_tutti({"topo", "topologies/roce-400g.json", "--json"});
   REQUIRE(topo.rc == 0);
   CHECK(j.at("data").at("architectures").at(1).at("topology") == topo.json());
+}
+
+TEST_CASE("cli: report plan renders what tutti plan --json prints, numbers unchanged") {
+  std::string dir = temp_dir();
+  auto p = run_tutti({"plan", "--example", "--json", "-o", dir + "/plan.json", "-q"});
+  INFO(p.err);
+  REQUIRE(p.rc == 0);
+  std::ifstream in(dir + "/plan.json");
+  json plan = json::parse(in);
+  auto r = run_tutti({"report", "plan", dir + "/plan.json", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  json rep = r.json();
+  CHECK(rep.at("data") == plan);
+  REQUIRE(plan.at("found") == true);
+  CHECK(rep.at("verdict").at(0).at("criterion") == "Recommended");
+  CHECK(rep.at("verdict").at(0).at("detail").get<std::string>().find(
+            plan.at("recommended").at("layout").at("string").get<std::string>()) !=
+        std::string::npos);
+  // The frontier table has every Pareto configuration with its time and cost as planned.
+  const json* table = nullptr;
+  for (const auto& s : rep.at("sections"))
+    for (const auto& b : s.at("blocks"))
+      if (b.value("id", "") == "pareto" && b.at("type") == "table") table = &b;
+  REQUIRE(table != nullptr);
+  REQUIRE(table->at("rows").size() == plan.at("pareto").size());
+  std::vector<double> times, costs;
+  for (const auto& c : plan.at("pareto")) {
+    times.push_back(c.at("time_to_train_s"));
+    costs.push_back(c.at("total_cost_usd"));
+  }
+  for (const auto& row : table->at("rows")) {
+    CHECK(std::find(times.begin(), times.end(), row.at("time_to_train_s").get<double>()) !=
+          times.end());
+    CHECK(std::find(costs.begin(), costs.end(), row.at("total_cost_usd").get<double>()) !=
+          costs.end());
+  }
+  // The recommendation's bill of materials is shown.
+  CHECK(rep.dump().find("Bill of materials of the recommendation") != std::string::npos);
 }

@@ -93,12 +93,24 @@ TEST_CASE("facility cooling: fixed point with an engine-like re-timer converges"
     return t;
   };
   CoolingResult c = solve_cooling(in, {}, engine);
-  CHECK(calls >= 2);
+  CHECK(calls >= 1);
   CHECK(c.fixed_point_iterations >= 2);
   CHECK(c.throttle_factor < 1.0);
   // Self-consistent: the heat at the engine's timing for 1/f is the cooling limit.
   PowerResult p = compute_power(in, engine(c.compute_slowdown), c.throttle_factor);
   CHECK(2 * p.node_avg_W == doctest::Approx(9000).epsilon(1e-4));
+}
+
+TEST_CASE("facility cooling: no re-simulation when nothing throttles") {
+  FacilityInputs in = testing::small_cluster();
+  int calls = 0;
+  Retimer engine = [&](double s) {
+    ++calls;
+    return rescale_times(in.times, s);
+  };
+  CoolingResult c = solve_cooling(in, {}, engine);
+  CHECK(c.throttle_factor == 1.0);
+  CHECK(calls == 0);
 }
 
 TEST_CASE("facility cooling: heat that cannot fit is reported, not hidden") {

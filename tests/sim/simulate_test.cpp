@@ -63,7 +63,7 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   CHECK(t.out.find("pipeline bubble") != std::string::npos);
 }
 
-TEST_CASE("simulate errors: infeasible layout, unknown engine, simgrid not landed, trace") {
+TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs; trace") {
   auto r = run_tutti({"simulate", "-w", "models/llama3-70b.json", "-c", "topologies/dgx-h100-single.json",
                       "--parallel", "tp=8,pp=1,dp=1"});
   CHECK(r.rc == 2);

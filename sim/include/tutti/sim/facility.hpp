@@ -183,7 +183,8 @@ int nodes_per_rack(const FacilityInputs& in);
 /// Finds the clock factor f at which heat per rack <= rack cooling and total heat <= total
 /// cooling, as a fixed point between power and speed: re-time at slowdown 1/f, recompute power,
 /// solve for the largest f that fits, repeat until the slowdown moves less than 1e-6 relative.
-/// `retime` defaults to rescale_times() of in.times. Also applies the power cap.
+/// `retime` defaults to rescale_times() of in.times; it is not called when nothing throttles
+/// (in.times is the full-clock iteration). Also applies the power cap.
 CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
                             const Retimer& retime = {});
 
@@ -309,6 +310,39 @@ struct FacilityResult {
   std::vector<std::string> notes;  ///< Assumptions that matter for this case.
   FacilityOptions options;         ///< The options used (reported as "assumptions").
 };
+
+// ------------------------------------------------------------------------------------------
+// Adapters (sim/src/facility_adapter.cpp)
+
+struct Workload;
+struct Cluster;
+struct SimResult;
+
+/// One checkpoint: parameters x (weight bytes + optimizer-state bytes per parameter), the same
+/// accounting as the memory model (bf16 + fp32 master + Adam m, v = 14 B/param).
+double checkpoint_bytes(const Workload& w);
+/// Bytes the input pipeline reads per sample: token models 4 B per token (uint32 ids, est.),
+/// images their decoded uint8 pixels (est.), DLRM 4 B per dense feature and per table id.
+double input_bytes_per_sample(const Workload& w);
+/// Sets checkpoint_bytes, tokens/samples per iteration and input bytes per sample.
+void fill_workload_inputs(FacilityInputs& in, const Workload& w);
+/// Everything from the cluster (GPU/node power and prices, BOM network and storage capex and
+/// power, storage bandwidth x units, facility preset, racks, component counts), the workload
+/// (fill_workload_inputs) and one simulated iteration (busy times, iterations to train).
+FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r);
+/// The per-stream busy times and iteration time of a simulated iteration (for a Retimer).
+IterationTimes iteration_times(const SimResult& r);
+
+struct Layout;
+struct SimOptions;
+/// The facility models for a run that `simulate(w, c, l, so)` returned as `r`: inputs from
+/// facility_inputs(); when the GPUs throttle, the iteration is re-simulated with
+/// SimOptions::compute_slowdown (x the one already in `so`, no trace) at each fixed-point step.
+/// With so.engine == "simgrid" the iteration is rescaled instead (rescale_times): SimGrid is too
+/// slow to repeat inside the fixed point. `o.seed` is used as given (the CLI passes --seed). Throws what simulate() and
+/// evaluate_facility() throw.
+FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
+                                const SimOptions& so, const SimResult& r, const FacilityOptions& o);
 
 /// Runs all models. Throws InputError for out-of-range options or inputs (e.g. no GPUs).
 FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions& o,

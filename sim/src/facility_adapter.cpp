@@ -1,0 +1,110 @@
+// Adapters: fill FacilityInputs from the workload, the cluster and a simulated iteration.
+#include "tutti/models/workload.hpp"
+#include "tutti/sim/facility.hpp"
+#include "tutti/sim/engine.hpp"
+#include "tutti/sim/result.hpp"
+#include "tutti/topologies/cluster.hpp"
+
+namespace tutti {
+
+double checkpoint_bytes(const Workload& w) {
+  const TrainingSpec& t = w.training;
+  // Same accounting as the memory model (models/src/counting.cpp): weights in the compute dtype
+  // (fp8 training keeps bf16 weights), optimizer state incl. fp32 master weights when mixed.
+  double weights = t.dtype == DType::FP8 ? 2.0 : dtype_bytes(t.dtype);
+  bool mixed = !(t.dtype == DType::FP32 || t.dtype == DType::TF32);
+  double optimizer = t.optimizer == Optimizer::Adam ? (mixed ? 12.0 : 8.0) : (mixed ? 8.0 : 4.0);
+  return params(w) * (weights + optimizer);
+}
+
+double input_bytes_per_sample(const Workload& w) {
+  const ModelSpec& m = w.model;
+  switch (m.family) {
+    case ModelFamily::Transformer:
+    case ModelFamily::Encoder:
+      return 4.0 * w.training.seq_len;  // uint32 token ids (vocabularies beyond 65,536)
+    case ModelFamily::ViT:
+      return double(m.tf.image_size) * m.tf.image_size * m.tf.channels;  // decoded uint8 pixels
+    case ModelFamily::ResNet:
+      return double(m.resnet.image_size) * m.resnet.image_size * m.resnet.channels;
+    case ModelFamily::DLRM:
+      return 4.0 * (m.dlrm.dense_features + double(m.dlrm.table_rows.size()));  // fp32 + int32 ids
+  }
+  return 0;
+}
+
+void fill_workload_inputs(FacilityInputs& in, const Workload& w) {
+  in.checkpoint_bytes = checkpoint_bytes(w);
+  in.samples_per_iteration = double(w.training.global_batch);
+  in.tokens_per_iteration = tokens_per_iteration(w);
+  // Per-sample bytes cover every family; per-token bytes are then unused.
+  in.input_bytes_per_sample = input_bytes_per_sample(w);
+}
+
+IterationTimes iteration_times(const SimResult& r) {
+  return {r.iteration_time_s, r.gemm_busy_s, r.memory_busy_s, r.comm_busy_s};
+}
+
+FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
+  FacilityInputs in;
+  in.gpu_name = c.gpu.name;
+  in.gpus = c.gpus();
+  in.nodes = c.nodes;
+  in.gpus_per_node = c.gpus_per_node;
+  in.nics = c.nodes * c.node.nics;
+  in.switches = static_cast<int>(c.bom.switches);
+  long long links = 0;
+  for (const auto& g : c.facts.cables) links += g.count;
+  in.network_links = static_cast<int>(links);
+  in.racks = c.racks;
+  in.nodes_per_rack = c.nodes_per_rack;
+
+  in.gpu.tdp_W = c.gpu.tdp_W;
+  // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
+  in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
+  in.node_overhead_W = c.node.overhead_power_W;
+  in.node_max_power_W = c.node.max_power_W;
+  in.network_power_W = c.bom.network_power_W;
+  in.storage_power_W = c.bom.storage_power_W;
+
+  const FacilitySpec& f = c.facility;
+  in.facility_name = f.name;
+  in.liquid = f.liquid;
+  in.pue = f.pue;
+  in.rack_power_W = f.rack_power_W;
+  in.rack_cooling_W = f.rack_cooling_W;
+  in.total_cooling_W = f.total_cooling_W;
+  in.electricity_usd_per_J = f.electricity_usd_per_J;
+  in.buildout_usd_per_W = f.buildout_usd_per_W;
+
+  in.times = iteration_times(r);
+  in.iterations = r.iterations;
+
+  in.gpu_price_usd = c.gpu.price_usd;
+  in.node_price_usd = c.node.price_usd;
+  in.network_capex_usd = c.bom.network_capex_usd;
+  in.storage_capex_usd = c.bom.storage_capex_usd;
+  in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
+
+  if (!c.storage.id.empty()) {
+    in.storage_read_Bps = c.storage.read_Bps * c.storage_units;
+    in.storage_write_Bps = c.storage.write_Bps * c.storage_units;
+  }
+  fill_workload_inputs(in, w);
+  return in;
+}
+
+FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
+                                const SimOptions& so, const SimResult& r, const FacilityOptions& o) {
+  // SimGrid runs are too slow to repeat inside the fixed point: rescale its iteration instead.
+  if (so.engine == "simgrid") return evaluate_facility(facility_inputs(w, c, r), o);
+  Retimer engine = [&](double slowdown) {
+    SimOptions again = so;
+    again.compute_slowdown = so.compute_slowdown * slowdown;
+    again.trace_path.clear();
+    return iteration_times(simulate(w, c, l, again));
+  };
+  return evaluate_facility(facility_inputs(w, c, r), o, engine);
+}
+
+}  // namespace tutti

@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../support/run.hpp"
+
+using tutti::testing::run_tutti;
+
+namespace {
+
+const std::vector<std::string> kRun = {"--json", "simulate", "-w", "models/llama3-8b.json",
+                                       "-c", "topologies/h100-64gpu-fattree.json", "-p", "tp=2",
+                                       "--set", "storage.system=superpod-good-1su",
+                                       "--facility", "trials=100"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("facility cli: tutti simulate reports the facility, and a short room throttles") {
+  auto ok = run_tutti(kRun);
+  REQUIRE_MESSAGE(ok.rc == 0, ok.err);
+  auto j = ok.json();
+  REQUIRE(j.contains("facility"));
+  const auto& f = j["facility"];
+  for (const char* k : {"avg_it_W", "peak_it_W", "facility_W", "swing_W"}) CHECK_MESSAGE(f["power"].contains(k), k);
+  CHECK(f["cooling"]["throttle_factor"] == 1.0);
+  CHECK(f["reliability"]["goodput"].get<double>() > 0.9);
+  CHECK(f["energy_per_run_J"].get<double>() > 0);
+  CHECK(f["cost"]["capex_usd"].get<double>() > 0);
+
+  // 4 DGX H100 per rack in 28 kW of cooling: the GPUs throttle until the heat fits.
+  auto hot = run_tutti(with(kRun, {"--set", "facility.rack_cooling=28kW"}));
+  REQUIRE_MESSAGE(hot.rc == 0, hot.err);
+  auto h = hot.json()["facility"];
+  double factor = h["cooling"]["throttle_factor"].get<double>();
+  double slowdown = h["cooling"]["compute_slowdown"].get<double>();
+  CHECK(factor < 0.95);
+  CHECK(h["cooling"]["heat_per_rack_W"].get<double>() == doctest::Approx(28000).epsilon(1e-4));
+  CHECK(h["cooling"]["time_to_train_s"].get<double>() >
+        1.05 * h["cooling"]["time_to_train_unthrottled_s"].get<double>());
+  // The throttled iteration is what the engine gives at that compute slowdown.
+  auto slow = run_tutti(with(kRun, {"--compute-slowdown", std::to_string(slowdown)}));
+  REQUIRE_MESSAGE(slow.rc == 0, slow.err);
+  CHECK(slow.json()["iteration_time_s"].get<double>() ==
+        doctest::Approx(h["cooling"]["iteration_time_s"].get<double>()).epsilon(1e-4));
+
+  // Same --seed, same bytes; the table has a facility section.
+  auto again = run_tutti(with(kRun, {"--set", "facility.rack_cooling=28kW"}));
+  CHECK(again.json()["facility"].dump() == h.dump());
+  auto table = run_tutti({"simulate", "-w", "models/llama3-8b.json", "-c",
+                          "topologies/h100-64gpu-fattree.json", "-p", "tp=2"});
+  REQUIRE_MESSAGE(table.rc == 0, table.err);
+  CHECK(table.out.find("facility\n  power: IT avg") != std::string::npos);
+  auto bad = run_tutti(with(kRun, {"--facility", "life=-1"}));
+  CHECK(bad.rc == 2);
+}
