@@ -13,22 +13,23 @@ bin=$build/bench/simgrid_bench
 [ -x "$bin" ] || { echo "build $bin first: cmake --build $build --target simgrid_bench" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-run() {  # engine case gpus -> "sim_s flows engine_wall_s process_wall_s rss_MB"
+run() {  # engine case gpus -> "sim_s flows engine_wall_s process_wall_s rss_MB cpu_s"
   /usr/bin/time -v "$bin" "$1" "$2" "$3" >"$tmp/out" 2>"$tmp/time"
   local line wall rss
   line=$(tail -1 "$tmp/out")
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/time")
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$tmp/time")
-  echo "$(echo "$line" | awk '{print $4, $6, $5}') $wall $rss"
+  cpu=$(awk -F': ' '/User time|System time/ {s+=$2} END {printf "%.2f", s}' "$tmp/time")
+  echo "$(echo "$line" | awk '{print $4, $6, $5}') $wall $rss $cpu"
 }
-echo "| case | GPUs | flows | native simulated (s) | SimGrid simulated (s) | ratio native/SimGrid | native wall (s) | SimGrid wall (s) | native process wall (s) | SimGrid process wall (s) | native peak RSS (MB) | SimGrid peak RSS (MB) | speed-up |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| case | GPUs | flows | native simulated (s) | SimGrid simulated (s) | ratio native/SimGrid | native wall (s) | SimGrid wall (s) | native process wall (s) | SimGrid process wall (s) | SimGrid process CPU (s) | native peak RSS (MB) | SimGrid peak RSS (MB) | speed-up |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for kase in allreduce iteration; do
   for n in "${sizes[@]}"; do
-    read -r ns nf ne nw nr <<<"$(run native "$kase" "$n")"
-    read -r ss sf se sw sr <<<"$(run simgrid "$kase" "$n")"
+    read -r ns nf ne nw nr nc <<<"$(run native "$kase" "$n")"
+    read -r ss sf se sw sr sc <<<"$(run simgrid "$kase" "$n")"
     awk -v k="$kase" -v n="$n" -v f="$sf" -v ns="$ns" -v ss="$ss" -v ne="$ne" -v se="$se" -v nw="$nw" -v sw="$sw" \
-      -v nr="$nr" -v sr="$sr" \
-      'BEGIN { printf "| %s | %d | %d | %.6e | %.6e | %.5f | %.4f | %.2f | %.2f | %.2f | %d | %d | %.0fx |\n", k, n, f, ns, ss, ns/ss, ne, se, nw, sw, nr, sr, se/ne }'
+      -v nr="$nr" -v sr="$sr" -v sc="$sc" \
+      'BEGIN { printf "| %s | %d | %d | %.6e | %.6e | %.5f | %.4f | %.2f | %.2f | %.2f | %.2f | %d | %d | %.0fx |\n", k, n, f, ns, ss, ns/ss, ne, se, nw, sw, sc, nr, sr, se/ne }'
   done
 done

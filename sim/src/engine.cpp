@@ -466,6 +466,33 @@ void Des::breakdown(SimResult& r, double iter) {
   const ClassState& s = cls_[crit];
   const RankClass& rc = *s.rc;
   Breakdown& b = r.breakdown;
+  // Intervals in which class c's compute stream waited on one of its own collectives.
+  std::map<std::size_t, std::vector<std::tuple<double, double, int>>> blocked_cache;
+  auto blocked_intervals = [&](std::size_t c) -> const std::vector<std::tuple<double, double, int>>& {
+    auto it = blocked_cache.find(c);
+    if (it != blocked_cache.end()) return it->second;
+    std::vector<std::tuple<double, double, int>> out;
+    const ClassState& cs = cls_[c];
+    const RankClass& k = *cs.rc;
+    double pe = 0;
+    for (std::size_t i = 0; i < k.ops.size(); ++i) {
+      const Op& op = k.ops[i];
+      if (op.stream != Stream::Compute) continue;
+      std::int64_t bl = -1;
+      double bt = -1;
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) {
+        std::uint32_t dep = k.deps[op.dep_begin + d];
+        if (cs.end[dep] > bt) {
+          bt = cs.end[dep];
+          bl = dep;
+        }
+      }
+      if (bl >= 0 && k.ops[bl].kind == OpKind::Collective && cs.start[i] > pe)
+        out.emplace_back(pe, cs.start[i], dim_index(k.ops[bl].group));
+      pe = std::max(pe, cs.end[i]);
+    }
+    return blocked_cache.emplace(c, std::move(out)).first->second;
+  };
   auto attribute = [&](double from, double to, std::int64_t blocker) {
     if (to <= from) return;
     if (blocker < 0) {
@@ -477,7 +504,20 @@ void Des::breakdown(SimResult& r, double iter) {
       b.exposed_comm_s[dim_index(op.group)] += to - from;
     } else if (is_p2p(op.kind)) {
       double rv = std::clamp(s.rendezvous[blocker], from, to);
-      b.bubble_s += rv - from;
+      // Waiting for the peer stage: where that stage was itself blocked on a collective in
+      // this window, the time is that collective's exposure; the rest is pipeline bubble.
+      double blocked = 0;
+      const int peer_stage = rc.stage + op.peer_delta;
+      for (std::size_t pc = 0; pc < cls_.size(); ++pc) {
+        if (cls_[pc].rc->stage != peer_stage) continue;
+        for (const auto& [a, z, dim] : blocked_intervals(pc)) {
+          double lo = std::max(a, from), hi = std::min(z, rv);
+          if (hi <= lo) continue;
+          b.exposed_comm_s[dim] += hi - lo;
+          blocked += hi - lo;
+        }
+      }
+      b.bubble_s += std::max(0.0, rv - from - blocked);
       b.exposed_comm_s[dim_index(GroupDim::PP)] += to - rv;
     } else {
       b.other_s += to - from;

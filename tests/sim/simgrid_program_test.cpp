@@ -16,16 +16,6 @@ using namespace tutti;
 
 namespace {
 
-SimCluster test_sim_cluster(const Cluster& c) {
-  SimCluster s;
-  s.name = c.name;
-  s.topology = c.topology;
-  s.gpu = c.gpu;
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch;
-  s.sharp = c.leaf_switch.sharp;
-  return s;
-}
-
 struct Pair {
   SimResult native, simgrid;
   SimgridStats stats;
@@ -46,7 +36,7 @@ Pair iteration(const std::string& fabric, const std::string& routing, int nodes,
                                    {"training.global_batch=" + std::to_string(global_batch)});
   const Layout l = resolve_layout(w, parallel, c.gpus());
   const Program prog = expand_program(w, l);
-  const SimCluster sc = test_sim_cluster(c);
+  const SimCluster sc = sim_cluster(c);
   const CalibrationProfile& prof = default_calibration();
   const SimResult rn = simulate_program(prog, sc, prof);
   SimgridStats st;

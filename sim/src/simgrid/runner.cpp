@@ -759,23 +759,6 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   return r;
 }
 
-namespace {
-// The engines' view of a cluster (the same rules as the native engine's simulate()).
-SimCluster simgrid_sim_cluster(const Cluster& c) {
-  SimCluster s;
-  s.name = c.name;
-  s.topology = c.topology;
-  s.gpu = c.gpu;
-  const std::string& id = c.gpu.id;  // NVLS needs third-generation NVSwitch (Hopper) or later
-  const bool hopper_or_later = id.rfind("h100-sxm", 0) == 0 || id.rfind("h200", 0) == 0 ||
-                               id.rfind("b200", 0) == 0 || id.rfind("gb200", 0) == 0;
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch && hopper_or_later && c.gpus_per_node > 1;
-  s.sharp = c.transport.kind == "infiniband" && c.leaf_switch.sharp &&
-            (c.spine_switch.id.empty() || c.spine_switch.sharp);
-  return s;
-}
-}  // namespace
-
 SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l, const SimOptions& o) {
   if (l.gpus() > c.gpus())
     throw InputError("the layout " + to_string(l) + " needs " + std::to_string(l.gpus()) + " GPUs but cluster " +
@@ -793,7 +776,7 @@ SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l,
   po.seed = o.seed;
   po.tokens_to_train = w.model.token_model() ? tokens_to_train(w) : 0;
   po.samples_to_train = w.training.samples_to_train;
-  SimResult r = simulate_program_simgrid(p, simgrid_sim_cluster(c), *prof, po);
+  SimResult r = simulate_program_simgrid(p, sim_cluster(c), *prof, po);
   r.memory_per_gpu_bytes = memory_per_gpu(w, l).total_bytes;
   return r;
 }
