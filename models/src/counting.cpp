@@ -638,6 +638,14 @@ std::string gib(double bytes) {
   return fmt::format("{:.1f} GiB", bytes / kGiB);
 }
 
+/// Cheap pre-filter for the suggestion search: enough layers and heads for the degrees.
+bool layers_fit(const Workload& w, const Layout& l) {
+  const auto& m = w.model;
+  if (m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM)
+    return l.tp == 1 && l.pp == 1;
+  return l.pp * l.vp <= m.tf.layers && m.tf.heads % l.tp == 0 && m.tf.kv_heads % l.tp == 0;
+}
+
 }  // namespace
 
 void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
@@ -682,7 +690,8 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
   int gpus = l.gpus();
   bool found = false;
   for (int mp = 1; mp <= gpus && !found; ++mp) {
-    for (int tp = 1; tp <= std::min(mp, 64) && !found; tp *= 2) {
+    for (int tp = 64; tp >= 1 && !found; tp /= 2) {
+      if (tp > mp) continue;
       if (mp % tp != 0) continue;
       int pp = mp / tp;
       if ((gpus / l.cp) % mp != 0 || gpus % (mp * l.cp) != 0) continue;
@@ -703,10 +712,33 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
       }
     }
   }
+  if (!found) {
+    // More GPUs: keep dp, cp, the ZeRO stage and recompute; the smallest tp*pp that fits
+    // (tp up to 8, one NVLink domain; ties: smaller pp).
+    for (int mp = 2; mp <= 8 * 1024 && !found; ++mp) {
+      for (int tp = 8; tp >= 1 && !found; tp /= 2) {
+        if (tp > mp) continue;
+        if (mp % tp != 0) continue;
+        Layout c = l;
+        c.tp = tp;
+        c.pp = mp / tp;
+        if (c.tp * c.pp <= l.tp * l.pp) continue;
+        if (c.vp > 1 && c.pp == 1) {
+          c.vp = 1;
+          c.schedule = PipeSchedule::OneFOneB;
+        }
+        if (layers_fit(w, c) && fits(c)) {
+          fixes.push_back(fmt::format("tp={},pp={},dp={} on {} GPUs ({})", c.tp, c.pp, c.dp,
+                                      c.gpus(), gib(memory_per_gpu(w, c).total_bytes)));
+          found = true;
+        }
+      }
+    }
+  }
   if (fixes.empty()) {
     msg +=
-        "; nothing tried fits (recompute, ZeRO stage, tp*pp up to the GPU count): use GPUs with "
-        "more memory or more GPUs";
+        "; nothing tried fits (recompute, ZeRO stage, tp <= 8 and pp up to the layers): use GPUs "
+        "with more memory";
   } else {
     msg += "; would fit: ";
     for (std::size_t i = 0; i < fixes.size(); ++i) msg += (i ? ", or " : "") + fixes[i];

@@ -242,3 +242,40 @@ TEST_CASE("program: the deadlock check itself catches a recv posted before its s
   ops.insert(ops.begin(), r);
   CHECK(stuck_ops(p) > 0);
 }
+
+TEST_CASE("program: FSDP gathers each layer before forward and backward, reduce-scatters after") {
+  Workload w = load("tiny-gpt");
+  Layout l = parse_layout_flag("tp=1,pp=1,dp=4,fsdp=1,mb=2", resolve_layout(w));
+  Program p = expand_program(w, l);
+  int M = microbatches(w, l);
+  REQUIRE(M == 4);
+  int gathers = 0, scatters = 0, prefetched = 0;
+  const auto& rc = p.classes[0];
+  for (const auto& o : rc.ops) {
+    if (o.kind != OpKind::Collective) continue;
+    CHECK(o.stream == Stream::CommDP);
+    if (p.names[o.name] == "fsdp.param_allgather") {
+      ++gathers;
+      if (o.dep_count > 0) ++prefetched;  // issued once the previous layer started
+    }
+    if (p.names[o.name] == "fsdp.grad_reducescatter" || p.names[o.name] == "zero3.grad_reducescatter")
+      ++scatters;
+  }
+  // Per micro-batch: 12 layers + embedding + head in forward, 12 layers + head in backward.
+  CHECK(gathers == M * (12 + 1 + 1 + 12 + 1));
+  // Per micro-batch: 12 layers + embedding + head.
+  CHECK(scatters == M * 14);
+  CHECK(prefetched > M * 20);
+  // No parameter all-gather after the optimizer: the parameters stay sharded.
+  CHECK(p.names.end() == std::find(p.names.begin(), p.names.end(), "dp.param_allgather"));
+  // Memory: every state is sharded over the 4 ranks.
+  auto m3 = memory_per_gpu(w, l);
+  Layout z0 = l;
+  z0.zero = 0;
+  z0.fsdp = false;
+  auto m0 = memory_per_gpu(w, z0);
+  CHECK(m3.weights_bytes == doctest::Approx(m0.weights_bytes / 4));
+  CHECK(m3.gradients_bytes == doctest::Approx(m0.gradients_bytes / 4));
+  CHECK(m3.optimizer_bytes == doctest::Approx(m0.optimizer_bytes / 4));
+  CHECK(m3.temporary_bytes > m0.temporary_bytes);  // gathered layers
+}

@@ -192,6 +192,8 @@ TEST_CASE("workload: infeasible layouts say why and suggest what fits") {
   std::string m = msg("tp=1,pp=1", 8, 80 * kGiB);
   CHECK(m.find("more than the 80.0 GiB") != std::string::npos);
   CHECK(m.find("would fit:") != std::string::npos);
+  // One GPU cannot hold it: the suggestion is the smallest tp*pp on more GPUs.
+  CHECK(msg("tp=1,pp=1", 1, 80 * kGiB).find("would fit: tp=1,pp=3,dp=1 on 3 GPUs") != std::string::npos);
   CHECK(msg("tp=4,pp=2", 64, 80 * kGiB).empty());
 }
 

@@ -338,3 +338,17 @@ TEST_CASE("fabric: dual-plane and RoCE variants") {
   ib.topology->route(0, 100, 1, path);
   CHECK(roce_lat > ib.topology->path_latency_s(path));
 }
+
+TEST_CASE("fabric: PXN routing keeps cross-rail traffic on the destination's rail") {
+  std::vector<std::uint32_t> path;
+  Cluster plain = rail("dgx-h100", 64);
+  Cluster pxn = rail("dgx-h100", 64, {"fabric.pxn=true"});
+  plain.topology->route(0, 9, 5, path);  // node 0 rail 0 -> node 1 rail 1
+  CHECK(plain.topology->switch_hops(path) == 3);
+  pxn.topology->route(0, 9, 5, path);
+  CHECK(pxn.topology->switch_hops(path) == 1);  // NVLink to GPU 1, then rail 1's leaf
+  CHECK(pxn.topology->links()[path[0]].tier == Tier::NVLink);
+  CHECK(pxn.topology->links()[path[1]].dst == pxn.topology->gpu_device(1));
+  pxn.topology->route(0, 8, 5, path);  // same rail: unchanged
+  CHECK(path.size() == 4);
+}

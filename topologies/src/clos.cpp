@@ -266,7 +266,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   if (cores) sizes += fmt::format(", {} core", P * cores);
   f.description_ = fmt::format("{}, {} tier{} ({}), {}:1{}{}, {}", name, f.tiers_, f.tiers_ > 1 ? "s" : "",
                                sizes, r, f.rails_ ? fmt::format(", {} nodes per SU", f.D_) : "",
-                               P > 1 ? fmt::format(", {} planes", P) : "", to_string(spec.routing));
+                               P > 1 ? fmt::format(", {} planes", P) : "",
+                               std::string(to_string(spec.routing)) + (spec.pxn ? ", PXN" : ""));
   facts.description = f.description_;
   f.measure_diameter(facts);
   return t;

@@ -206,6 +206,7 @@ Cluster parse_cluster(const Doc& doc) {
       fs.leaf_down_ports = static_cast<int>(fab.integer_or("leaf_down_ports", 0, 1, 4096));
     } else {
       fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", 32, 1, 4096));
+      fs.pxn = fab.boolean_or("pxn", false);
     }
   } else if (fs.kind == FabricKind::Dragonfly) {
     fs.groups = static_cast<int>(fab.req("groups").integer(1, 100000));

@@ -28,6 +28,7 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
   domain_gpus_ = scaleup_ == ScaleUp::NVSwitch ? std::max(hw.node.nvlink_domain_gpus, gpus_per_node_)
                                                : gpus_per_node_;
   nic_latency_s_ = hw.nic.latency_s;
+  pxn_ = spec.pxn && scaleup_ == ScaleUp::NVSwitch;
   const int G = num_gpus_;
 
   devices_.reserve(static_cast<std::size_t>(G) * 3);
@@ -107,6 +108,16 @@ void NodeLayer::route(int src, int dst, std::uint64_t hash, std::vector<std::uin
       if (src / domain_gpus_ == dst / domain_gpus_) {
         out.push_back(scaleup_link_base_ + 2 * a);
         out.push_back(scaleup_link_base_ + 2 * b + 1);
+        return;
+      }
+      if (pxn_ && src % gpus_per_node_ != dst % gpus_per_node_) {
+        // PXN: hop over NVLink to the local GPU on the destination's rail.
+        const int relay = src - src % gpus_per_node_ + dst % gpus_per_node_;
+        out.push_back(scaleup_link_base_ + 2 * a);
+        out.push_back(scaleup_link_base_ + 2 * static_cast<std::uint32_t>(relay) + 1);
+        out.push_back(pcie_link_base_ + 2 * static_cast<std::uint32_t>(relay));
+        route_fabric(nic_of(relay), nic_of(dst), hash, out);
+        out.push_back(pcie_link_base_ + 2 * b + 1);
         return;
       }
       out.push_back(pcie_link_base_ + 2 * a);

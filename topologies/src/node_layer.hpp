@@ -60,6 +60,7 @@ class NodeLayer : public Topology {
   std::uint32_t scaleup_link_base_ = 0;  ///< GPU<->NVSwitch/host pairs, or mesh links.
   std::uint32_t pcie_link_base_ = 0;     ///< GPU<->NIC pairs, or host<->NIC pairs.
   double nic_latency_s_ = 0;
+  bool pxn_ = false;
 };
 
 }  // namespace tutti::detail

@@ -14,8 +14,9 @@
 //      then iteration time, time to train, power, energy and cost, then the constraints. It keeps
 //      only what can be merged exactly: counts, the Pareto frontier of the feasible
 //      configurations, the best few by the objective, and the nearest miss. The slice function
-//      is MPI-free; cli/plan_mpi.cpp splits [0, size()) across ranks and merges the slices in
-//      rank order, so any number of ranks gives the same answer as one process, byte for byte.
+//      is MPI-free; cli/plan.cpp deals the hardware choices' slices round-robin to the MPI ranks
+//      (cli/plan_mpi.cpp gathers them) and merges them on rank 0; merge() is exact, so any
+//      number of ranks gives the same answer as one process, byte for byte.
 //   4. Planner::finish() re-simulates the finalists with the flow-level engine (contention on
 //      the routed fabric), picks the recommended configuration and builds the report.
 //
@@ -73,7 +74,7 @@ struct PlanRequest {
   RoomLimits room;
   int gpus_min = 1, gpus_max = 65536;
   // Options to search.
-  std::vector<int> gpu_counts;        ///< Explicit GPU counts; empty = the ladder {1,1.25,1.5}x2^k.
+  std::vector<int> gpu_counts;        ///< Explicit GPU counts; empty = {1,1.25,1.5} x 2^k nodes.
   std::vector<std::string> gpus;      ///< GPU or node catalog ids (a GPU id picks its node).
   std::vector<std::string> fabrics;   ///< Scale-out fabric generators.
   std::vector<double> oversubscription;

@@ -45,6 +45,10 @@ struct FabricSpec {
   int planes = 1;                     ///< Independent planes (DualPlane: 2).
   double link_bw_Bps = 0;             ///< Scale-out port speed; 0 = NIC bandwidth / planes.
   Routing routing = Routing::Ecmp;
+  /// RailOptimized/DualPlane: NCCL PXN-style routing. Traffic to a GPU of another rail first
+  /// crosses NVLink to the source node's GPU on the destination's rail, then stays on that rail
+  /// (no spine hop inside a scalable unit). NVSwitch nodes only.
+  bool pxn = false;
   // Dragonfly
   int groups = 0, routers_per_group = 0, nics_per_router = 0, global_links_per_router = 0;
   // Torus
