@@ -186,7 +186,7 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
     l = alone;
   }
   // The world must equal the layout's GPU count; this also catches a missing launcher.
-  s.require_world(l.gpus(), "tutti exec replay --workload " + o.workload + " --cluster " + o.cluster +
+  s.require_world(l.gpus(), o.command + " --workload " + o.workload + " --cluster " + o.cluster +
                                 (o.parallel.empty() ? "" : " --parallel " + o.parallel));
 #ifdef TUTTI_EXEC_HAVE_CLUSTERS
   Cluster c = load_cluster(o.cluster);

@@ -24,6 +24,7 @@ struct ReplayCliOptions {
   int iterations = 5, warmup = 2;
   bool no_check = false;
   int debug_die_rank = -1, debug_hang_rank = -1;  ///< Hidden: robustness tests.
+  std::string command = "tutti exec replay";      ///< For the "start it as `mpirun -np N ...`" hint.
 };
 
 /// Adds the replay options to `sub`.

@@ -111,7 +111,6 @@ int run_compare(const Globals& g, const CompareOptions& o,
     if (!(r == 0 || (r >= 1 && r <= 64)))
       throw InputError("", "--oversubscription", reports::format_exact(r),
                        "ratios between 1 and 64 (or 0: no sweep)");
-  if (o.engine == "simgrid") return not_landed("the SimGrid engine ('--engine simgrid')", 6);
   Workload w = load_workload(o.workload);
   json data;
   data["kind"] = "compare";

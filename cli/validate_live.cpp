@@ -200,6 +200,7 @@ int run_validate_live(const Globals& g) {
 bool setup_validate_live(CLI::App* sub, Globals& g) {
   (void)g;
   LiveOptions& o = opts();
+  o.replay.command = "tutti validate --live";
   sub->add_flag("--live", o.live, "Run the replay now (under mpirun/srun) and compare with the prediction");
   sub->add_option("--measurements", o.measurements, "Compare a recorded `tutti exec replay` result with the prediction");
   sub->add_option("--calibration", o.calibration, "Calibration profile for the prediction (`tutti calibrate` output)");

@@ -128,27 +128,31 @@ std::int64_t verify(CollOp op, const Counts& c, int r, int n, const float* recv)
   return wrong;
 }
 
+// Nonblocking calls completed by MPI_Wait: the same code path (Open MPI's libnbc) as the
+// replay, whose collectives are nonblocking so that they can overlap compute.
 void run_once(CollOp op, const Counts& c, int r, int n, float* send, float* recv) {
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   switch (op) {
     case CollOp::AllReduce:
-      MPI_Allreduce(send, recv, static_cast<int>(c.send), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Iallreduce(send, recv, static_cast<int>(c.send), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::AllGather:
-      MPI_Allgather(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
-                    MPI_COMM_WORLD);
+      MPI_Iallgather(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
+                     MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::ReduceScatter:
-      MPI_Reduce_scatter_block(send, recv, static_cast<int>(c.block), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Ireduce_scatter_block(send, recv, static_cast<int>(c.block), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::AllToAll:
-      MPI_Alltoall(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
-                   MPI_COMM_WORLD);
+      MPI_Ialltoall(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
+                    MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::SendRecv:
-      MPI_Sendrecv(send, static_cast<int>(c.send), MPI_FLOAT, (r + 1) % n, 7, recv, static_cast<int>(c.recv),
-                   MPI_FLOAT, (r - 1 + n) % n, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Irecv(recv, static_cast<int>(c.recv), MPI_FLOAT, (r - 1 + n) % n, 7, MPI_COMM_WORLD, &req[0]);
+      MPI_Isend(send, static_cast<int>(c.send), MPI_FLOAT, (r + 1) % n, 7, MPI_COMM_WORLD, &req[1]);
       break;
   }
+  MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
 }
 
 }  // namespace

@@ -188,7 +188,8 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
     power["timeline"] = tl;
   }
   const auto& c = r.cooling;
-  json cooling = {{"liquid", c.liquid},
+  json cooling = {{"facility", c.facility_name},
+                  {"liquid", c.liquid},
                   {"nodes_per_rack", c.nodes_per_rack},
                   {"racks", c.racks},
                   {"heat_per_rack_W", num(c.heat_per_rack_W)},
@@ -345,7 +346,8 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
   out.push_back("energy: " + joules(p.energy_per_iteration_J) + " IT per iteration, " +
                 joules(r.energy_per_run_J) + " per run (facility, " +
                 (std::isnan(r.effective_time_to_train_s) ? "failure-free" : "with failures") + ")");
-  std::string cool = "cooling (" + std::string(c.liquid ? "liquid" : "air") + "): " +
+  std::string cool = "cooling (" + (c.facility_name.empty() ? "" : c.facility_name + ", ") +
+                     std::string(c.liquid ? "liquid" : "air") + "): " +
                      std::to_string(c.nodes_per_rack) + " nodes/rack x " +
                      std::to_string(c.racks) + " racks, heat " + watts(c.heat_per_rack_W) +
                      "/rack vs " + watts(c.rack_cooling_W) + " cooling";

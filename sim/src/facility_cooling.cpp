@@ -43,6 +43,7 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   Retimer retime = retime_in ? retime_in
                              : Retimer([&in](double s) { return rescale_times(in.times, s); });
   CoolingResult r;
+  r.facility_name = in.facility_name;
   r.liquid = in.liquid;
   r.nodes_per_rack = nodes_per_rack(in);
   r.racks = in.racks > 0 ? in.racks : (in.nodes + r.nodes_per_rack - 1) / r.nodes_per_rack;

@@ -67,6 +67,11 @@ TEST_CASE("compare: the report's numbers are those of tutti simulate --json") {
     CHECK(row.at("time_to_train_s") == sims[i].at("time_to_train_s"));
     CHECK(row.at("mfu") == sims[i].at("mfu"));
     CHECK(row.at("tokens_per_s_per_gpu") == sims[i].at("tokens_per_s_per_gpu"));
+    // Cost from the facility model, as `tutti simulate --json` nests it.
+    if (sims[i].contains("facility")) {
+      CHECK(row.at("cost_per_run_usd") == sims[i].at("facility").at("cost").at("cost_per_run_usd"));
+      CHECK(row.at("energy_per_run_J") == sims[i].at("facility").at("energy_per_run_J"));
+    }
     double exposed = 0;
     for (const auto& [k, v] : sims[i].at("breakdown").at("exposed_comm_s").items())
       exposed += v.get<double>();

@@ -686,6 +686,10 @@ double simulate_collectives_simgrid(const std::vector<CollectivePlan>& plans, co
   return t;
 }
 
+double simgrid_flows_per_cpu_second(int gpus) {
+  return 134e3 * std::pow(64.0 / std::max(gpus, 1), 0.92);
+}
+
 double simgrid_flow_count(const Program& program, const SimCluster& cluster, const CalibrationProfile& profile) {
   ProgramRun run(program, cluster, profile, ProgramSimOptions{});
   run.build();
@@ -701,10 +705,13 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   ProgramRun run(program, cluster, profile, options);
   run.build();
   const double flows = run.flow_count();
-  const double est_s = flows / kSimgridFlowsPerSecond;
-  char est[160];
-  std::snprintf(est, sizeof est, "%.3g flows, about %.3g min of SimGrid at the measured %.0fk flows/s",
-                flows, est_s / 60, kSimgridFlowsPerSecond / 1e3);
+  const double rate = simgrid_flows_per_cpu_second(program.world);
+  const double est_s = flows / rate;
+  char est[200];
+  std::snprintf(est, sizeof est,
+                "%.3g flows, about %.3g CPU-minutes of SimGrid at %.3gk flows per CPU-second (fit of "
+                "bench/simgrid.md, measured at 64-256 GPUs)",
+                flows, est_s / 60, rate / 1e3);
   if (program.world > kSimgridMaxGpus)
     throw InputError("--engine simgrid: " + std::to_string(program.world) + " GPUs is beyond the SimGrid engine's " +
                      std::to_string(kSimgridMaxGpus) + "-GPU limit (" + est +

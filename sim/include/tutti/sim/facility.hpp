@@ -164,6 +164,7 @@ double timeline_energy_J(const std::vector<PowerSegment>& timeline);
 // Cooling and throttling
 
 struct CoolingResult {
+  std::string facility_name;  ///< The facility preset's name.
   bool liquid = false;
   int nodes_per_rack = 0, racks = 0;
   double heat_per_rack_W = 0;  ///< At the throttled operating point.

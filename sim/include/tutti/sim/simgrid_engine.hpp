@@ -35,9 +35,11 @@ namespace tutti {
 /// estimated run time.
 constexpr int kSimgridMaxGpus = 1024;
 constexpr double kSimgridMaxMinutes = 20;
-/// Flows (SimGrid comms) simulated per second of wall time by this engine, measured at 1,024
-/// GPUs on the project's 2-core machine class (bench/simgrid.md); used for the refusal estimate.
-constexpr double kSimgridFlowsPerSecond = 60e3;
+/// Flows (SimGrid comms) this engine simulates per CPU-second with `gpus` GPUs, fitted to
+/// bench/simgrid.md (2-core machine class: 134k/s at 64 GPUs, 37.7k/s at 256). The rate falls
+/// with the number of comms in flight: SimGrid 3.32 removes each finished host-to-host comm from
+/// a list of all of them (O(in-flight)). Used for the refusal estimate.
+double simgrid_flows_per_cpu_second(int gpus);
 
 /// Run statistics of one SimGrid run.
 struct SimgridStats {
@@ -62,7 +64,8 @@ double simgrid_flow_count(const Program& program, const SimCluster& cluster, con
 /// breakdown is taken on the rank that finishes last (the native engine: the class that finishes
 /// last), bottleneck links from the bytes every flow carried.
 /// Throws InputError when the program has more than kSimgridMaxGpus ranks or the estimated run
-/// (simgrid_flow_count / kSimgridFlowsPerSecond) exceeds kSimgridMaxMinutes, with that estimate;
+/// (simgrid_flow_count / simgrid_flows_per_cpu_second) exceeds kSimgridMaxMinutes, with that
+/// estimate;
 /// InternalError if the Program deadlocks.
 SimResult simulate_program_simgrid(const Program& program, const SimCluster& cluster,
                                    const CalibrationProfile& profile, const ProgramSimOptions& options = {},
