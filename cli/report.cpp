@@ -5,9 +5,7 @@
 // Format: --format html|md|csv|json, else from the -o extension, else html.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common.hpp"
 #include "report_compare.hpp"
@@ -28,14 +26,6 @@ struct ReportOptions {
   CompareOptions compare;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::string text = read_text(path);
   try {
@@ -48,17 +38,6 @@ nlohmann::json read_json(const std::string& path) {
 reports::Format pick_format(const Globals& g, const ReportOptions& o) {
   if (!o.format.empty()) return reports::parse_format(o.format);
   return g.output.empty() ? reports::Format::Html : reports::format_for_path(g.output);
-}
-
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") ==
-          std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 int emit_report(const Globals& g, const ReportOptions& o, const reports::Report& r) {
