@@ -49,26 +49,27 @@ int emit_report(const Globals& g, const ReportOptions& o, const reports::Report&
   return kOk;
 }
 
+// A report built from the one input file o.file by `tutti report SUB`: stamps the tool, the
+// command that re-makes it and the input (as `role`), then writes it.
+int emit_file_report(const Globals& g, const ReportOptions& o, reports::Report r, const char* sub,
+                     const char* role) {
+  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
+  r.command = std::string("tutti report ") + sub + " " + shell_quote(o.file);
+  std::string text = read_text(o.file);
+  r.inputs.push_back({role, o.file, reports::sha256_hex(text), text});
+  return emit_report(g, o, r);
+}
+
 int run_plan(const Globals& g, const ReportOptions& o) {
   nlohmann::json plan = read_json(o.file);
-  reports::Report r = reports::build_plan_report(plan);
-  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
-  r.command = "tutti report plan " + shell_quote(o.file);
-  std::string text = read_text(o.file);
-  r.inputs.push_back({"plan", o.file, reports::sha256_hex(text), text});
-  return emit_report(g, o, r);
+  return emit_file_report(g, o, reports::build_plan_report(plan), "plan", "plan");
 }
 
 int run_render(const Globals& g, const ReportOptions& o) {
   nlohmann::json doc = read_json(o.file);
   if (doc.is_object() && doc.value("kind", "") == "compare" && doc.contains("architectures")) {
     // A bare comparison document (the "data" of a compare report).
-    reports::Report r = reports::build_compare_report(doc);
-    r.tool_version = std::string("tutti ") + TUTTI_VERSION;
-    r.command = "tutti report render " + shell_quote(o.file);
-    std::string text = read_text(o.file);
-    r.inputs.push_back({"comparison", o.file, reports::sha256_hex(text), text});
-    return emit_report(g, o, r);
+    return emit_file_report(g, o, reports::build_compare_report(doc), "render", "comparison");
   }
   if (!doc.is_object() || !doc.contains("kind") || !doc.contains("data"))
     throw InputError(o.file, "kind", doc.is_object() ? "missing" : "not an object",
