@@ -1,8 +1,9 @@
 #pragma once
-// Pieces shared by the CPU and GPU replays (private to exec/src).
+// Pieces shared by the CPU and GPU replays and collective benchmarks (private to exec/src).
 #include <cstdint>
 #include <vector>
 
+#include "tutti/exec/bench.hpp"
 #include "tutti/exec/replay.hpp"
 
 namespace tutti::exec {
@@ -28,5 +29,13 @@ const RankClass& class_of_stage(const Program& p, int stage);
 double median_of(std::vector<double> v);
 /// Gathers every rank's timings on rank 0 and fills median/min/max of the iteration times.
 void finish_result(const Session& s, const RankTimings& mine, ReplayResult& res);
+
+/// A collective benchmark's result before its points: checks the size range of `o` (throws
+/// InputError) and fills op, backend, ranks, hosts, tier, warmup and iters. Collective.
+CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend);
+/// Fills a point's times, bandwidths and check from this rank's per-iteration time and wrong
+/// elements (-1: not checked). Collective.
+void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s, std::int64_t wrong,
+                       CollPoint& p);
 
 }  // namespace tutti::exec
