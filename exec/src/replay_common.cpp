@@ -233,6 +233,31 @@ void to_json(nlohmann::json& j, const ReplayResult& r, const Program& p) {
   }
 }
 
+void timed_iterations(const Session& s, int stage, const std::function<double()>& iterate,
+                      const std::vector<double>& start, const std::vector<double>& end,
+                      const std::int64_t& checked, const std::int64_t& wrong, ReplayResult& res) {
+  const std::size_t n = start.size();
+  RankTimings mine;
+  mine.rank = s.rank();
+  mine.stage = stage;
+  std::vector<std::vector<double>> dur(n), st(n);
+  for (int it = 0; it < res.iterations; ++it) {
+    s.barrier();
+    double mine_s = iterate();
+    mine.iteration_s.push_back(mine_s);
+    res.iteration_times_s.push_back(s.max(mine_s));
+    for (std::size_t i = 0; i < n; ++i) {
+      dur[i].push_back(end[i] - start[i]);
+      st[i].push_back(start[i]);
+    }
+  }
+  mine.ops.resize(n);
+  for (std::size_t i = 0; i < n; ++i) mine.ops[i] = {median_of(dur[i]), median_of(st[i])};
+  res.checked_ops = static_cast<std::int64_t>(s.sum(static_cast<double>(checked)));
+  res.wrong_elements = static_cast<std::int64_t>(s.sum(static_cast<double>(wrong)));
+  finish_result(s, mine, res);
+}
+
 CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend) {
   if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
     throw InputError("-b/-e", "", std::to_string(o.min_bytes) + ".." + std::to_string(o.max_bytes),
