@@ -344,12 +344,7 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
     if (figs[s].st.fwd_s + figs[s].st.bwd_s > figs[crit].st.fwd_s + figs[crit].st.bwd_s) crit = s;
   }
   AnalyticTime t = analytic_iteration(job);
-  r.engine = "analytic";
-  r.iteration_time_s = t.iteration_s;
-  r.breakdown.compute_s = t.compute_s;
-  r.breakdown.bubble_s = t.bubble_s;
-  r.breakdown.other_s = t.other_s;
-  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  record_analytic_time(t, r);
   const double tpi = tokens_per_iteration(w);
   r.iterations = tpi > 0 ? hw.tokens / tpi : 0;
   r.time_to_train_s = r.iterations * r.iteration_time_s;
