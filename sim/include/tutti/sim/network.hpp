@@ -77,6 +77,7 @@ class FlowNetwork {
     std::vector<std::uint32_t> path;
     std::vector<std::uint32_t> pos;  // index of this flow's entry in link_flows_[path[h]]
     double remaining = 0, rate = 0, t_ref = 0, t_fin = kNever;
+    double cap = 0;  // solver scratch: min capacity of the links this flow has to itself
     std::uint32_t set = 0, version = 0, mark = 0, hpos = kNoPos;
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     bool frozen = false;
@@ -123,6 +124,12 @@ class FlowNetwork {
     std::uint32_t link, ver;
   };
   std::vector<ShareEntry> heap_;
+  struct FlowCap {
+    double cap;
+    std::uint32_t flow;
+  };
+  std::vector<FlowCap> flow_caps_;
+  std::vector<std::uint32_t> link_n_;  // active flows per link (= link_flows_[l].size())
   std::vector<std::uint32_t> touched_, active_links_, link_pos_;
   std::vector<double> scan_share_;
   // Solver scratch.
