@@ -122,6 +122,7 @@ void FlowNetwork::activate(std::uint32_t f) {
   Flow& fl = flows_[f];
   fl.state = 2;
   ++n_active_;
+  resolve_floor_ = 0;  // a new flow can change any rate of its component
   for (std::size_t h = 0; h < fl.path.size(); ++h) {
     std::uint32_t l = fl.path[h];
     fl.pos[h] = static_cast<std::uint32_t>(link_flows_[l].size());
@@ -150,7 +151,10 @@ void FlowNetwork::detach(std::uint32_t f) {
 void FlowNetwork::finish(std::uint32_t f, std::vector<std::uint64_t>& completed) {
   Flow& fl = flows_[f];
   if (fl.hpos != kNoPos) heap_remove(f);
-  if (fl.state == 2) detach(f);
+  if (fl.state == 2) {
+    detach(f);
+    resolve_floor_ = std::min(resolve_floor_, fl.rate);
+  }
   fl.state = 0;
   ++fl.version;
   Set& s = sets_[fl.set];
@@ -205,17 +209,30 @@ void FlowNetwork::resolve(double now) {
   }
   dirty_links_.clear();
   const double inf = std::numeric_limits<double>::infinity();
+  // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
+  // and their rates are subtracted from the capacity of the links they share with the others.
+  const double floor =
+      incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
+  const std::uint32_t shared_min = incremental_ ? 2 : 1;
+  resolve_floor_ = inf;
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     std::uint32_t l = comp_links_[i];
+    double rem = cap_[l];
+    std::uint32_t cnt = 0;
     for (const LinkEntry& e : link_flows_[l]) {
       Flow& fl = flows_[e.flow];
+      if (fl.rate < floor) {
+        rem -= fl.rate;
+        continue;
+      }
+      ++cnt;
       if (fl.mark == epoch_) continue;
       fl.mark = epoch_;
       fl.frozen = false;
       comp_flows_.push_back(e.flow);
       double cap = inf;
       for (std::uint32_t l2 : fl.path) {
-        if (link_n_[l2] < 2) {
+        if (link_n_[l2] < shared_min) {
           cap = std::min(cap, cap_[l2]);
           continue;
         }
@@ -225,6 +242,8 @@ void FlowNetwork::resolve(double now) {
       }
       fl.cap = cap;
     }
+    link_rem_[l] = rem;
+    link_cnt_[l] = cnt;
   }
   if (comp_flows_.empty()) return;
   ++solves_;
@@ -239,12 +258,10 @@ void FlowNetwork::resolve(double now) {
   active_links_.clear();
   scan_share_.clear();
   for (std::uint32_t l : comp_links_) {
-    if (link_n_[l] < 2) continue;
-    link_rem_[l] = cap_[l];
-    link_cnt_[l] = link_n_[l];
+    if (link_n_[l] < shared_min || link_cnt_[l] == 0) continue;
     link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
     active_links_.push_back(l);
-    scan_share_.push_back(cap_[l] / link_cnt_[l]);
+    scan_share_.push_back(std::max(0.0, link_rem_[l]) / link_cnt_[l]);
   }
   flow_caps_.clear();
   for (std::uint32_t f : comp_flows_)
@@ -270,7 +287,7 @@ void FlowNetwork::resolve(double now) {
       heap_update(f);
     }
     for (std::uint32_t l2 : fl.path) {
-      if (link_n_[l2] < 2) continue;
+      if (link_n_[l2] < shared_min) continue;
       link_rem_[l2] -= share;
       const std::uint32_t c = --link_cnt_[l2];
       if (scanning) scan_share_[link_pos_[l2]] = c > 0 ? std::max(0.0, link_rem_[l2]) / c : inf;
@@ -339,7 +356,7 @@ void FlowNetwork::resolve(double now) {
       // A flow's own bound comes first: freeze it there.
       const std::uint32_t f = flow_caps_[cap_next].flow;
       for (std::uint32_t l2 : flows_[f].path)
-        if (link_n_[l2] >= 2) touched_.push_back(l2);
+        if (link_n_[l2] >= shared_min) touched_.push_back(l2);
       freeze_flow(f, c);
       push_touched(kNoPos);
       continue;
@@ -351,7 +368,7 @@ void FlowNetwork::resolve(double now) {
     for (const LinkEntry& e : link_flows_[s.link])
       if (!flows_[e.flow].frozen)
         for (std::uint32_t l2 : flows_[e.flow].path)
-          if (link_n_[l2] >= 2) touched_.push_back(l2);
+          if (link_n_[l2] >= shared_min) touched_.push_back(l2);
     freeze_link(s.link, std::max(0.0, s.share));
     push_touched(s.link);
   }
