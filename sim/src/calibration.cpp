@@ -103,6 +103,7 @@ CalibrationProfile parse_doc(const Doc& doc) {
     Obj pr = protos.req(kProtoKeys[i]).obj();
     p.nccl.protocols[i].bandwidth_efficiency = pr.req("bandwidth_efficiency").number(1e-6, 1.0);
     p.nccl.protocols[i].max_bytes = pr.req("max_bytes").quantity(Dim::Bytes, 0);
+    p.nccl.protocols[i].max_bandwidth_Bps = pr.req("max_bandwidth").quantity(Dim::Bandwidth, 0);
     pr.done();
   }
   protos.done();
@@ -135,6 +136,8 @@ CalibrationProfile parse_doc(const Doc& doc) {
   p.nccl.enable_nvls = nccl.req("enable_nvls").boolean();
   p.nccl.enable_sharp = nccl.req("enable_sharp").boolean();
   p.nccl.max_channels = static_cast<int>(nccl.req("max_channels").integer(1, 1024));
+  p.nccl.nvls_bandwidth_efficiency = nccl.req("nvls_bandwidth_efficiency").number(1e-6, 1.0);
+  p.nccl.nvls_max_bandwidth_Bps = nccl.req("nvls_max_bandwidth").quantity(Dim::Bandwidth, 0);
   nccl.done();
   root.done();
   return p;
@@ -190,7 +193,8 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
   json protos = json::object();
   for (int i = 0; i < 3; ++i)
     protos[kProtoKeys[i]] = {{"bandwidth_efficiency", p.nccl.protocols[i].bandwidth_efficiency},
-                             {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"}};
+                             {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"},
+                             {"max_bandwidth", std::to_string(p.nccl.protocols[i].max_bandwidth_Bps / 1e9) + "GB/s"}};
   json algos = json::object();
   for (int a = 0; a < 4; ++a) {
     const NcclAlgorithm& A = p.nccl.algorithms[a];
@@ -219,7 +223,9 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"enable_tree", p.nccl.enable_tree},
              {"enable_nvls", p.nccl.enable_nvls},
              {"enable_sharp", p.nccl.enable_sharp},
-             {"max_channels", p.nccl.max_channels}}}};
+             {"max_channels", p.nccl.max_channels},
+             {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
+             {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
 }
 
 const char* to_string(NcclProto p) {

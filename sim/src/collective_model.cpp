@@ -105,6 +105,35 @@ double ring_bw(const Geo& g, const CollectiveContext& ctx) {
   return std::min(ctx.intra_bw_Bps, g.k * ctx.inter_bw_Bps);
 }
 
+// Wire bytes per payload byte of (algo, proto) on this geometry. 1 / the protocol's payload
+// fraction, raised where a throughput ceiling other than the wire binds, so that flows (and the
+// SimGrid replay of the same plan) take the ceiling's time on an idle fabric:
+//   * the protocol's max_bandwidth: the payload rate on each GPU's bottleneck link (the ring's
+//     per-GPU rate; the NIC for inter-node trees and in-network reductions) stays below it;
+//   * NVLS: the S(1+1/k) per-port traffic moves at nvls_bandwidth_efficiency of the effective
+//     NVLink rate, and the algorithm bandwidth S/t is at most nvls_max_bandwidth.
+double wire_factor(CollAlgo algo, NcclProto proto, const Geo& g, const CollectiveContext& ctx) {
+  const NcclModel& m = ctx.profile->nccl;
+  const NcclProtocol& P = m.protocols[static_cast<int>(proto)];
+  double w = 1.0 / P.bandwidth_efficiency;
+  if (algo == CollAlgo::Nvls) {
+    w /= m.nvls_bandwidth_efficiency;
+    const double algbw = ctx.intra_bw_Bps / (w * (1.0 + 1.0 / g.k));
+    if (m.nvls_max_bandwidth_Bps > 0 && algbw > m.nvls_max_bandwidth_Bps)
+      w *= algbw / m.nvls_max_bandwidth_Bps;
+    return w;
+  }
+  if (P.max_bandwidth_Bps > 0) {
+    double link = ring_bw(g, ctx);
+    if (g.N > 1 && (algo == CollAlgo::Tree || algo == CollAlgo::CollNet || algo == CollAlgo::Hierarchical))
+      link = ctx.inter_bw_Bps;
+    if (algo == CollAlgo::Direct || algo == CollAlgo::Pairwise || algo == CollAlgo::P2P)
+      link = g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps;
+    w = std::max(w, link / P.max_bandwidth_Bps);
+  }
+  return w;
+}
+
 // NCCL software latency of (algo, proto) for this collective and geometry.
 double fixed_latency(CollAlgo algo, NcclProto proto, Coll coll, const Geo& g,
                      const CollectiveContext& ctx) {
@@ -321,10 +350,10 @@ CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const Collective
   CollectivePlan plan;
   plan.algo = algo;
   plan.proto = proto;
-  const double eff = ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
+  const double wire = bytes * wire_factor(algo, proto, g, ctx);
   plan.fixed_latency_s = fixed_latency(algo, proto, coll, g, ctx);
-  plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, bytes / eff, g, ctx);
-  build_phases(plan, coll, bytes / eff, g);
+  plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, wire, g, ctx);
+  build_phases(plan, coll, wire, g);
   return plan;
 }
 
@@ -390,7 +419,7 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
       const NcclProtocol& P = ctx.profile->nccl.protocols[p];
       if (P.max_bytes > 0 && bytes > P.max_bytes) continue;
       double t = fixed_latency(a, proto, coll, g, ctx) +
-                 transfer_estimate(a, coll, bytes / P.bandwidth_efficiency, g, ctx);
+                 transfer_estimate(a, coll, bytes * wire_factor(a, proto, g, ctx), g, ctx);
       if (t < best_t) {
         best_t = t;
         best_a = a;

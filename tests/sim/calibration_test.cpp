@@ -42,6 +42,9 @@ TEST_CASE("to_json round-trips through the parser") {
   CHECK(q.gemm.flops.half == doctest::Approx(default_calibration().gemm.flops.half));
   CHECK(q.nccl.algorithms[1].step_latency_s[2][1] ==
         doctest::Approx(default_calibration().nccl.algorithms[1].step_latency_s[2][1]));
+  CHECK(q.nccl.nvls_bandwidth_efficiency == doctest::Approx(default_calibration().nccl.nvls_bandwidth_efficiency));
+  CHECK(q.nccl.nvls_max_bandwidth_Bps == doctest::Approx(default_calibration().nccl.nvls_max_bandwidth_Bps));
+  CHECK(q.nccl.protocols[0].max_bandwidth_Bps == doctest::Approx(87.7e9));
 }
 
 TEST_CASE("strict input: unknown key, missing key, bad unit, out of range") {
@@ -67,6 +70,15 @@ TEST_CASE("strict input: unknown key, missing key, bad unit, out of range") {
   j = default_file();
   j["compute"]["gemm"]["flops_efficiency_max"] = 1.5;
   expect_error(j, "compute.gemm.flops_efficiency_max");
+  j = default_file();
+  j["nccl"]["nvls_bandwidth_efficiency"] = 1.5;
+  expect_error(j, "nccl.nvls_bandwidth_efficiency");
+  j = default_file();
+  j["nccl"]["protocols"]["ll"]["max_bandwidth"] = "87.7us";
+  expect_error(j, "nccl.protocols.ll.max_bandwidth");
+  j = default_file();
+  j["nccl"].erase("nvls_max_bandwidth");
+  expect_error(j, "nvls_max_bandwidth");
 }
 
 TEST_CASE("schema agrees with the parser on the shipped file and on broken ones") {

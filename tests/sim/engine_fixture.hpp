@@ -99,7 +99,12 @@ inline CalibrationProfile ideal_profile() {
       if (b > 0) b = 0;
     for (auto& h : a.step_latency_s) h = {0, 0, 0};
   }
-  for (auto& pr : p.nccl.protocols) pr.bandwidth_efficiency = 1.0;
+  for (auto& pr : p.nccl.protocols) {
+    pr.bandwidth_efficiency = 1.0;
+    pr.max_bandwidth_Bps = 0;
+  }
+  p.nccl.nvls_bandwidth_efficiency = 1.0;
+  p.nccl.nvls_max_bandwidth_Bps = 0;
   p.nccl.p2p_latency_s = 0;
   return p;
 }

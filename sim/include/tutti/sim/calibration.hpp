@@ -17,14 +17,15 @@
 //     },
 //     "network": {"tiers": {"nvlink": {"bandwidth_efficiency": 0.85, "latency": "0us"}, ...}},
 //     "nccl": {
-//       "protocols": {"ll": {"bandwidth_efficiency": 0.5, "max_bytes": "64KiB"}, "ll128": {...},
+//       "protocols": {"ll": {"bandwidth_efficiency": 0.5, "max_bytes": "64KiB",
+//                            "max_bandwidth": "87.7GB/s"}, "ll128": {...},
 //                     "simple": {...}},
 //       "algorithms": {"ring": {"base_latency": {"ll": "6.6us", ...},
 //                               "step_latency": {"nvlink": {"ll": "0.6us", ...}, "pci": {...},
 //                                                "net": {...}}},
 //                      "tree": {...}, "nvls": {...}, "collnet": {...}},
 //       "p2p_latency": "5us", "enable_tree": true, "enable_nvls": true, "enable_sharp": true,
-//       "max_channels": 32
+//       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s"
 //     }
 //   }
 // Every key is required except "notes", "devices" (and each device's "peak"/"hbm_bandwidth"/
@@ -87,6 +88,9 @@ enum class NcclHw : std::uint8_t { NVLink, PCI, Net };
 struct NcclProtocol {
   double bandwidth_efficiency = 1.0;  ///< Payload fraction on the wire (LL: 8 of 16 bytes).
   double max_bytes = 0;               ///< Largest collective size that may use it (0 = no limit).
+  /// Ceiling on the payload rate per GPU link (bytes/s; 0 = none): a limit of the GPU side of
+  /// the protocol, not of the wire (LL: flag-checked 8-byte stores; NCCL's llMaxBw).
+  double max_bandwidth_Bps = 0;
 };
 
 struct NcclAlgorithm {
@@ -103,6 +107,11 @@ struct NcclModel {
   double p2p_latency_s = 5e-6;  ///< Fixed cost of a send/recv pair (and each all-to-all step).
   bool enable_tree = true, enable_nvls = true, enable_sharp = true;
   int max_channels = 32;
+  /// NVLS (NVLink SHARP) runs its S(1+1/k) per-port multimem traffic at this fraction of the
+  /// effective NVLink rate (the ring's), and its algorithm bandwidth S/t per GPU is at most
+  /// nvls_max_bandwidth_Bps (0 = no ceiling).
+  double nvls_bandwidth_efficiency = 1.0;
+  double nvls_max_bandwidth_Bps = 0;
   std::string source;
 };
 

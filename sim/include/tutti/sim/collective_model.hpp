@@ -12,7 +12,10 @@
 //     then add fixed_latency_s once.
 //   * native engine: one set of "macro flows" per phase with bytes*repeat and latency*repeat
 //     (network.hpp: scaling bytes and latencies by R scales an isolated timeline by R exactly).
-// Flow bytes are wire bytes: payload / the protocol's bandwidth efficiency (LL 0.5, LL128 0.94).
+// Flow bytes are wire bytes: payload / the protocol's bandwidth efficiency (LL 0.5, LL128 0.94),
+// raised where a ceiling that is not the wire binds (the protocol's max_bandwidth per GPU link,
+// e.g. LL's flag-checked stores; NVLS's multimem efficiency and algorithm-bandwidth ceiling), so
+// that an idle fabric gives the ceiling's time in both engines.
 //
 // Algorithms and their decompositions (n ranks, N nodes, k ranks of the group per node,
 // S = nccl-tests "size": all_reduce buffer, all_gather output, reduce_scatter input,
