@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "exec_shared.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/flags.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/exec/backend.hpp"
 #include "tutti/exec/bench.hpp"
@@ -117,13 +118,8 @@ int run_bench(const Globals& g, const BenchCli& b) {
   std::vector<exec::CollOp> ops;
   if (!b.gemm) {
     std::string list = b.ops == "all" ? "all_reduce,all_gather,reduce_scatter,alltoall,sendrecv" : b.ops;
-    std::size_t at = 0;
-    while (at <= list.size()) {
-      auto c = list.find(',', at);
-      ops.push_back(exec::parse_coll_op(list.substr(at, c == std::string::npos ? std::string::npos : c - at)));
-      if (c == std::string::npos) break;
-      at = c + 1;
-    }
+    for (const std::string& op : split_list(list)) ops.push_back(exec::parse_coll_op(op));
+    if (ops.empty()) ops.push_back(exec::parse_coll_op(""));  // names the expected values
   }
   const bool gpu = b.device == "gpu";
   exec::ComputeBenchOptions cb;

@@ -12,6 +12,7 @@
 
 #include "exec_shared.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/flags.hpp"
 #include "tutti/exec/environment.hpp"
 #include "tutti/exec/replay.hpp"
 #include "tutti/exec/session.hpp"
@@ -63,21 +64,12 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
       throw InputError(workload_path + ": not JSON: " + e.what());
     }
   }
-  std::size_t at = 0;
-  while (at <= spec.size()) {
-    auto c = spec.find(',', at);
-    std::string item = spec.substr(at, c == std::string::npos ? std::string::npos : c - at);
-    auto eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    long long v = 0;
-    try {
-      v = eq == std::string::npos ? -1 : std::stoll(item.substr(eq + 1));
-    } catch (...) {
-      v = -1;
-    }
-    if (v < 1)
-      throw InputError("--scale-down", key, "\"" + item + "\"",
-                       "KEY=positive integer with KEY one of layers, batch, micro_batch, seq, hidden, vocab");
+  const std::string flag = "--scale-down";
+  const std::string expected =
+      "KEY=positive integer with KEY one of layers, batch, micro_batch, seq, hidden, vocab";
+  for (const FlagItem& item : split_flag_items(spec, flag, expected)) {
+    const std::string& key = item.key;
+    const long long v = flag_integer(item, flag, 1, 1LL << 40);
     auto original = [&](const char* section, const char* field) -> nlohmann::json {
       if (raw.contains(section) && raw[section].is_object() && raw[section].contains(field)) return raw[section][field];
       return nullptr;
@@ -122,10 +114,8 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
         }
       }
     } else {
-      throw InputError("--scale-down", key, "\"" + key + "\"", "one of layers, batch, micro_batch, seq, hidden, vocab");
+      throw InputError(flag, key, "unknown key \"" + key + "\"", "one of layers, batch, micro_batch, seq, hidden, vocab");
     }
-    if (c == std::string::npos) break;
-    at = c + 1;
   }
   return out;
 }

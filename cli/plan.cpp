@@ -16,6 +16,7 @@
 #include "common.hpp"
 #include "plan_mpi.hpp"
 #include "tutti/core/config.hpp"
+#include "tutti/core/flags.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/planner.hpp"
 
@@ -32,18 +33,7 @@ struct PlanOptions {
   int racks = 0, gpus_min = 0, gpus_max = 0, finalists = -1;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    auto c = s.find(',', pos);
-    auto item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
+std::vector<std::string> split(const std::string& s) { return split_list(s); }
 
 // A list flag as JSON: numbers where the item reads as one, else strings (the strict parser
 // then names the bad item).

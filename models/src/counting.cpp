@@ -280,11 +280,15 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   const auto& t = m.tf;
   int s = w.training.seq_len;
   bool causal = m.family == ModelFamily::Transformer;
-  double core = attn_core_flops_per_token(t, s) * (causal ? 0.5 : 1.0);
+  // Unfused attention computes the full square (the causal mask does not skip work).
+  double core = attn_core_flops_per_token(t, s) *
+                (causal && w.training.flash_attention ? 0.5 : 1.0);
+  // Frozen base weights (LoRA): forward and input-gradient GEMMs only, no weight gradients.
+  const double passes = w.training.frozen_weights ? 2.0 : 3.0;
   double per_token = 0;
   for (int i = 0; i < t.layers; ++i) {
     double gemm = layer_gemm_flops_per_token(t, i);
-    per_token += 3.0 * (gemm + core);
+    per_token += passes * gemm + 3.0 * core;
     if (l.recompute == Recompute::Selective) per_token += core;
     if (l.recompute == Recompute::Full) per_token += gemm + core;
   }
@@ -293,9 +297,9 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   // the ViT patch embedding and classifier.
   double replicated = 0;
   for (int i = 0; i < t.layers; ++i)
-    if (t.layer_is_moe(i)) replicated += 3.0 * 2.0 * t.hidden * t.experts * s * gb;
+    if (t.layer_is_moe(i)) replicated += passes * 2.0 * t.hidden * t.experts * s * gb;
   if (m.family == ModelFamily::Encoder)
-    replicated += 3.0 * 2.0 * double(t.hidden) * t.hidden * s * gb;
+    replicated += passes * 2.0 * double(t.hidden) * t.hidden * s * gb;
   f += (l.tp - 1) * replicated;
   if (m.family == ModelFamily::ViT) {
     // Patch embedding (forward + weight gradient; no gradient for the image) and classifier,
@@ -308,7 +312,7 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   // Head GEMMs with the vocabulary padded to a multiple of tp (what the ranks execute).
   ModelSpec padded = m;
   if (m.token_model()) padded.tf.vocab = vocab_per_rank(t, l.tp) * l.tp;
-  f += 3.0 * head_flops_per_token(padded) * gb * s;
+  f += passes * head_flops_per_token(padded) * gb * s;
   return f;
 }
 
@@ -478,6 +482,7 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
       eg = 0;
       eopt = tr.optimizer == Optimizer::SGD ? 0.0 : sp.expert * 8.0 / Bo;
     }
+    if (tr.frozen_weights) dg = eg = dopt = eopt = 0;  // LoRA: only the (small) adapters train
     mb.gradients_bytes = (dg + eg) * Bg;
     mb.optimizer_bytes = (dopt + eopt) * Bo;
     double B = act_bytes(tr.dtype);

@@ -18,6 +18,14 @@ using namespace detail;
 constexpr std::uint32_t kNone = 0xffffffffu;
 /// Megatron-LM DDP bucket size: max(40M, 1M * dp) parameters (megatron/core/distributed).
 constexpr double kMegatronBucketParams = 40e6;
+/// Cross entropy over the (vocab-parallel) logits, in fp32 as Megatron-LM's
+/// vocab_parallel_cross_entropy runs it (megatron/core/tensor_parallel/cross_entropy.py), HBM bytes
+/// per logit. Forward: cast the bf16 logits to fp32 (2 read + 4 write), max (4), subtract the max
+/// in place (8), exp in place (8), sum (4), divide in place, saved for backward (8) = 38.
+/// Backward: scale the saved softmax by the incoming gradient in place (8), cast back to bf16 for
+/// the logits' dgrad (4 + 2) = 14.
+constexpr double kCrossEntropyFwdBytes = 38.0;
+constexpr double kCrossEntropyBwdBytes = 14.0;
 /// PyTorch DDP bucket: 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel).
 constexpr double kTorchBucketBytes = 25.0 * 1024 * 1024;
 
@@ -122,6 +130,7 @@ struct Ctx {
   GroupDim dp_dim = GroupDim::DP;
   std::uint32_t dp_size = 1, edp_size = 1;
   double bucket_params = kMegatronBucketParams;
+  bool frozen = false;  // LoRA / adapter fine-tuning: the base weights get no gradients
 };
 
 /// Gradient buckets of one chunk, flushed as collectives on the DP stream.
@@ -132,6 +141,7 @@ struct Buckets {
 };
 
 void flush_bucket(Ctx& c, Builder& b, Buckets& bk, std::uint32_t after, bool force) {
+  if (c.frozen) return;
   if (!force && bk.dense + bk.expert < c.bucket_params) return;
   if (bk.dense + bk.expert <= 0) return;
   Coll kind = c.l.zero == 0 ? Coll::AllReduce : Coll::ReduceScatter;
@@ -156,6 +166,8 @@ struct TfShape {
   double Ts = 0;  // tokens of sequence-sharded tensors (T/tp with SP)
   double h = 0, a = 0, g = 0, d = 0, t = 1, s = 0, sq = 0, b = 1;
   bool sp = false, causal = true;
+  bool flash = true;     // fused (flash-style) attention kernel
+  bool dropout = false;  // dropout on the attention probabilities and the residual branches
 };
 
 TfShape tf_shape(const Ctx& c) {
@@ -173,6 +185,8 @@ TfShape tf_shape(const Ctx& c) {
   s.g = t.kv_heads;
   s.d = t.hd();
   s.causal = c.w.model.family == ModelFamily::Transformer;
+  s.flash = c.w.training.flash_attention;
+  s.dropout = t.dropout;
   return s;
 }
 
@@ -194,7 +208,7 @@ void tp_exit(Ctx& c, Builder& b, const TfShape& s, const char* rs, const char* a
 void gemm_bwd(Ctx& c, Builder& b, const char* dname, const char* wname, double m, double n,
               double k, double batch, std::uint32_t mb, bool need_dgrad = true) {
   if (need_dgrad) b.chain(gemm(b.name(dname), m, k, n, batch, Phase::Backward, c.dt, mb));
-  b.chain(gemm(b.name(wname), k, n, m, batch, Phase::Backward, c.dt, mb));
+  if (!c.frozen) b.chain(gemm(b.name(wname), k, n, m, batch, Phase::Backward, c.dt, mb));
 }
 
 double attn_core_flops(const TfShape& s, double heads_local) {
@@ -217,6 +231,50 @@ Op attention_op(Builder& b, const char* name, const TfShape& s, Phase ph, DType 
   o.causal = s.causal;
   o.flops = attn_core_flops(s, heads) * flops_scale;
   return o;
+}
+
+/// Bias-dropout-add of a residual branch (fused in Megatron-LM): read the branch and the residual,
+/// write the sum, plus the 1-byte dropout mask (written forward, read backward).
+double residual_bytes(const TfShape& s, double B) {
+  return s.Ts * s.h * (3.0 * B + (s.dropout ? 1.0 : 0.0));
+}
+
+/// Elements of the s x s score tensor of one micro-batch on this rank (local heads).
+double score_elems(const TfShape& s) { return s.b * (s.a / s.t) * s.sq * s.s; }
+
+/// Attention core forward. Flash: one fused kernel. Unfused (Megatron-LM before fused attention,
+/// BERT reference implementations): batched GEMM Q K^T writing the full s x s scores (causal
+/// masking does not skip work), a fused scale-mask-softmax pass over them (read + write),
+/// dropout on the probabilities (read, write, 1-byte mask), and the batched GEMM with V.
+void attention_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t mb,
+                       bool recompute) {
+  if (s.flash) {
+    b.chain(attention_op(b, recompute ? "attn.core_recompute" : "attn.core", s, ph, c.dt, mb, 1.0));
+    return;
+  }
+  const double heads = s.a / s.t, n = score_elems(s), B = c.B;
+  const DType dt = c.dt == DType::FP8 ? DType::BF16 : c.dt;  // FP8 recipes keep these BMMs in BF16
+  b.chain(gemm(b.name("attn.scores"), s.sq, s.s, s.d, s.b * heads, ph, dt, mb));
+  b.chain(membound(b.name("attn.softmax"), 2.0 * n * B, ph, c.dt, mb));
+  if (s.dropout) b.chain(membound(b.name("attn.dropout"), n * (2.0 * B + 1.0), ph, c.dt, mb));
+  b.chain(gemm(b.name("attn.context"), s.sq, s.d, s.s, s.b * heads, ph, dt, mb));
+}
+
+/// Attention core backward (see attention_forward).
+void attention_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
+  const Phase ph = Phase::Backward;
+  if (s.flash) {
+    b.chain(attention_op(b, "attn.core_bwd", s, ph, c.dt, mb, 2.0));
+    return;
+  }
+  const double heads = s.a / s.t, n = score_elems(s), B = c.B, bt = s.b * heads;
+  const DType dt = c.dt == DType::FP8 ? DType::BF16 : c.dt;
+  b.chain(gemm(b.name("attn.context_dgrad"), s.sq, s.s, s.d, bt, ph, dt, mb));  // dP = dO V^T
+  b.chain(gemm(b.name("attn.context_wgrad"), s.s, s.d, s.sq, bt, ph, dt, mb));  // dV = P^T dO
+  if (s.dropout) b.chain(membound(b.name("attn.dropout_bwd"), n * (2.0 * B + 1.0), ph, c.dt, mb));
+  b.chain(membound(b.name("attn.softmax_bwd"), 3.0 * n * B, ph, c.dt, mb));
+  b.chain(gemm(b.name("attn.scores_dgrad_q"), s.sq, s.d, s.s, bt, ph, dt, mb));  // dQ = dS K
+  b.chain(gemm(b.name("attn.scores_dgrad_k"), s.s, s.d, s.sq, bt, ph, dt, mb));  // dK = dS^T Q
 }
 
 /// The ZeRO-3 / FSDP parameter all-gather of one layer (bytes: the gathered layer on this rank).
@@ -245,10 +303,10 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_kv_allgather"), Coll::AllGather, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
-  b.chain(attention_op(b, "attn.core", s, ph, c.dt, mb, 1.0));
+  attention_forward(c, b, s, ph, mb, false);
   b.chain(gemm(b.name("attn.proj"), s.T, s.h, s.a * s.d / s.t, 1, ph, c.dt, mb));
   tp_exit(c, b, s, "attn.tp_reducescatter", "attn.tp_allreduce", ph, mb);
-  b.chain(membound(b.name("attn.residual"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  b.chain(membound(b.name("attn.residual"), residual_bytes(s, B), ph, c.dt, mb));
   b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb));
   tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
   auto mlp = [&](const char* up, const char* act, const char* down, double tokens, double f,
@@ -282,7 +340,7 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
     mlp("mlp.up", "mlp.act", "mlp.down", s.T, t.ffn_hidden, 1);
   }
   tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
-  b.chain(membound(b.name("mlp.residual"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  b.chain(membound(b.name("mlp.residual"), residual_bytes(s, B), ph, c.dt, mb));
 }
 
 /// Backward of one layer (reverse order). With SP, Megatron all-gathers the block input again
@@ -308,7 +366,7 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     b.chain(coll(b.name(s.sp ? rs : ar), s.sp ? Coll::ReduceScatter : Coll::AllReduce, GroupDim::TP,
                  c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb));
   };
-  b.chain(membound(b.name("mlp.residual_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
+  b.chain(membound(b.name("mlp.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb), gather);
   tp_grad_in("mlp.tp_allgather_bwd");
   auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
                  const char* down_w, double tokens, double f, double batch, bool regather) {
@@ -316,6 +374,7 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     gemm_bwd(c, b, down_d, down_w, tokens, s.h, f / s.t, batch, mb);
     b.chain(membound(b.name(act), tokens * batch * 2.0 * (fu + f) / s.t * B, ph, c.dt, mb));
     b.chain(gemm(b.name(up_d), tokens, s.h, fu / s.t, batch, ph, c.dt, mb));
+    if (c.frozen) return;
     if (regather) tp_input_regather("mlp.tp_allgather_input");
     b.chain(gemm(b.name(up_w), s.h, fu / s.t, tokens, batch, ph, c.dt, mb));
   };
@@ -347,18 +406,20 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
   }
   tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
   b.chain(membound(b.name("mlp.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
-  b.chain(membound(b.name("attn.residual_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
+  b.chain(membound(b.name("attn.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb));
   tp_grad_in("attn.tp_allgather_bwd");
   gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
   if (c.l.recompute == Recompute::Selective)
-    b.chain(attention_op(b, "attn.core_recompute", s, Phase::Recompute, c.dt, mb, 1.0));
-  b.chain(attention_op(b, "attn.core_bwd", s, ph, c.dt, mb, 2.0));
+    attention_forward(c, b, s, Phase::Recompute, mb, true);
+  attention_backward(c, b, s, mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_dkv_reducescatter"), Coll::ReduceScatter, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
   b.chain(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
-  tp_input_regather("attn.tp_allgather_input");
-  b.chain(gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb));
+  if (!c.frozen) {
+    tp_input_regather("attn.tp_allgather_input");
+    b.chain(gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb));
+  }
   tp_grad_out("attn.tp_reducescatter_bwd", "attn.tp_allreduce_bwd");
   b.chain(membound(b.name("attn.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
 }
@@ -394,7 +455,8 @@ void embed_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
   if (c.l.tp > 1 && s.sp)
     b.chain(coll(b.name("embed.tp_allgather_bwd"), Coll::AllGather, GroupDim::TP, c.l.tp,
                  s.T * s.h * c.B, Stream::CommTP, ph, c.dt, mb));
-  b.chain(membound(b.name("embed.grad_scatter_add"), 3.0 * s.T * s.h * c.B, ph, c.dt, mb));
+  if (!c.frozen)
+    b.chain(membound(b.name("embed.grad_scatter_add"), 3.0 * s.T * s.h * c.B, ph, c.dt, mb));
 }
 
 void head_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::uint32_t gather) {
@@ -410,7 +472,8 @@ void head_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::u
     b.chain(gemm(b.name("head.transform"), s.T, s.h, s.h, 1, ph, c.dt, mb));
   double vr = double(vocab_per_rank(m.tf, c.l.tp));
   b.chain(gemm(b.name("head.logits"), s.T, vr, s.h, 1, ph, c.dt, mb));
-  b.chain(membound(b.name("head.cross_entropy"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+  b.chain(membound(b.name("head.cross_entropy"), s.T * vr * kCrossEntropyFwdBytes, ph, DType::FP32,
+                   mb));
   if (c.l.tp > 1)  // vocab-parallel cross entropy: max, sum of exp, target logit
     b.chain(coll(b.name("head.ce_tp_allreduce"), Coll::AllReduce, GroupDim::TP, c.l.tp,
                  3.0 * s.T * 4.0, Stream::CommTP, ph, DType::FP32, mb));
@@ -423,7 +486,8 @@ void head_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
     gemm_bwd(c, b, "head.classifier_dgrad", "head.classifier_wgrad", s.b, m.tf.classes, s.h, 1, mb);
   } else {
     double vr = double(vocab_per_rank(m.tf, c.l.tp));
-    b.chain(membound(b.name("head.cross_entropy_bwd"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+    b.chain(membound(b.name("head.cross_entropy_bwd"), s.T * vr * kCrossEntropyBwdBytes, ph,
+                     DType::FP32, mb));
     gemm_bwd(c, b, "head.logits_dgrad", "head.logits_wgrad", s.T, vr, s.h, 1, mb);
     if (m.family == ModelFamily::Encoder)
       gemm_bwd(c, b, "head.transform_dgrad", "head.transform_wgrad", s.T, s.h, s.h, 1, mb);
@@ -498,12 +562,13 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   {
     std::size_t layers = 0;
     for (auto& r : chunks) layers += r.count;
-    std::size_t per_layer = 70 + (l.recompute == Recompute::Full ? 30 : 0);
+    std::size_t per_layer = 80 + (l.recompute == Recompute::Full ? 30 : 0);
     rc.ops.reserve(std::size_t(c.M) * layers * per_layer + 256);
     rc.deps.reserve(rc.ops.capacity() * 2);
   }
   std::vector<Buckets> buckets(l.vp);
   bool zero3 = l.zero >= 3;
+  const bool reduce_grads = !c.frozen;
   auto layer_local = [&](int i, double& dense, double& expert) {
     auto lp = layer_params(t, i);
     dense = lp.dense / l.tp;
@@ -591,7 +656,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       if (g != kNone) b.set_prev(g);
       head_backward(c, b, s, mb);
       if (zero3) {
-        if (c.dp_size > 1)
+        if (c.dp_size > 1 && reduce_grads)
           bk.reduce_ops.push_back(b.add(
               coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
                    out_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
@@ -616,13 +681,13 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       }
       prefetch_after = start;
       if (zero3) {
-        if (c.dp_size > 1)
+        if (c.dp_size > 1 && reduce_grads)
           bk.reduce_ops.push_back(
               b.add(coll(b.name(l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter"),
                          Coll::ReduceScatter, c.dp_dim, c.dp_size, dn * c.Bg, Stream::CommDP,
                          Phase::Backward, w.training.grad_dtype, mb),
                     {b.prev()}));
-        if (ex > 0 && c.edp_size > 1)
+        if (ex > 0 && c.edp_size > 1 && reduce_grads)
           bk.reduce_ops.push_back(
               b.add(coll(b.name("zero3.expert_grad_reducescatter"), Coll::ReduceScatter,
                          GroupDim::EDP, c.edp_size, ex * c.Bg, Stream::CommDP, Phase::Backward,
@@ -637,7 +702,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
     if (v == 0) {
       embed_backward(c, b, s, mb);
       if (zero3) {
-        if (c.dp_size > 1)
+        if (c.dp_size > 1 && reduce_grads)
           bk.reduce_ops.push_back(b.add(
               coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
                    in_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
@@ -674,6 +739,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   if (st == l.pp - 1) local_dense += out_params;
   double shard_params = l.zero >= 1 ? local_dense / c.dp_size + local_expert / c.edp_size
                                     : local_dense + local_expert;
+  if (c.frozen) shard_params = 0;  // adapters only: their step is negligible
   double opt_bytes = shard_params * (2.0 * optimizer_bytes_per_param(w.training) + c.Bg + c.Bp);
   std::vector<std::uint32_t> waits;
   for (auto& bk : buckets) waits.insert(waits.end(), bk.reduce_ops.begin(), bk.reduce_ops.end());
@@ -864,6 +930,7 @@ Program expand_program(const Workload& w, const Layout& l) {
   c.dp_size = static_cast<std::uint32_t>(l.dp * l.cp);
   c.edp_size = static_cast<std::uint32_t>(std::max(1, l.dp * l.cp / l.ep));
   c.bucket_params = std::max(kMegatronBucketParams, 1e6 * l.dp);
+  c.frozen = w.training.frozen_weights;
   p.classes.resize(l.pp);
   for (int st = 0; st < l.pp; ++st) {
     RankClass& rc = p.classes[st];

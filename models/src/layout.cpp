@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/flags.hpp"
 
 namespace tutti {
 
@@ -64,28 +65,14 @@ const char* to_string(PipeSchedule s) {
 }  // namespace
 
 Layout parse_layout_flag(std::string_view text, Layout l) {
-  constexpr const char* kExpected =
+  const std::string flag = "--parallel";
+  const std::string expected =
       "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, vp, zero, mb, sp, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    auto item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
-    pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw InputError("--parallel", std::string(item), "\"" + std::string(item) + "\"", kExpected);
-    auto key = item.substr(0, eq);
-    auto val = item.substr(eq + 1);
-    auto integer = [&](int lo, int hi) {
-      int v = 0;
-      auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
-      if (ec != std::errc() || p != val.data() + val.size() || v < lo || v > hi)
-        throw InputError("--parallel", std::string(key), "\"" + std::string(val) + "\"",
-                         fmt::format("an integer in [{}, {}]", lo, hi));
-      return v;
-    };
+  for (const FlagItem& item : split_flag_items(text, flag, expected)) {
+    const std::string& key = item.key;
+    const std::string& val = item.value;
+    auto integer = [&](int lo, int hi) { return static_cast<int>(flag_integer(item, flag, lo, hi)); };
     if (key == "tp")
       l.tp = integer(1, 1 << 20);
     else if (key == "pp")
@@ -115,8 +102,7 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       else if (val == "full")
         l.recompute = Recompute::Full;
       else
-        throw InputError("--parallel", "recompute", "\"" + std::string(val) + "\"",
-                         "none, selective or full");
+        throw InputError(flag, "recompute", "\"" + val + "\"", "none, selective or full");
     } else if (key == "schedule") {
       if (val == "1f1b")
         l.schedule = PipeSchedule::OneFOneB;
@@ -125,11 +111,9 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       else if (val == "gpipe")
         l.schedule = PipeSchedule::GPipe;
       else
-        throw InputError("--parallel", "schedule", "\"" + std::string(val) + "\"",
-                         "1f1b, interleaved or gpipe");
+        throw InputError(flag, "schedule", "\"" + val + "\"", "1f1b, interleaved or gpipe");
     } else {
-      throw InputError("--parallel", std::string(key), "unknown key \"" + std::string(key) + "\"",
-                       kExpected);
+      throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
     }
   }
   if (l.vp > 1 && l.schedule == PipeSchedule::OneFOneB) l.schedule = PipeSchedule::Interleaved;

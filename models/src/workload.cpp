@@ -206,6 +206,10 @@ Workload parse_doc(const Doc& doc) {
                    : rc == "selective" ? Recompute::Selective
                                        : Recompute::None;
     tr.flash_attention = t.boolean_or("flash_attention", true);
+    if (auto v = t.opt("frozen_weights")) {
+      if (!w.model.token_model()) v->fail(std::string("no frozen_weights for family ") + to_string(fam));
+      tr.frozen_weights = v->boolean();
+    }
     if (t.has("tokens_to_train") && t.has("samples_to_train"))
       t.req("samples_to_train").fail("either tokens_to_train or samples_to_train, not both");
     if (auto v = t.opt("tokens_to_train")) {

@@ -69,6 +69,14 @@ CalibrationProfile parse_doc(const Doc& doc) {
         peak.done();
       }
       if (auto bw = d.opt("hbm_bandwidth")) o.hbm_bw_Bps = bw->quantity(Dim::Bandwidth, 1.0);
+      if (auto ge = d.opt("gemm_efficiency")) {
+        Obj eff = ge->obj();
+        for (int i = 0; i < 5; ++i)
+          if (auto v = eff.opt(kDtypeKeys[i])) o.gemm_efficiency[i] = v->number(1e-6, 1.0);
+        eff.done();
+      }
+      if (auto ae = d.opt("attention_efficiency")) o.attention_efficiency = ae->number(1e-6, 1.0);
+      if (auto src = d.opt("source")) o.source = src->string();
       d.done();
       p.devices.push_back(o);
     }
@@ -170,6 +178,12 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
       if (d.peak_flops[i] > 0) peak[kDtypeKeys[i]] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
     if (!peak.empty()) o["peak"] = peak;
     if (d.hbm_bw_Bps > 0) o["hbm_bandwidth"] = std::to_string(d.hbm_bw_Bps / 1e9) + "GB/s";
+    json ge = json::object();
+    for (int i = 0; i < 5; ++i)
+      if (d.gemm_efficiency[i] > 0) ge[kDtypeKeys[i]] = d.gemm_efficiency[i];
+    if (!ge.empty()) o["gemm_efficiency"] = ge;
+    if (d.attention_efficiency > 0) o["attention_efficiency"] = d.attention_efficiency;
+    if (!d.source.empty()) o["source"] = d.source;
     devices[d.gpu] = o;
   }
   json tiers = json::object();

@@ -49,7 +49,15 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
       throw InputError("GPU " + gpu.id + " has no " + to_string(op.dtype) +
                        " peak FLOP/s in the catalog or the calibration profile; choose another "
                        "dtype or GPU");
-    double eff = km->flops.at(flops) * shape;
+    double eff_max = km->flops.eff_max;
+    if (const DeviceOverride* o = profile.device(gpu.id)) {
+      if (op.kind == OpKind::Gemm && o->gemm_efficiency[static_cast<int>(op.dtype)] > 0)
+        eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
+      if (op.kind == OpKind::Attention && o->attention_efficiency > 0)
+        eff_max = o->attention_efficiency;
+    }
+    EfficiencyCurve curve{eff_max, km->flops.half};
+    double eff = curve.at(flops) * shape;
     t = flops / (peak * eff);
   }
   if (bytes > 0) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/flags.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/sim/facility.hpp"
 
@@ -36,37 +37,17 @@ std::string fmt(const char* f, double a);
 }  // namespace
 
 FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
-  constexpr const char* kExpected =
+  const std::string flag = "--facility";
+  const std::string expected =
       "comma-separated KEY=VALUE with KEY in life, facility_life, maintenance, utilization, "
       "power_cap, min_clock, profile, restart, interval, trials";
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    auto item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
-    pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw InputError("--facility", std::string(item), "\"" + std::string(item) + "\"", kExpected);
-    std::string key(item.substr(0, eq)), val(item.substr(eq + 1));
-    auto fail = [&](const std::string& expected) -> double {
-      throw InputError("--facility", key, "\"" + val + "\"", expected);
-    };
-    auto number = [&](double lo, double hi) {
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(val, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != val.size() || val.empty() || !(v >= lo && v <= hi))
-        return fail("a number in [" + fmt("%g", lo) + ", " + fmt("%g", hi) + "]");
-      return v;
-    };
+  for (const FlagItem& item : split_flag_items(text, flag, expected)) {
+    const std::string& key = item.key;
+    const std::string& val = item.value;
+    auto number = [&](double lo, double hi) { return flag_number(item, flag, lo, hi); };
     auto quantity = [&](Dim d) {
       auto v = parse_quantity(val, d);
-      if (!v || !(*v >= 0)) return fail(dim_expectation(d));
+      if (!v || !(*v >= 0)) throw InputError(flag, key, "\"" + val + "\"", dim_expectation(d));
       return *v;
     };
     if (key == "life") o.hardware_life_years = number(0.1, 50);
@@ -79,7 +60,7 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
     else if (key == "restart") o.restart_s = quantity(Dim::Time);
     else if (key == "interval") o.checkpoint_interval_s = val == "young" ? 0.0 : quantity(Dim::Time);
     else if (key == "trials") o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
-    else throw InputError("--facility", key, "\"" + std::string(item) + "\"", kExpected);
+    else throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
   }
   return o;
 }

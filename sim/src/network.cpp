@@ -23,6 +23,7 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
+  link_n_.assign(cap_.size(), 0);
 }
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
@@ -35,6 +36,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> l
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
+  link_n_.assign(cap_.size(), 0);
 }
 
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
@@ -74,8 +76,14 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
     flows_.emplace_back();
   }
   Flow& fl = flows_[f];
-  fl.path.assign(links, links + n);
-  fl.pos.assign(n, 0);
+  if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
+    fl.off = static_cast<std::uint32_t>(hop_link_.size());
+    fl.hop_cap = static_cast<std::uint32_t>(n);
+    hop_link_.resize(hop_link_.size() + n);
+    hop_pos_.resize(hop_pos_.size() + n);
+  }
+  fl.n = static_cast<std::uint32_t>(n);
+  std::copy(links, links + n, hop_link_.begin() + fl.off);
   fl.remaining = std::max(0.0, bytes);
   fl.rate = 0;
   fl.t_ref = 0;
@@ -120,24 +128,28 @@ void FlowNetwork::activate(std::uint32_t f) {
   Flow& fl = flows_[f];
   fl.state = 2;
   ++n_active_;
-  for (std::size_t h = 0; h < fl.path.size(); ++h) {
-    std::uint32_t l = fl.path[h];
-    fl.pos[h] = static_cast<std::uint32_t>(link_flows_[l].size());
-    link_flows_[l].push_back({f, static_cast<std::uint32_t>(h)});
+  fl.fresh = true;
+  fresh_.push_back(f);
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
+    std::uint32_t l = hop_link_[h];
+    hop_pos_[h] = static_cast<std::uint32_t>(link_flows_[l].size());
+    link_flows_[l].push_back({f, h});
+    ++link_n_[l];
     dirty_links_.push_back(l);
   }
 }
 
 void FlowNetwork::detach(std::uint32_t f) {
   Flow& fl = flows_[f];
-  for (std::size_t h = 0; h < fl.path.size(); ++h) {
-    std::uint32_t l = fl.path[h];
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
+    std::uint32_t l = hop_link_[h];
     auto& v = link_flows_[l];
-    std::uint32_t i = fl.pos[h];
+    std::uint32_t i = hop_pos_[h];
     LinkEntry last = v.back();
     v[i] = last;
-    flows_[last.flow].pos[last.hop] = i;
+    hop_pos_[last.hop] = i;
     v.pop_back();
+    --link_n_[l];
     dirty_links_.push_back(l);
   }
   --n_active_;
@@ -146,7 +158,10 @@ void FlowNetwork::detach(std::uint32_t f) {
 void FlowNetwork::finish(std::uint32_t f, std::vector<std::uint64_t>& completed) {
   Flow& fl = flows_[f];
   if (fl.hpos != kNoPos) heap_remove(f);
-  if (fl.state == 2) detach(f);
+  if (fl.state == 2) {
+    detach(f);
+    resolve_floor_ = std::min(resolve_floor_, fl.rate);
+  }
   fl.state = 0;
   ++fl.version;
   Set& s = sets_[fl.set];
@@ -169,7 +184,7 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
     activations_.pop();
     Flow& fl = flows_[a.flow];
     if (fl.state != 1 || fl.version != a.version) continue;
-    if (fl.remaining <= 0 || fl.path.empty()) {
+    if (fl.remaining <= 0 || fl.n == 0) {
       finish(a.flow, completed);
       continue;
     }
@@ -183,7 +198,9 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
 }
 
 void FlowNetwork::resolve(double now) {
-  // 1. The connected component(s) of the dirty links: links <-> active flows.
+  // 1. The connected component(s) of the dirty links: links <-> active flows. Only links shared
+  //    by two or more flows couple flows; a link with a single flow is an upper bound on that
+  //    flow's rate (its capacity), kept per flow in `cap`, and is neither traversed nor filled.
   if (epoch_ > 0xF0000000u) {  // about to wrap: reset marks
     std::fill(link_mark_.begin(), link_mark_.end(), 0);
     for (auto& fl : flows_) fl.mark = 0;
@@ -198,76 +215,117 @@ void FlowNetwork::resolve(double now) {
     comp_links_.push_back(l);
   }
   dirty_links_.clear();
+  const double inf = std::numeric_limits<double>::infinity();
+  // A flow that joined gets at least min over its path of capacity / flows on the link (at its
+  // bottleneck link it has the largest rate, so at least the average), and no rate below its
+  // own changes; see resolve_floor_.
+  for (std::uint32_t f : fresh_) {
+    const Flow& fl = flows_[f];
+    if (fl.state != 2) continue;
+    for (std::uint32_t l : path(fl)) resolve_floor_ = std::min(resolve_floor_, cap_[l] / link_n_[l]);
+  }
+  fresh_.clear();
+  // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
+  // and their rates are subtracted from the capacity of the links they share with the others.
+  const double floor =
+      incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
+  const std::uint32_t shared_min = incremental_ ? 2 : 1;
+  resolve_floor_ = inf;
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     std::uint32_t l = comp_links_[i];
+    double rem = cap_[l];
+    std::uint32_t cnt = 0;
     for (const LinkEntry& e : link_flows_[l]) {
       Flow& fl = flows_[e.flow];
+      if (fl.rate < floor && !fl.fresh) {
+        rem -= fl.rate;
+        continue;
+      }
+      ++cnt;
       if (fl.mark == epoch_) continue;
       fl.mark = epoch_;
+      fl.frozen = false;
       comp_flows_.push_back(e.flow);
-      for (std::uint32_t l2 : fl.path) {
+      double cap = inf;
+      for (std::uint32_t l2 : path(fl)) {
+        if (link_n_[l2] < shared_min) {
+          cap = std::min(cap, cap_[l2]);
+          continue;
+        }
         if (link_mark_[l2] == epoch_) continue;
         link_mark_[l2] = epoch_;
         comp_links_.push_back(l2);
       }
+      fl.cap = cap;
     }
+    link_rem_[l] = rem;
+    link_cnt_[l] = cnt;
   }
   if (comp_flows_.empty()) return;
   ++solves_;
   flows_solved_ += comp_flows_.size();
 
-  // 2. Progressive filling. Symmetric traffic has few distinct bottleneck levels, so rounds
-  //    first scan the (compact) list of unsaturated links for the smallest fair share and
-  //    saturate every link at that level at once; after kScanRounds rounds the remaining links go
-  //    to a lazy min-heap of fair shares (O(P log L) whatever the number of levels).
+  // 2. Progressive filling over the shared links, plus each flow's own bound `cap` (sorted, with
+  //    a cursor). Symmetric traffic has few distinct bottleneck levels, so rounds first scan the
+  //    (compact) list of unsaturated links for the smallest fair share and saturate every link
+  //    at that level at once; after kScanRounds rounds the remaining links go to a lazy min-heap
+  //    of fair shares (O(P log L) whatever the number of levels).
   constexpr int kScanRounds = 24;
   active_links_.clear();
   scan_share_.clear();
   for (std::uint32_t l : comp_links_) {
-    link_rem_[l] = cap_[l];
-    link_cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
-    if (link_cnt_[l] > 0) {
-      link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
-      active_links_.push_back(l);
-      scan_share_.push_back(cap_[l] / link_cnt_[l]);
-    }
+    if (link_n_[l] < shared_min || link_cnt_[l] == 0) continue;
+    link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
+    active_links_.push_back(l);
+    scan_share_.push_back(std::max(0.0, link_rem_[l]) / link_cnt_[l]);
   }
-  for (std::uint32_t f : comp_flows_) flows_[f].frozen = false;
+  flow_caps_.clear();
+  for (std::uint32_t f : comp_flows_)
+    if (flows_[f].cap < inf) flow_caps_.push_back({flows_[f].cap, f});
+  std::sort(flow_caps_.begin(), flow_caps_.end(), [](const FlowCap& a, const FlowCap& b) {
+    return a.cap != b.cap ? a.cap < b.cap : a.flow < b.flow;
+  });
+  std::size_t cap_next = 0;
+  auto next_cap = [&]() {
+    while (cap_next < flow_caps_.size() && flows_[flow_caps_[cap_next].flow].frozen) ++cap_next;
+    return cap_next < flow_caps_.size() ? flow_caps_[cap_next].cap : inf;
+  };
   bool scanning = true;
-  auto freeze_link = [&](std::uint32_t l, double share) {
-    for (const LinkEntry& e : link_flows_[l]) {
-      Flow& fl = flows_[e.flow];
-      if (fl.frozen) continue;
-      fl.frozen = true;
-      if (fl.rate != share) {  // the rate changes: bank the progress made at the old rate
-        fl.remaining = std::max(0.0, fl.remaining - fl.rate * (now - fl.t_ref));
-        fl.t_ref = now;
-        fl.rate = share;
-        fl.t_fin = share > 0 ? now + fl.remaining / share : kNever;
-        ++fl.version;
-        heap_update(e.flow);
-      }
-      for (std::uint32_t l2 : fl.path) {
-        link_rem_[l2] -= share;
-        const std::uint32_t c = --link_cnt_[l2];
-        if (scanning)
-          scan_share_[link_pos_[l2]] =
-              c > 0 ? std::max(0.0, link_rem_[l2]) / c : std::numeric_limits<double>::infinity();
-      }
+  auto freeze_flow = [&](std::uint32_t f, double share) {
+    Flow& fl = flows_[f];
+    fl.frozen = true;
+    fl.fresh = false;
+    if (fl.rate != share) {  // the rate changes: bank the progress made at the old rate
+      fl.remaining = std::max(0.0, fl.remaining - fl.rate * (now - fl.t_ref));
+      fl.t_ref = now;
+      fl.rate = share;
+      fl.t_fin = share > 0 ? now + fl.remaining / share : kNever;
+      ++fl.version;
+      heap_update(f);
     }
+    for (std::uint32_t l2 : path(fl)) {
+      if (link_n_[l2] < shared_min) continue;
+      link_rem_[l2] -= share;
+      const std::uint32_t c = --link_cnt_[l2];
+      if (scanning) scan_share_[link_pos_[l2]] = c > 0 ? std::max(0.0, link_rem_[l2]) / c : inf;
+    }
+  };
+  auto freeze_link = [&](std::uint32_t l, double share) {
+    for (const LinkEntry& e : link_flows_[l])
+      if (!flows_[e.flow].frozen) freeze_flow(e.flow, share);
   };
   // Shares live in a contiguous array parallel to active_links_, so a round's minimum is one
   // sequential pass.
   int rounds = 0;
-  while (!active_links_.empty() && rounds < kScanRounds) {
+  while ((!active_links_.empty() || next_cap() < inf) && rounds < kScanRounds) {
     ++rounds;
-    double best = std::numeric_limits<double>::infinity();
+    double best = next_cap();
     for (double x : scan_share_) best = std::min(best, x);
     const double thr = best * (1 + 1e-12) + 1e-300;
     for (std::size_t i = 0; i < active_links_.size(); ++i)
       if (scan_share_[i] <= thr) freeze_link(active_links_[i], best);
+    while (next_cap() <= thr) freeze_flow(flow_caps_[cap_next].flow, best);
     std::size_t k = 0;
-    const double inf = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < active_links_.size(); ++i) {
       if (scan_share_[i] == inf) continue;
       if (k != i) {
@@ -281,7 +339,7 @@ void FlowNetwork::resolve(double now) {
     scan_share_.resize(k);
   }
   scanning = false;
-  if (active_links_.empty()) return;
+  if (active_links_.empty() && next_cap() == inf) return;
   // Heap phase for the remaining levels (stale entries skipped by version).
   auto cmp = [](const ShareEntry& a, const ShareEntry& b) {
     return a.share != b.share ? a.share > b.share : a.link > b.link;
@@ -292,24 +350,44 @@ void FlowNetwork::resolve(double now) {
     heap_.push_back({std::max(0.0, link_rem_[l]) / link_cnt_[l], l, link_ver_[l]});
   }
   std::make_heap(heap_.begin(), heap_.end(), cmp);
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), cmp);
-    ShareEntry s = heap_.back();
-    heap_.pop_back();
-    if (s.ver != link_ver_[s.link] || link_cnt_[s.link] == 0) continue;
-    // Links whose count or capacity changed since they were pushed get a fresh entry.
-    touched_.clear();
-    for (const LinkEntry& e : link_flows_[s.link])
-      if (!flows_[e.flow].frozen)
-        for (std::uint32_t l2 : flows_[e.flow].path) touched_.push_back(l2);
-    freeze_link(s.link, std::max(0.0, s.share));
+  auto push_touched = [&](std::uint32_t skip) {
     for (std::uint32_t l2 : touched_) {
-      if (l2 == s.link || link_cnt_[l2] == 0) continue;
+      if (l2 == skip || link_cnt_[l2] == 0) continue;
       double sh = std::max(0.0, link_rem_[l2]) / link_cnt_[l2];
       ++link_ver_[l2];
       heap_.push_back({sh, l2, link_ver_[l2]});
       std::push_heap(heap_.begin(), heap_.end(), cmp);
     }
+  };
+  while (true) {
+    // Drop stale entries so the heap top is a live fair share.
+    while (!heap_.empty() && (heap_.front().ver != link_ver_[heap_.front().link] ||
+                              link_cnt_[heap_.front().link] == 0)) {
+      std::pop_heap(heap_.begin(), heap_.end(), cmp);
+      heap_.pop_back();
+    }
+    const double c = next_cap();
+    if (heap_.empty() && c == inf) break;
+    touched_.clear();
+    if (heap_.empty() || c < heap_.front().share) {
+      // A flow's own bound comes first: freeze it there.
+      const std::uint32_t f = flow_caps_[cap_next].flow;
+      for (std::uint32_t l2 : path(flows_[f]))
+        if (link_n_[l2] >= shared_min) touched_.push_back(l2);
+      freeze_flow(f, c);
+      push_touched(kNoPos);
+      continue;
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    ShareEntry s = heap_.back();
+    heap_.pop_back();
+    // Links whose count or capacity changed since they were pushed get a fresh entry.
+    for (const LinkEntry& e : link_flows_[s.link])
+      if (!flows_[e.flow].frozen)
+        for (std::uint32_t l2 : path(flows_[e.flow]))
+          if (link_n_[l2] >= shared_min) touched_.push_back(l2);
+    freeze_link(s.link, std::max(0.0, s.share));
+    push_touched(s.link);
   }
 }
 

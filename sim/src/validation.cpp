@@ -89,6 +89,27 @@ double busbw_factor(Coll c, int n) {
   return 1.0;
 }
 
+// Fused (flash-style) attention kernels arrived with FlashAttention (Dao et al., arXiv
+// 2205.14135, May 2022) and reached Megatron-LM / NGC containers from mid-2022. A run whose
+// source is dated earlier (its arXiv id, or the yy.mm of the NGC container it names) computed
+// attention unfused: the full s x s scores through HBM. Returns a reason, or "" when the source
+// carries no such date (modern frameworks: fused attention) or says flash attention.
+std::string unfused_attention_reason(const Json& c) {
+  std::string src = str(c, "source"), notes = lower(str(c, "notes"));
+  if (notes.find("flash") != std::string::npos) return "";
+  std::smatch m;
+  if (std::regex_search(src, m, std::regex(R"(arxiv\.org/abs/(\d{4})\.(\d{4,5}))"))) {
+    double id = std::stod(m[1].str()) * 1e5 + std::stod(m[2].str());
+    if (id < 2205.0 * 1e5 + 14135) return "arXiv " + m[1].str() + "." + m[2].str();
+    return "";
+  }
+  if (std::regex_search(src, m, std::regex(R"((\d{2})\.(\d{2}) NGC)"))) {
+    int yymm = std::stoi(m[1].str()) * 100 + std::stoi(m[2].str());
+    if (yymm < 2206) return "NGC container " + m[1].str() + "." + m[2].str();
+  }
+  return "";
+}
+
 struct Context {
   const ValidationOptions& options;
   const CalibrationProfile& profile;
@@ -229,6 +250,11 @@ TrainingSetup build_training(const Json& c, CaseResult& out) {
       note(fmt::format("vocab {} (not stated)", vocab));
     }
     m["vocab"] = static_cast<std::int64_t>(vocab);
+    // Megatron-LM GPT and BERT keep dropout 0.1 on the attention probabilities and the residual
+    // branches (their reference configs); Llama-style and MPT recipes train without dropout.
+    bool dropout = bert || lname.find("gpt") != std::string::npos;
+    m["dropout"] = dropout;
+    if (dropout) note("dropout on (GPT/BERT reference configs)");
     if (bert) {
       m["bias"] = true;
       m["norm"] = "layernorm";
@@ -264,6 +290,15 @@ TrainingSetup build_training(const Json& c, CaseResult& out) {
   if (dt == "fp4") throw Skip{"fp4 training is not modelled"};
   t["dtype"] = dt;
   t["optimizer"] = resnet ? "sgd" : "adam";
+  if (!resnet && lname.find("lora") != std::string::npos) {
+    t["frozen_weights"] = true;
+    note("LoRA: base weights frozen (no weight gradients, reduction or optimizer step)");
+  }
+  if (!resnet) {
+    std::string why = unfused_attention_reason(c);
+    t["flash_attention"] = why.empty();
+    if (!why.empty()) note("unfused attention (the source, " + why + ", predates fused attention)");
+  }
   std::string rc = str(tr, "recompute_mode");
   Recompute stated = Recompute::None;
   if (rc == "selective") stated = Recompute::Selective;
@@ -508,7 +543,7 @@ std::string to_table(const ValidationReport& r, bool md) {
                      r.summary.n, r.skipped.size(), r.summary.mape_pct,
                      r.summary.median_abs_error_pct, r.summary.max_abs_error_pct)
       << "Goal: MAPE <= 10% over the public cases (not yet met). Regression bound: "
-         "`tests/sim/validation_test.cpp` fails when the MAPE rises above 25%.\n\n";
+         "`tests/sim/validation_test.cpp` fails when the MAPE rises above 14.5%.\n\n";
   }
   auto row = [&](const std::vector<std::string>& cells) {
     if (md) {

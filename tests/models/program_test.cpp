@@ -279,3 +279,41 @@ TEST_CASE("program: FSDP gathers each layer before forward and backward, reduce-
   CHECK(m3.optimizer_bytes == doctest::Approx(m0.optimizer_bytes / 4));
   CHECK(m3.temporary_bytes > m0.temporary_bytes);  // gathered layers
 }
+
+TEST_CASE("program: unfused attention and frozen (LoRA) weights keep the invariants") {
+  Workload w = load("tiny-gpt");
+  Layout l = parse_layout_flag("tp=2,pp=2,dp=2,recompute=selective", resolve_layout(w));
+  Program fused = expand_program(w, l);
+  w.training.flash_attention = false;
+  check_program(w, l);
+  check_program(w, parse_layout_flag("tp=2,pp=1,dp=4", resolve_layout(w)));
+  Program unfused = expand_program(w, l);
+  auto count = [](const Program& p, const char* name) {
+    std::size_t n = 0;
+    for (const auto& rc : p.classes)
+      for (const auto& o : rc.ops) n += p.names[o.name] == name;
+    return n;
+  };
+  // The s x s scores go through HBM: softmax (and dropout: tiny-gpt has it) passes, recomputed
+  // under selective recompute; the fused kernel is gone; causal work is no longer halved.
+  CHECK(count(fused, "attn.softmax") == 0);
+  CHECK(count(unfused, "attn.core") == 0);
+  CHECK(count(unfused, "attn.softmax") == 2 * count(unfused, "attn.softmax_bwd"));
+  CHECK(count(unfused, "attn.dropout") == count(unfused, "attn.softmax"));
+  CHECK(unfused.hardware_flops_per_iteration > fused.hardware_flops_per_iteration);
+  // Frozen base weights: no weight-gradient GEMMs, no DP gradient reduction, no optimizer bytes.
+  w.training.frozen_weights = true;
+  check_program(w, l);
+  Program lora = expand_program(w, l);
+  CHECK(count(lora, "mlp.up_wgrad") == 0);
+  CHECK(count(lora, "attn.qkv_wgrad") == 0);
+  CHECK(count(lora, "dp.grad_reduce") == 0);
+  CHECK(count(unfused, "mlp.up_wgrad") > 0);
+  for (const auto& rc : lora.classes)
+    for (const auto& o : rc.ops)
+      if (lora.names[o.name] == "optimizer.step") CHECK(o.bytes == 0);
+  CHECK(lora.hardware_flops_per_iteration < unfused.hardware_flops_per_iteration);
+  MemoryBreakdown m = memory_per_gpu(w, l);
+  CHECK(m.gradients_bytes == 0);
+  CHECK(m.optimizer_bytes == 0);
+}

@@ -73,3 +73,36 @@ TEST_CASE("device overrides replace catalog peaks; a missing dtype peak is an in
   op.dtype = DType::FP8;
   CHECK_THROWS_AS(op_time_s(op, gpu, p), InputError);
 }
+
+TEST_CASE("device GEMM and attention efficiencies replace the family's maximum for that device") {
+  GpuSpec gpu = testing::test_gpu();
+  CalibrationProfile p = testing::ideal_profile();
+  p.gemm.flops.eff_max = 0.8;
+  p.attention.flops.eff_max = 0.5;
+  Op g;
+  g.kind = OpKind::Gemm;
+  g.dtype = DType::BF16;
+  g.m = g.n = g.k = 8192;
+  Op a;
+  a.kind = OpKind::Attention;
+  a.dtype = DType::BF16;
+  a.flops = 1e13;
+  double g0 = op_time_s(g, gpu, p), a0 = op_time_s(a, gpu, p);
+  DeviceOverride o;
+  o.gpu = gpu.id;
+  o.gemm_efficiency[static_cast<int>(DType::BF16)] = 0.4;
+  o.attention_efficiency = 0.25;
+  p.devices.push_back(o);
+  CHECK(op_time_s(g, gpu, p) == doctest::Approx(2 * g0));
+  CHECK(op_time_s(a, gpu, p) == doctest::Approx(2 * a0));
+  g.dtype = DType::FP16;  // no value for this dtype: the family's maximum stays
+  double g16 = g0 * gpu.peak(DType::BF16) / gpu.peak(DType::FP16);
+  CHECK(op_time_s(g, gpu, p) == doctest::Approx(g16));
+  // The shipped profile: FP8 GEMMs on H100 at the cuBLASLt microbenchmark's 1290-1377 TFLOP/s.
+  const CalibrationProfile& d = default_calibration();
+  const DeviceOverride* h = d.device("h100-sxm-80gb");
+  REQUIRE(h != nullptr);
+  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 > 1290 * 0.98);
+  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 < 1377 * 1.02);
+  CHECK_FALSE(h->source.empty());
+}

@@ -95,6 +95,11 @@ void concurrent_collectives(const Cluster& c, const std::string& name) {
               {plan_collective(Coll::AllGather, 256e6, range(n / 2), ctx),
                plan_collective(Coll::AllGather, 256e6, range(n / 2, n / 2), ctx)},
               topo, prof);
+  // Different collectives at once, on overlapping GPU sets: uneven contention.
+  cross_check(name + " all-reduce + all-gather + all-to-all on half",
+              {plan_collective(Coll::AllReduce, 512e6, all, ctx), plan_collective(Coll::AllGather, 256e6, all, ctx),
+               plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)},
+              topo, prof);
   // Pipeline-style p2p pairs crossing the fabric at once.
   std::vector<CollectivePlan> p2p;
   for (int i = 0; i < n / 2; ++i) p2p.push_back(plan_p2p(i, (i + n / 2 + 3) % n, 64e6, ctx));
@@ -127,28 +132,19 @@ TEST_CASE("simgrid: concurrent collectives on a torus") {
                          "torus 2x2x2 64");
 }
 
-// Known gap (native engine, not SimGrid): the native engine runs a phase's `repeat` lock-step
-// steps as one set of macro flows (bytes x repeat), which is exact when the phase is alone or
-// shares links evenly (the cases above, all within 1%). When a ring shares only some of its
-// links with a different collective, its flows get unequal rates: in SimGrid (and in NCCL, where
-// a ring hop can only forward what it received) every step waits for the slowest hop, while the
-// native macro flows let the unimpeded hops run ahead. The native time is then shorter. This
-// test pins the size and sign of that gap so a change in either engine shows up here.
-TEST_CASE("simgrid: heterogeneous concurrent collectives on a 4:1 fat-tree (known native gap)") {
+// Uneven contention: a ring that shares only some of its links with collectives of another kind,
+// which start and end at other times. Its flows get unequal rates and the slowest one changes
+// over time; every step waits for that step's slowest flow (SimGrid: a barrier per step; NCCL: a
+// hop forwards only what it has received). The native engine paces such phases in chunks of
+// steps (engine.cpp, Pace); merged macro flows alone came out 7% short here (ratio 0.929).
+TEST_CASE("simgrid: a mix of different collectives on a 4:1 fat-tree (uneven contention)") {
   const Cluster c = cluster("fat_tree", 8, 4);
-  const CalibrationProfile& prof = default_calibration();
   const Topology& topo = *c.topology;
-  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  CollectiveContext ctx = make_collective_context(topo, default_calibration(), false, false);
   const int n = topo.num_gpus();
-  std::vector<CollectivePlan> plans = {plan_collective(Coll::AllReduce, 512e6, range(n), ctx),
-                                       plan_collective(Coll::AllGather, 256e6, range(n), ctx),
-                                       plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)};
-  std::vector<double> native, sg;
-  const double tn = simulate_collectives(plans, topo, prof, 1, &native);
-  const double ts = simulate_collectives_simgrid(plans, topo, prof, 1, &sg);
-  std::printf("4:1 mix: native %.6e s, simgrid %.6e s, ratio %.4f; all-gather %.4f\n", tn, ts, tn / ts,
-              native[1] / sg[1]);
-  CHECK(tn <= ts * 1.0001);
-  CHECK(tn / ts > 0.90);
-  CHECK(native[1] / sg[1] > 0.85);
+  cross_check("fat-tree 4:1 64 all-reduce + all-gather + all-to-all on half",
+              {plan_collective(Coll::AllReduce, 512e6, range(n), ctx),
+               plan_collective(Coll::AllGather, 256e6, range(n), ctx),
+               plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)},
+              topo, default_calibration());
 }

@@ -73,16 +73,15 @@ TEST_CASE("simgrid: tiny-gpt iteration, TP 2 x PP 2 x DP 64 on 256 GPUs, 2:1 fat
   agree(iteration("fat_tree", "dmodk", 32, 2, "tp=2,pp=2", 256));
 }
 
-// Known gap (native engine): with ECMP hashing, the pipeline send/recv of different data-parallel
-// replicas collide on different spine links, so the ranks of one pipeline stage finish their
-// transfers at different times. SimGrid lets each rank go on when its own transfer is done; the
-// native engine runs a rank class in lock-step, so every micro-batch step waits for the slowest
-// replica's transfer (a sum of maxima instead of a maximum of sums) and comes out longer. This
-// pins the sign and size of the gap.
-TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, PP 4 x DP 32 on 128 GPUs (known native gap)") {
-  const Pair p = iteration("fat_tree", "ecmp", 16, 1, "tp=1,pp=4", 128);
-  const double ratio = p.native.iteration_time_s / p.simgrid.iteration_time_s;
-  CHECK(ratio >= 0.9999);
-  CHECK(ratio < 1.15);
-  CHECK(std::abs(p.native.breakdown.compute_s / p.simgrid.breakdown.compute_s - 1) < 0.01);
+// ECMP hashing: the pipeline send/recv of different data-parallel replicas collide on different
+// spine links, so the replicas of one stage finish their transfers at different times. SimGrid lets
+// each rank go on when its own transfer is done; the native engine then runs one timeline per
+// replica (engine.cpp, replicas_asymmetric). A single lock-stepped class came out 10% long here
+// (ratio 1.10: every micro-batch step waited for the slowest replica).
+TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, PP 4 x DP 32 on 128 GPUs") {
+  agree(iteration("fat_tree", "ecmp", 16, 1, "tp=1,pp=4", 128));
+}
+// ECMP with tensor parallelism inside the replicas, on a 2:1 fat-tree.
+TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 2 x DP 16 on 64 GPUs, 2:1") {
+  agree(iteration("fat_tree", "ecmp", 8, 2, "tp=2,pp=2", 64));
 }

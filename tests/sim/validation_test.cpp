@@ -11,7 +11,8 @@ using namespace tutti::testing;
 
 namespace {
 // Documented in docs/validation.md ("Regression bound"). The issue's goal is 10%.
-constexpr double kMapeBoundPct = 25.0;
+constexpr double kMapeBoundPct = 14.5;
+constexpr double kKorthikantiBoundPct = 4.5;
 }  // namespace
 
 TEST_CASE("validation: published cases are predicted, errors reported, MAPE within bound") {
@@ -36,6 +37,15 @@ TEST_CASE("validation: published cases are predicted, errors reported, MAPE with
   CHECK(j["summary"]["mape_pct"].get<double>() == doctest::Approx(mape).epsilon(1e-9));
   CHECK(j["summary"]["n"] == cases.size());
   CHECK_MESSAGE(mape <= kMapeBoundPct, "MAPE " << mape << "% above the documented bound");
+  // The Korthikanti et al. 2022 subset (unfused attention, selective/full recompute, TP+SP+PP on
+  // A100): the issue's target is 3.65%.
+  bool seen = false;
+  for (auto& g : j["by_source"])
+    if (g["group"] == "korthikanti2022") {
+      seen = true;
+      CHECK(g["mape_pct"].get<double>() <= kKorthikantiBoundPct);
+    }
+  CHECK(seen);
 }
 
 TEST_CASE("validation: deterministic output and clear errors on bad input") {

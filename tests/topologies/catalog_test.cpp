@@ -31,7 +31,7 @@ TEST_CASE("catalog: numbers are the cited ones, in SI") {
   const GpuSpec& h = c.gpu("h100-sxm-80gb");
   CHECK(h.peak(DType::BF16) == doctest::Approx(989.4e12));
   CHECK(h.peak(DType::FP8) == doctest::Approx(1978.9e12));
-  CHECK(h.hbm_bytes == doctest::Approx(80e9));
+  CHECK(h.hbm_bytes == doctest::Approx(81559.0 * 1048576.0));  // what nvidia-smi reports
   CHECK(h.hbm_bw_Bps == doctest::Approx(3.35e12));
   CHECK(h.scaleup_bw_Bps == doctest::Approx(450e9));  // 900 GB/s bidirectional
   CHECK(h.tdp_W == doctest::Approx(700));

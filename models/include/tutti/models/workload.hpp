@@ -96,6 +96,9 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
   bool flash_attention = true;  ///< Fused attention: the s^2 softmax activations are never stored.
+  /// LoRA / adapter fine-tuning: the base weights are frozen (no weight-gradient GEMMs, gradient
+  /// reduction or optimizer step for them; the small adapters are not modelled).
+  bool frozen_weights = false;
   double tokens_to_train = 0;   ///< Token models; 0 if not given.
   double samples_to_train = 0;  ///< Non-token models (or derived from tokens / seq_len).
 };

@@ -11,7 +11,9 @@
 //       "attention": {"efficiency_max": 0.55, "half_flops": 4e9,
 //                     "bandwidth_efficiency": 0.85, "launch_overhead": "6us"},
 //       "membound":  {"bandwidth_efficiency_max": 0.85, "half_bytes": "4MiB", "launch_overhead": "3us"},
-//       "devices": {"h100-sxm": {"peak": {"bf16": "989.4TFLOPS"}, "hbm_bandwidth": "3.35TB/s"}}
+//       "devices": {"h100-sxm": {"peak": {"bf16": "989.4TFLOPS"}, "hbm_bandwidth": "3.35TB/s",
+//                                "gemm_efficiency": {"fp8": 0.68}, "attention_efficiency": 0.35,
+//                                "source": "..."}}
 //     },
 //     "network": {"tiers": {"nvlink": {"bandwidth_efficiency": 0.85, "latency": "0us"}, ...}},
 //     "nccl": {
@@ -26,7 +28,8 @@
 //       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s"
 //     }
 //   }
-// Every key is required except "notes", "devices" (and each device's "peak"/"hbm_bandwidth"),
+// Every key is required except "notes", "devices" (and each device's "peak"/"hbm_bandwidth"/
+// "gemm_efficiency"/"attention_efficiency"/"source"),
 // and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
 #include <array>
 #include <nlohmann/json_fwd.hpp>
@@ -60,6 +63,11 @@ struct DeviceOverride {
   std::string gpu;
   std::array<double, 5> peak_flops{};  ///< Indexed by DType.
   double hbm_bw_Bps = 0;
+  /// GEMM efficiency_max of this device per DType (replaces the gemm family's flops_efficiency_max;
+  /// 0 = keep it): what cuBLAS reaches on large GEMMs differs per generation and dtype.
+  std::array<double, 5> gemm_efficiency{};
+  double attention_efficiency = 0;  ///< Replaces the attention family's flops_efficiency_max (0 = keep).
+  std::string source;               ///< Where this device's numbers come from.
 };
 
 /// Per link tier: achieved fraction of the link's bandwidth and extra latency per hop.
