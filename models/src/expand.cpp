@@ -18,6 +18,14 @@ using namespace detail;
 constexpr std::uint32_t kNone = 0xffffffffu;
 /// Megatron-LM DDP bucket size: max(40M, 1M * dp) parameters (megatron/core/distributed).
 constexpr double kMegatronBucketParams = 40e6;
+/// Cross entropy over the (vocab-parallel) logits, in fp32 as Megatron-LM's
+/// vocab_parallel_cross_entropy runs it (megatron/core/tensor_parallel/cross_entropy.py), HBM bytes
+/// per logit. Forward: cast the bf16 logits to fp32 (2 read + 4 write), max (4), subtract the max
+/// in place (8), exp in place (8), sum (4), divide in place, saved for backward (8) = 38.
+/// Backward: scale the saved softmax by the incoming gradient in place (8), cast back to bf16 for
+/// the logits' dgrad (4 + 2) = 14.
+constexpr double kCrossEntropyFwdBytes = 38.0;
+constexpr double kCrossEntropyBwdBytes = 14.0;
 /// PyTorch DDP bucket: 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel).
 constexpr double kTorchBucketBytes = 25.0 * 1024 * 1024;
 
@@ -290,6 +298,14 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   const auto& t = c.w.model.tf;
   double B = c.B;
   b.chain(membound(b.name("attn.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
+  // FP8 (Transformer Engine): every GEMM input is cast to FP8 with a transposed copy kept for the
+  // weight gradient: read 2 bytes, write 1 + 1, per element of the QKV, projection, FC1 and FC2
+  // inputs (te.pytorch Linear / LayerNormLinear / LayerNormMLP cast_transpose).
+  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+    double f = t.ffn_hidden;
+    b.chain(membound(b.name("fp8.cast_transpose"),
+                     4.0 * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph, DType::BF16, mb));
+  }
   tp_enter(c, b, s, "attn.tp_allgather", ph, mb);
   b.chain(gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb));
   if (c.l.cp > 1)
@@ -359,6 +375,13 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
                  c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb));
   };
   b.chain(membound(b.name("mlp.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb), gather);
+  // FP8: the output gradient of each GEMM is cast (and transposed) once for its dgrad and wgrad.
+  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+    double fu = t.gated_mlp ? 2.0 * t.ffn_hidden : t.ffn_hidden;
+    b.chain(membound(b.name("fp8.cast_transpose_bwd"),
+                     4.0 * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
+                     DType::BF16, mb));
+  }
   tp_grad_in("mlp.tp_allgather_bwd");
   auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
                  const char* down_w, double tokens, double f, double batch, bool regather) {
@@ -464,7 +487,8 @@ void head_forward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, std::u
     b.chain(gemm(b.name("head.transform"), s.T, s.h, s.h, 1, ph, c.dt, mb));
   double vr = double(vocab_per_rank(m.tf, c.l.tp));
   b.chain(gemm(b.name("head.logits"), s.T, vr, s.h, 1, ph, c.dt, mb));
-  b.chain(membound(b.name("head.cross_entropy"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+  b.chain(membound(b.name("head.cross_entropy"), s.T * vr * kCrossEntropyFwdBytes, ph, DType::FP32,
+                   mb));
   if (c.l.tp > 1)  // vocab-parallel cross entropy: max, sum of exp, target logit
     b.chain(coll(b.name("head.ce_tp_allreduce"), Coll::AllReduce, GroupDim::TP, c.l.tp,
                  3.0 * s.T * 4.0, Stream::CommTP, ph, DType::FP32, mb));
@@ -477,7 +501,8 @@ void head_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) {
     gemm_bwd(c, b, "head.classifier_dgrad", "head.classifier_wgrad", s.b, m.tf.classes, s.h, 1, mb);
   } else {
     double vr = double(vocab_per_rank(m.tf, c.l.tp));
-    b.chain(membound(b.name("head.cross_entropy_bwd"), 2.0 * s.T * vr * 4.0, ph, DType::FP32, mb));
+    b.chain(membound(b.name("head.cross_entropy_bwd"), s.T * vr * kCrossEntropyBwdBytes, ph,
+                     DType::FP32, mb));
     gemm_bwd(c, b, "head.logits_dgrad", "head.logits_wgrad", s.T, vr, s.h, 1, mb);
     if (m.family == ModelFamily::Encoder)
       gemm_bwd(c, b, "head.transform_dgrad", "head.transform_wgrad", s.T, s.h, s.h, 1, mb);

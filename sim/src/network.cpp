@@ -76,8 +76,14 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
     flows_.emplace_back();
   }
   Flow& fl = flows_[f];
-  fl.path.assign(links, links + n);
-  fl.pos.assign(n, 0);
+  if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
+    fl.off = static_cast<std::uint32_t>(hop_link_.size());
+    fl.hop_cap = static_cast<std::uint32_t>(n);
+    hop_link_.resize(hop_link_.size() + n);
+    hop_pos_.resize(hop_pos_.size() + n);
+  }
+  fl.n = static_cast<std::uint32_t>(n);
+  std::copy(links, links + n, hop_link_.begin() + fl.off);
   fl.remaining = std::max(0.0, bytes);
   fl.rate = 0;
   fl.t_ref = 0;
@@ -122,11 +128,12 @@ void FlowNetwork::activate(std::uint32_t f) {
   Flow& fl = flows_[f];
   fl.state = 2;
   ++n_active_;
-  resolve_floor_ = 0;  // a new flow can change any rate of its component
-  for (std::size_t h = 0; h < fl.path.size(); ++h) {
-    std::uint32_t l = fl.path[h];
-    fl.pos[h] = static_cast<std::uint32_t>(link_flows_[l].size());
-    link_flows_[l].push_back({f, static_cast<std::uint32_t>(h)});
+  fl.fresh = true;
+  fresh_.push_back(f);
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
+    std::uint32_t l = hop_link_[h];
+    hop_pos_[h] = static_cast<std::uint32_t>(link_flows_[l].size());
+    link_flows_[l].push_back({f, h});
     ++link_n_[l];
     dirty_links_.push_back(l);
   }
@@ -134,13 +141,13 @@ void FlowNetwork::activate(std::uint32_t f) {
 
 void FlowNetwork::detach(std::uint32_t f) {
   Flow& fl = flows_[f];
-  for (std::size_t h = 0; h < fl.path.size(); ++h) {
-    std::uint32_t l = fl.path[h];
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
+    std::uint32_t l = hop_link_[h];
     auto& v = link_flows_[l];
-    std::uint32_t i = fl.pos[h];
+    std::uint32_t i = hop_pos_[h];
     LinkEntry last = v.back();
     v[i] = last;
-    flows_[last.flow].pos[last.hop] = i;
+    hop_pos_[last.hop] = i;
     v.pop_back();
     --link_n_[l];
     dirty_links_.push_back(l);
@@ -177,7 +184,7 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
     activations_.pop();
     Flow& fl = flows_[a.flow];
     if (fl.state != 1 || fl.version != a.version) continue;
-    if (fl.remaining <= 0 || fl.path.empty()) {
+    if (fl.remaining <= 0 || fl.n == 0) {
       finish(a.flow, completed);
       continue;
     }
@@ -209,6 +216,15 @@ void FlowNetwork::resolve(double now) {
   }
   dirty_links_.clear();
   const double inf = std::numeric_limits<double>::infinity();
+  // A flow that joined gets at least min over its path of capacity / flows on the link (at its
+  // bottleneck link it has the largest rate, so at least the average), and no rate below its
+  // own changes; see resolve_floor_.
+  for (std::uint32_t f : fresh_) {
+    const Flow& fl = flows_[f];
+    if (fl.state != 2) continue;
+    for (std::uint32_t l : path(fl)) resolve_floor_ = std::min(resolve_floor_, cap_[l] / link_n_[l]);
+  }
+  fresh_.clear();
   // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
   // and their rates are subtracted from the capacity of the links they share with the others.
   const double floor =
@@ -221,7 +237,7 @@ void FlowNetwork::resolve(double now) {
     std::uint32_t cnt = 0;
     for (const LinkEntry& e : link_flows_[l]) {
       Flow& fl = flows_[e.flow];
-      if (fl.rate < floor) {
+      if (fl.rate < floor && !fl.fresh) {
         rem -= fl.rate;
         continue;
       }
@@ -231,7 +247,7 @@ void FlowNetwork::resolve(double now) {
       fl.frozen = false;
       comp_flows_.push_back(e.flow);
       double cap = inf;
-      for (std::uint32_t l2 : fl.path) {
+      for (std::uint32_t l2 : path(fl)) {
         if (link_n_[l2] < shared_min) {
           cap = std::min(cap, cap_[l2]);
           continue;
@@ -278,6 +294,7 @@ void FlowNetwork::resolve(double now) {
   auto freeze_flow = [&](std::uint32_t f, double share) {
     Flow& fl = flows_[f];
     fl.frozen = true;
+    fl.fresh = false;
     if (fl.rate != share) {  // the rate changes: bank the progress made at the old rate
       fl.remaining = std::max(0.0, fl.remaining - fl.rate * (now - fl.t_ref));
       fl.t_ref = now;
@@ -286,7 +303,7 @@ void FlowNetwork::resolve(double now) {
       ++fl.version;
       heap_update(f);
     }
-    for (std::uint32_t l2 : fl.path) {
+    for (std::uint32_t l2 : path(fl)) {
       if (link_n_[l2] < shared_min) continue;
       link_rem_[l2] -= share;
       const std::uint32_t c = --link_cnt_[l2];
@@ -355,7 +372,7 @@ void FlowNetwork::resolve(double now) {
     if (heap_.empty() || c < heap_.front().share) {
       // A flow's own bound comes first: freeze it there.
       const std::uint32_t f = flow_caps_[cap_next].flow;
-      for (std::uint32_t l2 : flows_[f].path)
+      for (std::uint32_t l2 : path(flows_[f]))
         if (link_n_[l2] >= shared_min) touched_.push_back(l2);
       freeze_flow(f, c);
       push_touched(kNoPos);
@@ -367,7 +384,7 @@ void FlowNetwork::resolve(double now) {
     // Links whose count or capacity changed since they were pushed get a fresh entry.
     for (const LinkEntry& e : link_flows_[s.link])
       if (!flows_[e.flow].frozen)
-        for (std::uint32_t l2 : flows_[e.flow].path)
+        for (std::uint32_t l2 : path(flows_[e.flow]))
           if (link_n_[l2] >= shared_min) touched_.push_back(l2);
     freeze_link(s.link, std::max(0.0, s.share));
     push_touched(s.link);

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <span>
 #include <vector>
 
 #include "tutti/sim/calibration.hpp"
@@ -82,14 +83,17 @@ class FlowNetwork {
 
  private:
   static constexpr std::uint32_t kNoPos = 0xffffffffu;
+  // Hot fields first: the component search and the filling read rate, cap, mark, off, n.
   struct Flow {
-    std::vector<std::uint32_t> path;
-    std::vector<std::uint32_t> pos;  // index of this flow's entry in link_flows_[path[h]]
-    double remaining = 0, rate = 0, t_ref = 0, t_fin = kNever;
+    double rate = 0;
     double cap = 0;  // solver scratch: min capacity of the links this flow has to itself
-    std::uint32_t set = 0, version = 0, mark = 0, hpos = kNoPos;
-    std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
+    std::uint32_t mark = 0;
+    std::uint32_t off = 0, n = 0;  // hops hop_link_/hop_pos_[off, off + n)
     bool frozen = false;
+    bool fresh = false;  // joined the sharing since the last solve
+    std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
+    double remaining = 0, t_ref = 0, t_fin = kNever;
+    std::uint32_t set = 0, version = 0, hpos = kNoPos, hop_cap = 0;
   };
   struct Set {
     std::uint64_t tag = 0;
@@ -98,7 +102,7 @@ class FlowNetwork {
     bool open = false, started = false;
   };
   struct LinkEntry {
-    std::uint32_t flow, hop;
+    std::uint32_t flow, hop;  // hop: index into hop_link_/hop_pos_
   };
   struct TimedFlow {
     double t;
@@ -121,6 +125,10 @@ class FlowNetwork {
 
   std::vector<double> cap_, lat_, link_bytes_;
   std::vector<std::vector<LinkEntry>> link_flows_;
+  // Flow paths in one pool: hop_link_[h] is the link, hop_pos_[h] the index of the flow's entry
+  // in link_flows_[hop_link_[h]] while it is active.
+  std::vector<std::uint32_t> hop_link_, hop_pos_;
+  std::span<const std::uint32_t> path(const Flow& fl) const { return {hop_link_.data() + fl.off, fl.n}; }
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<Set> sets_;
@@ -139,17 +147,18 @@ class FlowNetwork {
   };
   std::vector<FlowCap> flow_caps_;
   std::vector<std::uint32_t> link_n_;  // active flows per link (= link_flows_[l].size())
-  std::vector<std::uint32_t> touched_, active_links_, link_pos_;
+  std::vector<std::uint32_t> touched_, active_links_, link_pos_, fresh_;
   std::vector<double> scan_share_;
   // Solver scratch.
   std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_mark_, link_cnt_,
       link_ver_;
   std::vector<double> link_rem_;
   std::uint32_t epoch_ = 0;
-  // Lowest rate among the flows that finished since the last solve (0 once a flow started).
-  // Removing a flow of rate r cannot change a rate below r: in progressive filling no link of
-  // that flow saturates below r, so every freeze below r happens as before. The next solve
-  // therefore re-rates only the flows rated >= that floor, with the others' rates held.
+  // Lowest rate among the flows that finished since the last solve, and lower bounds of the rates
+  // of the flows that joined. Removing (adding) a flow of rate r cannot change a rate below r:
+  // in progressive filling no link of that flow saturates below r (in the network without (with)
+  // it), so every freeze below r happens as before. The next solve therefore re-rates only the
+  // flows rated >= that floor (and the new ones), with the others' rates held.
   double resolve_floor_ = std::numeric_limits<double>::infinity();
   bool incremental_ = true;
   std::size_t n_active_ = 0;
