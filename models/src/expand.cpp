@@ -298,6 +298,14 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   const auto& t = c.w.model.tf;
   double B = c.B;
   b.chain(membound(b.name("attn.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
+  // FP8 (Transformer Engine): every GEMM input is cast to FP8 with a transposed copy kept for the
+  // weight gradient: read 2 bytes, write 1 + 1, per element of the QKV, projection, FC1 and FC2
+  // inputs (te.pytorch Linear / LayerNormLinear / LayerNormMLP cast_transpose).
+  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+    double f = t.ffn_hidden;
+    b.chain(membound(b.name("fp8.cast_transpose"),
+                     4.0 * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph, DType::BF16, mb));
+  }
   tp_enter(c, b, s, "attn.tp_allgather", ph, mb);
   b.chain(gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb));
   if (c.l.cp > 1)
@@ -367,6 +375,13 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
                  c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb));
   };
   b.chain(membound(b.name("mlp.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb), gather);
+  // FP8: the output gradient of each GEMM is cast (and transposed) once for its dgrad and wgrad.
+  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+    double fu = t.gated_mlp ? 2.0 * t.ffn_hidden : t.ffn_hidden;
+    b.chain(membound(b.name("fp8.cast_transpose_bwd"),
+                     4.0 * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
+                     DType::BF16, mb));
+  }
   tp_grad_in("mlp.tp_allgather_bwd");
   auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
                  const char* down_w, double tokens, double f, double batch, bool regather) {
