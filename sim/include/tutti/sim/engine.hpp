@@ -131,6 +131,9 @@ struct AnalyticTime {
 /// the slowest stage, fill/drain (p-1)/v * (fwd+bwd) (+ p2p per boundary), plus the part of the
 /// DP collectives that the last backward chunk cannot hide, plus the optimizer. No allocation.
 AnalyticTime analytic_iteration(const AnalyticJob& job);
+/// Records `t` in `r`: engine "analytic", iteration_time_s and the breakdown (compute, bubble,
+/// other, exposed comm per GroupDim). Leaves every other field alone.
+void record_analytic_time(const AnalyticTime& t, SimResult& r);
 
 /// Uncontended time of one collective (tuner's choice, alpha-beta), for building AnalyticJobs.
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
