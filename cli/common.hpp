@@ -30,6 +30,11 @@ void emit_json(const Globals& g, const nlohmann::json& j);
 /// Diagnostic on stderr unless -q.
 void note(const Globals& g, const std::string& text);
 
+/// The whole of a file, bytes as stored. Throws InputError ("PATH: cannot read file").
+std::string read_text(const std::string& path);
+/// `s` quoted for a POSIX shell: unchanged when it holds only safe characters, else in '...'.
+std::string shell_quote(const std::string& s);
+
 /// The answer of a subcommand whose capability has not landed: says so plainly, exits 2.
 int not_landed(const std::string& what, int issue);
 

@@ -5,9 +5,7 @@
 // Format: --format html|md|csv|json, else from the -o extension, else html.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common.hpp"
 #include "report_compare.hpp"
@@ -28,14 +26,6 @@ struct ReportOptions {
   CompareOptions compare;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::string text = read_text(path);
   try {
@@ -50,17 +40,6 @@ reports::Format pick_format(const Globals& g, const ReportOptions& o) {
   return g.output.empty() ? reports::Format::Html : reports::format_for_path(g.output);
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") ==
-          std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 int emit_report(const Globals& g, const ReportOptions& o, const reports::Report& r) {
   reports::Format f = pick_format(g, o);
   std::string text =
@@ -70,26 +49,27 @@ int emit_report(const Globals& g, const ReportOptions& o, const reports::Report&
   return kOk;
 }
 
+// A report built from the one input file o.file by `tutti report SUB`: stamps the tool, the
+// command that re-makes it and the input (as `role`), then writes it.
+int emit_file_report(const Globals& g, const ReportOptions& o, reports::Report r, const char* sub,
+                     const char* role) {
+  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
+  r.command = std::string("tutti report ") + sub + " " + shell_quote(o.file);
+  std::string text = read_text(o.file);
+  r.inputs.push_back({role, o.file, reports::sha256_hex(text), text});
+  return emit_report(g, o, r);
+}
+
 int run_plan(const Globals& g, const ReportOptions& o) {
   nlohmann::json plan = read_json(o.file);
-  reports::Report r = reports::build_plan_report(plan);
-  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
-  r.command = "tutti report plan " + shell_quote(o.file);
-  std::string text = read_text(o.file);
-  r.inputs.push_back({"plan", o.file, reports::sha256_hex(text), text});
-  return emit_report(g, o, r);
+  return emit_file_report(g, o, reports::build_plan_report(plan), "plan", "plan");
 }
 
 int run_render(const Globals& g, const ReportOptions& o) {
   nlohmann::json doc = read_json(o.file);
   if (doc.is_object() && doc.value("kind", "") == "compare" && doc.contains("architectures")) {
     // A bare comparison document (the "data" of a compare report).
-    reports::Report r = reports::build_compare_report(doc);
-    r.tool_version = std::string("tutti ") + TUTTI_VERSION;
-    r.command = "tutti report render " + shell_quote(o.file);
-    std::string text = read_text(o.file);
-    r.inputs.push_back({"comparison", o.file, reports::sha256_hex(text), text});
-    return emit_report(g, o, r);
+    return emit_file_report(g, o, reports::build_compare_report(doc), "render", "comparison");
   }
   if (!doc.is_object() || !doc.contains("kind") || !doc.contains("data"))
     throw InputError(o.file, "kind", doc.is_object() ? "missing" : "not an object",

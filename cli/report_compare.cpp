@@ -6,9 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "simulate.hpp"
 #include "tutti/core/error.hpp"
@@ -31,25 +29,6 @@ json simulate_doc(const Workload& w, const Cluster& c, const Layout& l, const Co
   json j = simulation_document(w, c, l, so);
   j.erase("wall_s");  // the engine's own run time: not reproducible, not a result
   return j;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") ==
-          std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 bool has_oversubscription(FabricKind k) {

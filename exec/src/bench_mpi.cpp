@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <vector>
 
+#include "replay_common.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/exec/bench.hpp"
 #include "tutti/exec/session.hpp"
@@ -158,20 +158,8 @@ void run_once(CollOp op, const Counts& c, int r, int n, float* send, float* recv
 }  // namespace
 
 CollBenchResult bench_collective_mpi(const Session& s, const CollBenchOptions& o, Watchdog* wd) {
-  if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
-    throw InputError("-b/-e", "", std::to_string(o.min_bytes) + ".." + std::to_string(o.max_bytes),
-                     "1 <= min size <= max size");
-  if (o.factor <= 1 && o.step_bytes <= 0) throw InputError("-f/-i", "", "no step", "a factor > 1 or a step > 0");
+  CollBenchResult res = coll_bench_result(s, o, "mpi");
   const int n = s.size(), r = s.rank();
-  CollBenchResult res;
-  res.op = to_string(o.op);
-  res.backend = "mpi";
-  res.ranks = n;
-  res.warmup = o.warmup;
-  res.iters = o.iters;
-  auto hosts = s.hosts();
-  res.hosts = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
-  res.tier = res.hosts == 1 ? "intra_node" : "inter_node";
 
   // Buffers for the largest point, allocated and touched once.
   const std::int64_t max_elems = static_cast<std::int64_t>(o.max_bytes / 4) + n;
@@ -198,12 +186,7 @@ CollBenchResult bench_collective_mpi(const Session& s, const CollBenchOptions& o
       run_once(o.op, c, r, n, send.data(), recv.data());
       if (wd) wd->kick("collective bench");
     }
-    double per_iter = (MPI_Wtime() - t0) / std::max(1, o.iters);
-    p.time_s = s.sum(per_iter) / n;
-    p.time_max_s = s.max(per_iter);
-    p.algbw_Bps = p.time_s > 0 ? p.size_bytes / p.time_s : 0;
-    p.busbw_Bps = p.algbw_Bps * bus_factor(o.op, n);
-    p.wrong = o.check ? static_cast<std::int64_t>(s.sum(static_cast<double>(wrong))) : -1;
+    finish_coll_point(s, o, (MPI_Wtime() - t0) / std::max(1, o.iters), wrong, p);
     res.points.push_back(p);
   }
   return res;

@@ -3,12 +3,12 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "tutti/core/error.hpp"
 #include "tutti/exec/device.hpp"
+#include "tutti/exec/environment.hpp"
 
 namespace tutti::exec {
 
@@ -43,17 +43,6 @@ ExecType exec_type_for(DType d, bool gpu) {
 
 namespace {
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) return line.substr(p + 2);
-    }
-  return "unknown CPU";
-}
-
 template <typename T>
 void touch(std::vector<T>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
@@ -68,7 +57,7 @@ class CpuDevice final : public ComputeDevice {
     return cfg + " (core " + openblas_get_corename() + ", " + std::to_string(openblas_get_num_threads()) +
            " thread(s))";
   }
-  std::string model() const override { return cpu_model_name(); }
+  std::string model() const override { return cpu_model_name("unknown CPU"); }
 
   void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn, double max_membound_bytes) override {
     // Stored as doubles so that both sgemm and dgemm fit (sgemm uses the first half as floats).

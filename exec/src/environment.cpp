@@ -16,8 +16,7 @@ extern char** environ;
 
 namespace tutti::exec {
 
-namespace {
-std::string cpu_model() {
+std::string cpu_model_name(const std::string& fallback) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line))
@@ -25,9 +24,8 @@ std::string cpu_model() {
       auto p = line.find(':');
       if (p != std::string::npos) return line.substr(p + 2);
     }
-  return "unknown";
+  return fallback;
 }
-}  // namespace
 
 nlohmann::json environment_json(const Session& s, const ComputeDevice* dev) {
   nlohmann::json j;
@@ -37,7 +35,7 @@ nlohmann::json environment_json(const Session& s, const ComputeDevice* dev) {
   j["hosts"] = nlohmann::json::array();
   for (const auto& [h, c] : per_host) j["hosts"].push_back({{"name", h}, {"ranks", c}});
   j["ranks"] = s.size();
-  j["cpu_model"] = cpu_model();
+  j["cpu_model"] = cpu_model_name("unknown");
   j["mpi_library"] = Session::mpi_library_version();
   j["openblas"] = {{"config", openblas_get_config()},
                    {"core", openblas_get_corename()},

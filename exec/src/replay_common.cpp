@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
@@ -229,6 +231,58 @@ void to_json(nlohmann::json& j, const ReplayResult& r, const Program& p) {
     }
     ranks.push_back({{"rank", rt.rank}, {"stage", rt.stage}, {"iteration_s", rt.iteration_s}, {"op_time_s", t}, {"op_start_s", s}});
   }
+}
+
+void timed_iterations(const Session& s, int stage, const std::function<double()>& iterate,
+                      const std::vector<double>& start, const std::vector<double>& end,
+                      const std::int64_t& checked, const std::int64_t& wrong, ReplayResult& res) {
+  const std::size_t n = start.size();
+  RankTimings mine;
+  mine.rank = s.rank();
+  mine.stage = stage;
+  std::vector<std::vector<double>> dur(n), st(n);
+  for (int it = 0; it < res.iterations; ++it) {
+    s.barrier();
+    double mine_s = iterate();
+    mine.iteration_s.push_back(mine_s);
+    res.iteration_times_s.push_back(s.max(mine_s));
+    for (std::size_t i = 0; i < n; ++i) {
+      dur[i].push_back(end[i] - start[i]);
+      st[i].push_back(start[i]);
+    }
+  }
+  mine.ops.resize(n);
+  for (std::size_t i = 0; i < n; ++i) mine.ops[i] = {median_of(dur[i]), median_of(st[i])};
+  res.checked_ops = static_cast<std::int64_t>(s.sum(static_cast<double>(checked)));
+  res.wrong_elements = static_cast<std::int64_t>(s.sum(static_cast<double>(wrong)));
+  finish_result(s, mine, res);
+}
+
+CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend) {
+  if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
+    throw InputError("-b/-e", "", std::to_string(o.min_bytes) + ".." + std::to_string(o.max_bytes),
+                     "1 <= min size <= max size");
+  if (o.factor <= 1 && o.step_bytes <= 0) throw InputError("-f/-i", "", "no step", "a factor > 1 or a step > 0");
+  CollBenchResult res;
+  res.op = to_string(o.op);
+  res.backend = backend;
+  res.ranks = s.size();
+  res.warmup = o.warmup;
+  res.iters = o.iters;
+  auto hosts = s.hosts();
+  res.hosts = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
+  res.tier = res.hosts == 1 ? "intra_node" : "inter_node";
+  return res;
+}
+
+void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s, std::int64_t wrong,
+                       CollPoint& p) {
+  const int n = s.size();
+  p.time_s = s.sum(per_iter_s) / n;
+  p.time_max_s = s.max(per_iter_s);
+  p.algbw_Bps = p.time_s > 0 ? p.size_bytes / p.time_s : 0;
+  p.busbw_Bps = p.algbw_Bps * bus_factor(o.op, n);
+  p.wrong = o.check ? static_cast<std::int64_t>(s.sum(static_cast<double>(wrong))) : -1;
 }
 
 }  // namespace tutti::exec

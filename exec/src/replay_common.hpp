@@ -1,8 +1,10 @@
 #pragma once
-// Pieces shared by the CPU and GPU replays (private to exec/src).
+// Pieces shared by the CPU and GPU replays and collective benchmarks (private to exec/src).
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "tutti/exec/bench.hpp"
 #include "tutti/exec/replay.hpp"
 
 namespace tutti::exec {
@@ -28,5 +30,21 @@ const RankClass& class_of_stage(const Program& p, int stage);
 double median_of(std::vector<double> v);
 /// Gathers every rank's timings on rank 0 and fills median/min/max of the iteration times.
 void finish_result(const Session& s, const RankTimings& mine, ReplayResult& res);
+
+/// The timed iterations shared by the CPU and GPU replays: res.iterations times, a barrier then
+/// `iterate()`, which runs one iteration, leaves each op's start and end (s, from the iteration's
+/// start) in `start` / `end` and returns this rank's wall time. Then fills the per-op medians, the
+/// check sums (`checked` and `wrong` are read after the loop) and the gathered result. Collective.
+void timed_iterations(const Session& s, int stage, const std::function<double()>& iterate,
+                      const std::vector<double>& start, const std::vector<double>& end,
+                      const std::int64_t& checked, const std::int64_t& wrong, ReplayResult& res);
+
+/// A collective benchmark's result before its points: checks the size range of `o` (throws
+/// InputError) and fills op, backend, ranks, hosts, tier, warmup and iters. Collective.
+CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend);
+/// Fills a point's times, bandwidths and check from this rank's per-iteration time and wrong
+/// elements (-1: not checked). Collective.
+void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s, std::int64_t wrong,
+                       CollPoint& p);
 
 }  // namespace tutti::exec

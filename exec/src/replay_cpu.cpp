@@ -347,27 +347,12 @@ ReplayResult replay_cpu(const Session& s, const Program& p, const ReplayOptions&
     s.barrier();
     rep.run(false, start, end, MPI_Wtime(), checked, wrong);
   }
-  RankTimings mine;
-  mine.rank = s.rank();
-  mine.stage = rep.cls().stage;
-  std::vector<std::vector<double>> dur(n), st(n);
-  for (int it = 0; it < res.iterations; ++it) {
-    s.barrier();
+  auto iterate = [&] {
     double t0 = MPI_Wtime();
     rep.run(false, start, end, t0, checked, wrong);
-    double mine_s = MPI_Wtime() - t0;
-    mine.iteration_s.push_back(mine_s);
-    res.iteration_times_s.push_back(s.max(mine_s));
-    for (std::size_t i = 0; i < n; ++i) {
-      dur[i].push_back(end[i] - start[i]);
-      st[i].push_back(start[i]);
-    }
-  }
-  mine.ops.resize(n);
-  for (std::size_t i = 0; i < n; ++i) mine.ops[i] = {median_of(dur[i]), median_of(st[i])};
-  res.checked_ops = static_cast<std::int64_t>(s.sum(static_cast<double>(checked)));
-  res.wrong_elements = static_cast<std::int64_t>(s.sum(static_cast<double>(wrong)));
-  finish_result(s, mine, res);
+    return MPI_Wtime() - t0;
+  };
+  timed_iterations(s, rep.cls().stage, iterate, start, end, checked, wrong, res);
   return res;
 }
 

@@ -122,6 +122,15 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
   return job;
 }
 
+void record_analytic_time(const AnalyticTime& t, SimResult& r) {
+  r.engine = "analytic";
+  r.iteration_time_s = t.iteration_s;
+  r.breakdown.compute_s = t.compute_s;
+  r.breakdown.bubble_s = t.bubble_s;
+  r.breakdown.other_s = t.other_s;
+  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+}
+
 SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,
                                     const CalibrationProfile& profile,
                                     const ProgramSimOptions& options) {
@@ -133,12 +142,7 @@ SimResult simulate_program_analytic(const Program& program, const SimCluster& cl
   AnalyticJob job = analytic_job(program, cluster, profile, options.compute_slowdown);
   AnalyticTime t = analytic_iteration(job);
   SimResult r;
-  r.engine = "analytic";
-  r.iteration_time_s = t.iteration_s;
-  r.breakdown.compute_s = t.compute_s;
-  r.breakdown.bubble_s = t.bubble_s;
-  r.breakdown.other_s = t.other_s;
-  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  record_analytic_time(t, r);
   finish_result(r, program, cluster, profile, options);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;

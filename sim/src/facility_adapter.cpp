@@ -45,23 +45,17 @@ IterationTimes iteration_times(const SimResult& r) {
   return {r.iteration_time_s, r.gemm_busy_s, r.memory_busy_s, r.comm_busy_s};
 }
 
-FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
-  FacilityInputs in;
+void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.gpu_name = c.gpu.name;
   in.gpus = c.gpus();
   in.nodes = c.nodes;
   in.gpus_per_node = c.gpus_per_node;
   in.nics = c.nodes * c.node.nics;
   in.switches = static_cast<int>(c.bom.switches);
-  long long links = 0;
-  for (const auto& g : c.facts.cables) links += g.count;
-  in.network_links = static_cast<int>(links);
   in.racks = c.racks;
   in.nodes_per_rack = c.nodes_per_rack;
 
   in.gpu.tdp_W = c.gpu.tdp_W;
-  // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
-  in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
   in.node_overhead_W = c.node.overhead_power_W;
   in.node_max_power_W = c.node.max_power_W;
   in.network_power_W = c.bom.network_power_W;
@@ -77,14 +71,24 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
   in.electricity_usd_per_J = f.electricity_usd_per_J;
   in.buildout_usd_per_W = f.buildout_usd_per_W;
 
-  in.times = iteration_times(r);
-  in.iterations = r.iterations;
-
   in.gpu_price_usd = c.gpu.price_usd;
   in.node_price_usd = c.node.price_usd;
   in.network_capex_usd = c.bom.network_capex_usd;
   in.storage_capex_usd = c.bom.storage_capex_usd;
   in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
+}
+
+FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
+  FacilityInputs in;
+  fill_cluster_inputs(in, c);
+  long long links = 0;
+  for (const auto& g : c.facts.cables) links += g.count;
+  in.network_links = static_cast<int>(links);
+  // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
+  in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
+
+  in.times = iteration_times(r);
+  in.iterations = r.iterations;
 
   if (!c.storage.id.empty()) {
     in.storage_read_Bps = c.storage.read_Bps * c.storage_units;

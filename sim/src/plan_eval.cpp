@@ -78,36 +78,11 @@ namespace {
 // The facility models' view of a cluster and workload (iteration times filled per layout).
 FacilityInputs facility_inputs_of(const Workload& w, const Cluster& c) {
   FacilityInputs in;
-  in.gpu_name = c.gpu.name;
-  in.gpus = c.gpus();
-  in.nodes = c.nodes;
-  in.gpus_per_node = c.gpus_per_node;
-  in.nics = c.nodes * c.node.nics;
-  in.switches = static_cast<int>(c.bom.switches);
+  fill_cluster_inputs(in, c);
   in.network_links = static_cast<int>(c.bom.cables);
-  in.racks = c.racks;
-  in.nodes_per_rack = c.nodes_per_rack;
-  in.gpu.tdp_W = c.gpu.tdp_W;
   in.gpu.idle_W = c.gpu.idle_W;
-  in.node_overhead_W = c.node.overhead_power_W;
-  in.node_max_power_W = c.node.max_power_W;
-  in.network_power_W = c.bom.network_power_W;
-  in.storage_power_W = c.bom.storage_power_W;
-  in.facility_name = c.facility.name;
-  in.liquid = c.facility.liquid;
-  in.pue = c.facility.pue;
-  in.rack_power_W = c.facility.rack_power_W;
-  in.rack_cooling_W = c.facility.rack_cooling_W;
-  in.total_cooling_W = c.facility.total_cooling_W;
-  in.electricity_usd_per_J = c.facility.electricity_usd_per_J;
-  in.buildout_usd_per_W = c.facility.buildout_usd_per_W;
   in.tokens_per_iteration = tokens_per_iteration(w);
   in.samples_per_iteration = static_cast<double>(w.training.global_batch);
-  in.gpu_price_usd = c.gpu.price_usd;
-  in.node_price_usd = c.node.price_usd;
-  in.network_capex_usd = c.bom.network_capex_usd;
-  in.storage_capex_usd = c.bom.storage_capex_usd;
-  in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
   // Checkpoint: bf16 weights + fp32 master weights + two fp32 Adam moments = 14 bytes/param.
   in.checkpoint_bytes = 14.0 * params(w);
   in.storage_read_Bps = c.storage.read_Bps * std::max(1, c.storage_units);
@@ -344,12 +319,7 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
     if (figs[s].st.fwd_s + figs[s].st.bwd_s > figs[crit].st.fwd_s + figs[crit].st.bwd_s) crit = s;
   }
   AnalyticTime t = analytic_iteration(job);
-  r.engine = "analytic";
-  r.iteration_time_s = t.iteration_s;
-  r.breakdown.compute_s = t.compute_s;
-  r.breakdown.bubble_s = t.bubble_s;
-  r.breakdown.other_s = t.other_s;
-  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  record_analytic_time(t, r);
   const double tpi = tokens_per_iteration(w);
   r.iterations = tpi > 0 ? hw.tokens / tpi : 0;
   r.time_to_train_s = r.iterations * r.iteration_time_s;

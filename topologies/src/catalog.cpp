@@ -38,15 +38,11 @@ namespace {
 const std::vector<std::string> kKinds{"gpu",     "node",     "nic",      "switch",
                                       "optic",   "storage",  "facility", "transport"};
 
-// Common head of every entry: id, name, source, estimates, notes.
-struct Head {
-  std::string id, name, source;
-  std::vector<std::string> estimates;
-};
-
-Head read_head(Obj& e) {
+// Common head of every entry: id, name, source, estimates, notes (every spec carries the first
+// four under those names).
+template <typename Spec>
+void read_head(Obj& e, Spec& h) {
   static const std::regex kId("^[a-z0-9][a-z0-9.-]*$");
-  Head h;
   Value id = e.req("id");
   h.id = id.string();
   if (!std::regex_match(h.id, kId)) id.fail("an id of lowercase letters, digits, '.' and '-'");
@@ -64,15 +60,13 @@ Head read_head(Obj& e) {
     h.estimates.push_back(k);
   }
   e.allow("notes");
-  return h;
 }
 
 double flops(Obj& peak, const char* key) { return peak.quantity_or(key, Dim::FlopRate, 0.0, 0.0, 1e19); }
 
 GpuSpec parse_gpu(Obj& e) {
   GpuSpec g;
-  Head h = read_head(e);
-  g.id = h.id, g.name = h.name, g.source = h.source, g.estimates = h.estimates;
+  read_head(e, g);
   g.vendor = e.req("vendor").choice({"nvidia", "amd", "intel", "cpu"});
   Obj p = e.req("peak").obj();
   g.peak_flops[static_cast<int>(DType::FP32)] = flops(p, "fp32");
@@ -101,8 +95,7 @@ GpuSpec parse_gpu(Obj& e) {
 
 NodeSpec parse_node(Obj& e) {
   NodeSpec n;
-  Head h = read_head(e);
-  n.id = h.id, n.name = h.name, n.source = h.source, n.estimates = h.estimates;
+  read_head(e, n);
   n.gpu = e.req("gpu").string();
   n.gpus = static_cast<int>(e.req("gpus").integer(1, 1024));
   std::string s = e.req("scaleup").choice({"nvswitch", "mesh", "pcie", "shared_memory"});
@@ -131,8 +124,7 @@ NodeSpec parse_node(Obj& e) {
 
 NicSpec parse_nic(Obj& e) {
   NicSpec n;
-  Head h = read_head(e);
-  n.id = h.id, n.name = h.name, n.source = h.source, n.estimates = h.estimates;
+  read_head(e, n);
   n.bandwidth_Bps = e.req("bandwidth").quantity(Dim::Bandwidth, 1e6);
   n.ports = static_cast<int>(e.integer_or("ports", 1, 1, 8));
   n.latency_s = e.req("latency").quantity(Dim::Time, 0.0, 1e-3);
@@ -145,8 +137,7 @@ NicSpec parse_nic(Obj& e) {
 
 SwitchSpec parse_switch(Obj& e) {
   SwitchSpec s;
-  Head h = read_head(e);
-  s.id = h.id, s.name = h.name, s.source = h.source, s.estimates = h.estimates;
+  read_head(e, s);
   s.radix = static_cast<int>(e.req("radix").integer(2, 4096));
   s.port_bw_Bps = e.req("port_speed").quantity(Dim::Bandwidth, 1e6);
   s.min_port_bw_Bps = e.req("min_port_speed").quantity(Dim::Bandwidth, 1e6, s.port_bw_Bps);
@@ -164,8 +155,7 @@ SwitchSpec parse_switch(Obj& e) {
 
 OpticSpec parse_optic(Obj& e) {
   OpticSpec o;
-  Head h = read_head(e);
-  o.id = h.id, o.name = h.name, o.source = h.source, o.estimates = h.estimates;
+  read_head(e, o);
   o.kind = e.req("kind").choice({"transceiver", "fiber", "dac", "aoc"});
   o.is_cable = o.kind != "transceiver";
   o.bandwidth_Bps = e.req("bandwidth").quantity(Dim::Bandwidth, 1e6);
@@ -178,8 +168,7 @@ OpticSpec parse_optic(Obj& e) {
 
 StorageSpec parse_storage(Obj& e) {
   StorageSpec s;
-  Head h = read_head(e);
-  s.id = h.id, s.name = h.name, s.source = h.source, s.estimates = h.estimates;
+  read_head(e, s);
   s.read_Bps = e.req("read").quantity(Dim::Bandwidth, 1e6);
   s.write_Bps = e.req("write").quantity(Dim::Bandwidth, 1e6);
   s.capacity_bytes = e.req("capacity").quantity(Dim::Bytes, 1e9);
@@ -191,8 +180,7 @@ StorageSpec parse_storage(Obj& e) {
 
 FacilitySpec parse_facility(Obj& e) {
   FacilitySpec f;
-  Head h = read_head(e);
-  f.id = h.id, f.name = h.name, f.source = h.source, f.estimates = h.estimates;
+  read_head(e, f);
   f.liquid = e.req("liquid").boolean();
   f.pue = e.req("pue").number(1.0, 3.0);
   f.rack_power_W = e.req("rack_power").quantity(Dim::Power, 1e3, 1e6);
@@ -213,8 +201,7 @@ FacilitySpec parse_facility(Obj& e) {
 
 TransportSpec parse_transport(Obj& e) {
   TransportSpec t;
-  Head h = read_head(e);
-  t.id = h.id, t.name = h.name, t.source = h.source, t.estimates = h.estimates;
+  read_head(e, t);
   t.kind = e.req("kind").choice({"infiniband", "roce"});
   t.efficiency = e.req("efficiency").number(0.1, 1.0);
   t.per_hop_latency_s = e.req("per_hop_latency").quantity(Dim::Time, 0.0, 1e-3);

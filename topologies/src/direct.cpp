@@ -40,6 +40,27 @@ SwitchGroup router_group(const FabricHardware& hw, int k, const std::vector<long
   return g;
 }
 
+struct Routers {
+  std::uint32_t r0;  ///< Device id of the first router.
+  double to_r;       ///< Latency of a hop into a router (cable + router + transport per hop), s.
+};
+
+// Adds `routers` routers after the node layer's devices and an access cable from each NIC i to
+// router i / p (counted in used[i / p]); the first access link's id goes to acc_base.
+Routers add_routers(NodeLayer& f, const FabricHardware& hw, long long routers, int p, double bw,
+                    std::vector<long long>& used, std::uint32_t& acc_base) {
+  const std::uint32_t r0 = static_cast<std::uint32_t>(f.devices().size());
+  for (long long r = 0; r < routers; ++r) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(r), 0, 0);
+  const double to_r = hw.cable_latency_s + hw.leaf.latency_s + hw.transport.per_hop_latency_s;
+  const double to_nic = hw.cable_latency_s + hw.nic.latency_s;
+  acc_base = static_cast<std::uint32_t>(f.links().size());
+  for (int i = 0, E = f.nics_total(); i < E; ++i) {
+    ++used[i / p];
+    f.add_cable(f.nic_device(i), r0 + static_cast<std::uint32_t>(i / p), bw, to_r, bw, to_nic, Tier::Access);
+  }
+  return {r0, to_r};
+}
+
 class Dragonfly final : public NodeLayer {
  public:
   std::string describe() const override { return description_; }
@@ -141,16 +162,8 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
                                  "pair of groups needs a global link)",
                                  f.a_ * f.h_ + 1));
   f.m_ = f.g_ > 1 ? f.a_ * f.h_ / (f.g_ - 1) : 0;
-  const std::uint32_t r0 = static_cast<std::uint32_t>(f.devices().size());
-  for (int r = 0; r < routers; ++r) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(r), 0, 0);
   std::vector<long long> used(static_cast<std::size_t>(routers), 0);
-  const double to_r = hw.cable_latency_s + hw.leaf.latency_s + hw.transport.per_hop_latency_s;
-  const double to_nic = hw.cable_latency_s + hw.nic.latency_s;
-  f.acc_base_ = static_cast<std::uint32_t>(f.links().size());
-  for (int i = 0; i < E; ++i) {
-    ++used[i / f.p_];
-    f.add_cable(f.nic_device(i), r0 + static_cast<std::uint32_t>(i / f.p_), bw, to_r, bw, to_nic, Tier::Access);
-  }
+  const auto [r0, to_r] = add_routers(f, hw, routers, f.p_, bw, used, f.acc_base_);
   f.loc_base_ = static_cast<std::uint32_t>(f.links().size());
   for (int G = 0; G < f.g_; ++G)
     for (int i = 0; i < f.a_; ++i) {
@@ -209,16 +222,8 @@ std::shared_ptr<const Topology> build_torus(const FabricHardware& hw, const Fabr
   if (routers * f.p_ < E)
     throw InputError(file, "fabric.dims", fmt::format("{} routers", routers),
                      fmt::format("at least {} routers for {} NICs at {} per router", (E + f.p_ - 1) / f.p_, E, f.p_));
-  const std::uint32_t r0 = static_cast<std::uint32_t>(f.devices().size());
-  for (long long r = 0; r < routers; ++r) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(r), 0, 0);
   std::vector<long long> used(static_cast<std::size_t>(routers), 2 * nd);
-  const double to_r = hw.cable_latency_s + hw.leaf.latency_s + hw.transport.per_hop_latency_s;
-  const double to_nic = hw.cable_latency_s + hw.nic.latency_s;
-  f.acc_base_ = static_cast<std::uint32_t>(f.links().size());
-  for (int i = 0; i < E; ++i) {
-    ++used[i / f.p_];
-    f.add_cable(f.nic_device(i), r0 + static_cast<std::uint32_t>(i / f.p_), bw, to_r, bw, to_nic, Tier::Access);
-  }
+  const auto [r0, to_r] = add_routers(f, hw, routers, f.p_, bw, used, f.acc_base_);
   f.tor_base_ = static_cast<std::uint32_t>(f.links().size());
   for (long long r = 0; r < routers; ++r) {
     long long stride = 1;

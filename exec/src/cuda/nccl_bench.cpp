@@ -1,5 +1,5 @@
 // Collective microbenchmarks over NCCL (nccl-tests conventions, see bench.hpp).
-#include <set>
+#include <algorithm>
 #include <vector>
 
 #include "../replay_common.hpp"
@@ -50,17 +50,9 @@ void launch(CollOp op, const CollCounts& c, int r, int n, const float* send, flo
 }  // namespace
 
 CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& o, Watchdog* wd) {
+  CollBenchResult res = coll_bench_result(s, o, "nccl");
   cuda::select_device();
   const int n = s.size(), r = s.rank();
-  CollBenchResult res;
-  res.op = to_string(o.op);
-  res.backend = "nccl";
-  res.ranks = n;
-  res.warmup = o.warmup;
-  res.iters = o.iters;
-  auto hosts = s.hosts();
-  res.hosts = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
-  res.tier = res.hosts == 1 ? "intra_node" : "inter_node";
   ncclComm_t comm = cuda::world_nccl_comm();
   cudaStream_t st;
   ck(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -103,12 +95,7 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
     if (wd) wd->kick("NCCL bench");
     float ms = 0;
     cudaEventElapsedTime(&ms, e0, e1);
-    double per_iter = ms * 1e-3 / std::max(1, o.iters);
-    p.time_s = s.sum(per_iter) / n;
-    p.time_max_s = s.max(per_iter);
-    p.algbw_Bps = p.time_s > 0 ? p.size_bytes / p.time_s : 0;
-    p.busbw_Bps = p.algbw_Bps * bus_factor(o.op, n);
-    p.wrong = o.check ? static_cast<std::int64_t>(s.sum(static_cast<double>(wrong))) : -1;
+    finish_coll_point(s, o, ms * 1e-3 / std::max(1, o.iters), wrong, p);
     res.points.push_back(p);
   }
   cudaEventDestroy(e0);

@@ -291,30 +291,16 @@ ReplayResult replay_gpu(const Session& s, const Program& p, const ReplayOptions&
     rep.run(false, nullptr);
     if (wd) wd->kick("GPU replay warm-up");
   }
-  RankTimings mine;
-  mine.rank = s.rank();
-  mine.stage = rep.cls().stage;
-  std::vector<std::vector<double>> dur(n), st(n);
   std::vector<double> start(n), end(n);
-  for (int it = 0; it < res.iterations; ++it) {
-    s.barrier();
+  auto iterate = [&] {
     auto t0 = std::chrono::steady_clock::now();
     rep.run(false, nullptr);
     double mine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wd) wd->kick("GPU replay");
-    mine.iteration_s.push_back(mine_s);
-    res.iteration_times_s.push_back(s.max(mine_s));
     rep.times(start, end);
-    for (std::size_t i = 0; i < n; ++i) {
-      dur[i].push_back(end[i] - start[i]);
-      st[i].push_back(start[i]);
-    }
-  }
-  mine.ops.resize(n);
-  for (std::size_t i = 0; i < n; ++i) mine.ops[i] = {median_of(dur[i]), median_of(st[i])};
-  res.checked_ops = static_cast<std::int64_t>(s.sum(static_cast<double>(checked)));
-  res.wrong_elements = static_cast<std::int64_t>(s.sum(static_cast<double>(wrong)));
-  finish_result(s, mine, res);
+    return mine_s;
+  };
+  timed_iterations(s, rep.cls().stage, iterate, start, end, checked, wrong, res);
   return res;
 }
 

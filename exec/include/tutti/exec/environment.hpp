@@ -3,6 +3,7 @@
 // from different machines stay comparable: hosts, CPU/GPU model, library versions (Open MPI,
 // OpenBLAS, CUDA, cuBLAS, NCCL), thread counts and the MPI/NCCL/OpenBLAS settings in effect.
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace tutti::exec {
 
@@ -15,6 +16,9 @@ class ComputeDevice;
 /// NCCL_*, OMP_NUM_THREADS, MALLOC_* variable set}, "nccl_algorithm", "nccl_protocol" (from
 /// NCCL_ALGO / NCCL_PROTO when set; "chosen by NCCL per call" otherwise)}. Collective.
 nlohmann::json environment_json(const Session& s, const ComputeDevice* dev);
+
+/// This host's CPU model: the first "model name" of /proc/cpuinfo, else `fallback`.
+std::string cpu_model_name(const std::string& fallback);
 
 /// The CUDA part alone (no MPI needed): {"built": bool, "runtime", "driver", "cublas", "nccl",
 /// "devices", "device_error"}.

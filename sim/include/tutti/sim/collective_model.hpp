@@ -10,8 +10,10 @@
 // are identical (a ring sends the same chunk size over the same pairs at every step), so:
 //   * SimGrid replay: for each phase, `repeat` times: start all its flows, wait for all (barrier);
 //     then add fixed_latency_s once.
-//   * native engine: one set of "macro flows" per phase with bytes*repeat and latency*repeat
-//     (network.hpp: scaling bytes and latencies by R scales an isolated timeline by R exactly).
+//   * native engine: "macro flows" with bytes*k and latency*k standing for k steps (network.hpp:
+//     scaling bytes and latencies by k scales an isolated timeline by k exactly), k = repeat
+//     unless the run is paced in chunks of steps (engine.cpp, Pace: when contention moves the
+//     slowest flow of a collective, each step waits for its own slowest flow).
 // Flow bytes are wire bytes: payload / the protocol's bandwidth efficiency (LL 0.5, LL128 0.94),
 // raised where a ceiling that is not the wire binds (the protocol's max_bandwidth per GPU link,
 // e.g. LL's flag-checked stores; NVLS's multimem efficiency and algorithm-bandwidth ceiling), so

@@ -9,8 +9,12 @@
 //             of that class at once, so every flow crossing the fabric is routed and shares links
 //             with all concurrent traffic. Collectives whose groups stay inside one node are
 //             routed for the representative node only (other nodes' links carry an identical,
-//             disjoint copy). Lock-step ring steps are one set of macro flows (collective_model.hpp),
-//             and rates are re-solved only for the component of links that changed.
+//             disjoint copy). Lock-step ring steps run as macro flows (collective_model.hpp),
+//             paced in chunks of steps where contention moves a collective's bottleneck from one
+//             flow to another (per-step barriers then cost a sum of per-step maxima); when ECMP
+//             collisions make the data-parallel replicas of a class see different contention, the
+//             class runs one timeline per replica. Rates are re-solved only for the component of
+//             links that changed.
 //             Send/Recv rendezvous: the transfer starts when both sides have been issued; the
 //             stream continues after issuing a send/recv (like NCCL group calls), while ops that
 //             depend on it wait for its completion.
@@ -127,6 +131,9 @@ struct AnalyticTime {
 /// the slowest stage, fill/drain (p-1)/v * (fwd+bwd) (+ p2p per boundary), plus the part of the
 /// DP collectives that the last backward chunk cannot hide, plus the optimizer. No allocation.
 AnalyticTime analytic_iteration(const AnalyticJob& job);
+/// Records `t` in `r`: engine "analytic", iteration_time_s and the breakdown (compute, bubble,
+/// other, exposed comm per GroupDim). Leaves every other field alone.
+void record_analytic_time(const AnalyticTime& t, SimResult& r);
 
 /// Uncontended time of one collective (tuner's choice, alpha-beta), for building AnalyticJobs.
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
@@ -137,8 +144,9 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
                          const CalibrationProfile& profile, double compute_slowdown = 1.0);
 
 /// Runs collective plans concurrently on an otherwise idle fabric, each as the engine runs it
-/// (its fixed latency, then its phases in order, each phase one set of macro flows routed with
-/// the engine's ECMP hash), and returns the time at which the last one finishes (seconds).
+/// (its fixed latency, then its phases in order, each phase macro flows routed with the engine's
+/// ECMP hash and paced as the engine paces a plan's first run), and returns the time at which the
+/// last one finishes (seconds).
 /// `finish_s`, when given, receives each plan's own finish time. For tests and cross-validation.
 double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topology& topo,
                             const CalibrationProfile& profile, std::uint64_t seed = 1,

@@ -327,6 +327,10 @@ double checkpoint_bytes(const Workload& w);
 double input_bytes_per_sample(const Workload& w);
 /// Sets checkpoint_bytes, tokens/samples per iteration and input bytes per sample.
 void fill_workload_inputs(FacilityInputs& in, const Workload& w);
+/// The cluster figures that every path copies unchanged: name and counts (GPUs, nodes, NICs,
+/// switches, racks), GPU TDP, node and BOM power, facility preset, GPU/node prices, BOM capex and
+/// cloud price. Leaves network_links, gpu.idle_W, storage bandwidth and the workload alone.
+void fill_cluster_inputs(FacilityInputs& in, const Cluster& c);
 /// Everything from the cluster (GPU/node power and prices, BOM network and storage capex and
 /// power, storage bandwidth x units, facility preset, racks, component counts), the workload
 /// (fill_workload_inputs) and one simulated iteration (busy times, iterations to train).
