@@ -76,25 +76,25 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.network_capex_usd = c.bom.network_capex_usd;
   in.storage_capex_usd = c.bom.storage_capex_usd;
   in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
-}
 
-FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
-  FacilityInputs in;
-  fill_cluster_inputs(in, c);
+  // Scale-out links (access and above) are the ones whose failures the reliability model counts.
   long long links = 0;
   for (const auto& g : c.facts.cables) links += g.count;
   in.network_links = static_cast<int>(links);
   // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
   in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
-
-  in.times = iteration_times(r);
-  in.iterations = r.iterations;
-
   if (!c.storage.id.empty()) {
     in.storage_read_Bps = c.storage.read_Bps * c.storage_units;
     in.storage_write_Bps = c.storage.write_Bps * c.storage_units;
   }
+}
+
+FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimResult& r) {
+  FacilityInputs in;
+  fill_cluster_inputs(in, c);
   fill_workload_inputs(in, w);
+  in.times = iteration_times(r);
+  in.iterations = r.iterations;
   return in;
 }
 

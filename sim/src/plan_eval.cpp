@@ -77,16 +77,10 @@ namespace {
 
 // The facility models' view of a cluster and workload (iteration times filled per layout).
 FacilityInputs facility_inputs_of(const Workload& w, const Cluster& c) {
+  // The same inputs `tutti simulate` gives the facility models (one adapter for both paths).
   FacilityInputs in;
   fill_cluster_inputs(in, c);
-  in.network_links = static_cast<int>(c.bom.cables);
-  in.gpu.idle_W = c.gpu.idle_W;
-  in.tokens_per_iteration = tokens_per_iteration(w);
-  in.samples_per_iteration = static_cast<double>(w.training.global_batch);
-  // Checkpoint: bf16 weights + fp32 master weights + two fp32 Adam moments = 14 bytes/param.
-  in.checkpoint_bytes = 14.0 * params(w);
-  in.storage_read_Bps = c.storage.read_Bps * std::max(1, c.storage_units);
-  in.storage_write_Bps = c.storage.write_Bps * std::max(1, c.storage_units);
+  fill_workload_inputs(in, w);
   return in;
 }
 

@@ -327,9 +327,10 @@ double checkpoint_bytes(const Workload& w);
 double input_bytes_per_sample(const Workload& w);
 /// Sets checkpoint_bytes, tokens/samples per iteration and input bytes per sample.
 void fill_workload_inputs(FacilityInputs& in, const Workload& w);
-/// The cluster figures that every path copies unchanged: name and counts (GPUs, nodes, NICs,
-/// switches, racks), GPU TDP, node and BOM power, facility preset, GPU/node prices, BOM capex and
-/// cloud price. Leaves network_links, gpu.idle_W, storage bandwidth and the workload alone.
+/// Everything the facility models take from the cluster, the same for `tutti simulate` and the
+/// planner: name and counts (GPUs, nodes, NICs, switches, racks, scale-out links), GPU TDP and idle
+/// draw (10% of TDP when the catalog has none), node and BOM power, facility preset, GPU/node
+/// prices, BOM capex, cloud price and storage bandwidth x units. Leaves the workload alone.
 void fill_cluster_inputs(FacilityInputs& in, const Cluster& c);
 /// Everything from the cluster (GPU/node power and prices, BOM network and storage capex and
 /// power, storage bandwidth x units, facility preset, racks, component counts), the workload
