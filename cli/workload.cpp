@@ -40,6 +40,7 @@ nlohmann::json layout_json(const Layout& l) {
           {"zero", l.zero},
           {"fsdp", l.fsdp},
           {"sequence_parallel", l.sequence_parallel},
+          {"tp_overlap", l.tp_overlap},
           {"micro_batch", l.micro_batch},
           {"schedule", sched},
           {"recompute", rc},

@@ -204,6 +204,83 @@ void tp_exit(Ctx& c, Builder& b, const TfShape& s, const char* rs, const char* a
                c.l.tp, s.T * s.h * c.B, Stream::CommTP, ph, c.dt, mb));
 }
 
+// ---- TP communication overlap (Megatron --tp-comm-overlap, Transformer Engine userbuffers) --
+// Transformer Engine's defaults (transformer_engine/pytorch/module/base.py, initialize_ub):
+// "ring_exchange" for the all-gather feeding qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad: the
+// GEMM runs on the local shard while the next shard arrives over the ring (tp steps, copy
+// engines); "pipeline" for the reduce-scatter after proj_fprop and fc2_fprop: the GEMM output is
+// split in kTpOverlapRsSplits chunks, chunk i reduce-scattered while chunk i+1 computes; "bulk"
+// in backward: the all-gather of the input for the weight gradient runs during the dgrad GEMM,
+// and the reduce-scatter of the input gradient during the wgrad GEMM.
+// Each is expressed with the aggregate of its chunks (a pipeline of n uniform chunks with comm c
+// and compute g per chunk takes the same time as: first chunk, then max((n-1)c, (n-1)g), then the
+// last chunk), so a pair of ops becomes three or four, not 2n. GEMMs that run alongside a
+// pipeline or bulk collective (TE reserves num_sm = 16 SMs for those; the ring exchange uses copy
+// engines and 1 SM) are flagged `tp_overlap`; see the calibration's
+// compute.tp_overlap_gemm_slowdown.
+constexpr int kTpOverlapRsSplits = 4;  // TE initialize_ub default num_splits for "pipeline"
+
+bool tp_overlap_on(const Ctx& c, const TfShape& s) { return c.l.tp_overlap && s.sp && c.l.tp > 1; }
+
+/// Splits a GEMM along m (tokens): the first part gets `frac` of the rows. FLOPs add up exactly.
+std::pair<Op, Op> split_rows(const Op& g, double frac) {
+  Op a = g, z = g;
+  double m = static_cast<double>(g.m);
+  double m1 = std::max(1.0, std::min(m - 1.0, std::round(m * frac)));
+  a.m = std::llround(m1);
+  z.m = g.m - a.m;
+  a.flops = g.flops * m1 / m;
+  z.flops = g.flops - a.flops;
+  return {a, z};
+}
+
+/// TP all-gather (forward with SP, or the backward of a reduce-scatter) then the GEMM that
+/// consumes it; with tp_overlap, a ring exchange: the GEMM's first tp-1 chunks run alongside the
+/// all-gather, the last chunk after it.
+void ag_then_gemm(Ctx& c, Builder& b, const TfShape& s, const char* ag_name, const Op& g, Phase ph,
+                  std::uint32_t mb) {
+  if (!s.sp || c.l.tp <= 1) {
+    b.chain(g);
+    return;
+  }
+  Op ag = coll(b.name(ag_name), Coll::AllGather, GroupDim::TP, c.l.tp, s.T * s.h * c.B,
+               Stream::CommTP, ph, c.dt, mb);
+  if (!tp_overlap_on(c, s) || g.m < 2) {
+    b.chain(ag);
+    b.chain(g);
+    return;
+  }
+  const std::uint32_t before = b.prev();
+  std::uint32_t ai = b.chain(ag);
+  auto [g1, g2] = split_rows(g, double(c.l.tp - 1) / c.l.tp);
+  b.set_prev(before);  // ring exchange drives copy engines (num_sm 1): the GEMM keeps its SMs
+  b.chain(g1);
+  b.chain(g2, ai);
+}
+
+/// A GEMM then the TP reduce-scatter of its output (all-reduce without SP); with tp_overlap,
+/// pipelined in kTpOverlapRsSplits chunks: the first chunk's GEMM and the last chunk's
+/// reduce-scatter stay exposed.
+void gemm_then_rs(Ctx& c, Builder& b, const TfShape& s, const Op& g, const char* rs,
+                  const char* ar, Phase ph, std::uint32_t mb) {
+  if (!tp_overlap_on(c, s) || g.m < 2) {
+    b.chain(g);
+    tp_exit(c, b, s, rs, ar, ph, mb);
+    return;
+  }
+  const double n = kTpOverlapRsSplits, full = s.T * s.h * c.B;
+  auto [g0, g1] = split_rows(g, 1.0 / n);
+  std::uint32_t gi0 = b.chain(g0);
+  g1.tp_overlap = true;
+  std::uint32_t gi1 = b.chain(g1);
+  b.set_prev(gi0);
+  b.chain(coll(b.name(rs), Coll::ReduceScatter, GroupDim::TP, c.l.tp, full * (n - 1) / n,
+               Stream::CommTP, ph, c.dt, mb));
+  b.chain(coll(b.name(rs), Coll::ReduceScatter, GroupDim::TP, c.l.tp, full / n, Stream::CommTP, ph,
+               c.dt, mb),
+          gi1);
+}
+
 /// Forward GEMM then, in backward, its dgrad (m, k, n) and wgrad (k, n, m).
 void gemm_bwd(Ctx& c, Builder& b, const char* dname, const char* wname, double m, double n,
               double k, double batch, std::uint32_t mb, bool need_dgrad = true) {
@@ -306,17 +383,19 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
     b.chain(membound(b.name("fp8.cast_transpose"),
                      4.0 * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph, DType::BF16, mb));
   }
-  tp_enter(c, b, s, "attn.tp_allgather", ph, mb);
-  b.chain(gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb));
+  ag_then_gemm(c, b, s, "attn.tp_allgather",
+               gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb),
+               ph, mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_kv_allgather"), Coll::AllGather, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
   attention_forward(c, b, s, ph, mb, false);
-  b.chain(gemm(b.name("attn.proj"), s.T, s.h, s.a * s.d / s.t, 1, ph, c.dt, mb));
-  tp_exit(c, b, s, "attn.tp_reducescatter", "attn.tp_allreduce", ph, mb);
+  gemm_then_rs(c, b, s, gemm(b.name("attn.proj"), s.T, s.h, s.a * s.d / s.t, 1, ph, c.dt, mb),
+               "attn.tp_reducescatter", "attn.tp_allreduce", ph, mb);
   b.chain(membound(b.name("attn.residual"), residual_bytes(s, B), ph, c.dt, mb));
   b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb));
-  tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
+  const bool dense_mlp = !t.layer_is_moe(layer);
+  if (!dense_mlp) tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
   auto mlp = [&](const char* up, const char* act, const char* down, double tokens, double f,
                  double batch) {
     double fu = t.gated_mlp ? 2.0 * f : f;
@@ -344,10 +423,15 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
     if (t.shared_experts > 0)
       mlp("moe.shared_up", "moe.shared_act", "moe.shared_down", s.T,
           double(t.shared_experts) * t.moe_ffn_hidden, 1);
+    tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
   } else {
-    mlp("mlp.up", "mlp.act", "mlp.down", s.T, t.ffn_hidden, 1);
+    const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
+    ag_then_gemm(c, b, s, "mlp.tp_allgather",
+                 gemm(b.name("mlp.up"), s.T, fu / s.t, s.h, 1, ph, c.dt, mb), ph, mb);
+    b.chain(membound(b.name("mlp.act"), s.T * (fu + f) / s.t * B, ph, c.dt, mb));
+    gemm_then_rs(c, b, s, gemm(b.name("mlp.down"), s.T, s.h, f / s.t, 1, ph, c.dt, mb),
+                 "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
   }
-  tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
   b.chain(membound(b.name("mlp.residual"), residual_bytes(s, B), ph, c.dt, mb));
 }
 
@@ -382,7 +466,25 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
                      4.0 * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
                      DType::BF16, mb));
   }
-  tp_grad_in("mlp.tp_allgather_bwd");
+  // --tp-comm-overlap: ring-exchange all-gather of the output gradient under fc2/proj dgrad, and
+  // "bulk" overlap of fc1/qkv dgrad with the input re-gather, wgrad with the reduce-scatter.
+  const bool ovl = tp_overlap_on(c, s) && !c.frozen;
+  auto tp_coll = [&](const char* name, Coll k) {
+    return coll(b.name(name), k, GroupDim::TP, c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb);
+  };
+  auto bulk = [&](Op dg, const char* ag, Op wg, const char* rs) {
+    const std::uint32_t before = b.prev();
+    dg.tp_overlap = wg.tp_overlap = true;
+    const std::uint32_t di = b.chain(dg);
+    b.set_prev(before);
+    const std::uint32_t ai = b.chain(tp_coll(ag, Coll::AllGather));
+    b.set_prev(di);
+    b.chain(wg, ai);
+    b.set_prev(di);
+    b.chain(tp_coll(rs, Coll::ReduceScatter));
+  };
+  const bool dense_ovl = ovl && !t.layer_is_moe(layer);
+  if (!dense_ovl) tp_grad_in("mlp.tp_allgather_bwd");
   auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
                  const char* down_w, double tokens, double f, double batch, bool regather) {
     double fu = t.gated_mlp ? 2.0 * f : f;
@@ -415,27 +517,53 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
       b.chain(membound(b.name("moe.permute_bwd"), 2.0 * disp, ph, c.dt, mb));
     tp_input_regather("mlp.tp_allgather_input");
     gemm_bwd(c, b, "moe.router_dgrad", "moe.router_wgrad", s.T, E, s.h, 1, mb);
+    tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
+  } else if (dense_ovl) {
+    const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
+    ag_then_gemm(c, b, s, "mlp.tp_allgather_bwd",
+                 gemm(b.name("mlp.down_dgrad"), s.T, f / s.t, s.h, 1, ph, c.dt, mb), ph, mb);
+    b.chain(gemm(b.name("mlp.down_wgrad"), f / s.t, s.h, s.T, 1, ph, c.dt, mb));
+    b.chain(membound(b.name("mlp.act_bwd"), s.T * 2.0 * (fu + f) / s.t * B, ph, c.dt, mb));
+    bulk(gemm(b.name("mlp.up_dgrad"), s.T, s.h, fu / s.t, 1, ph, c.dt, mb),
+         "mlp.tp_allgather_input", gemm(b.name("mlp.up_wgrad"), s.h, fu / s.t, s.T, 1, ph, c.dt, mb),
+         "mlp.tp_reducescatter_bwd");
   } else {
     mlp("mlp.up_dgrad", "mlp.up_wgrad", "mlp.act_bwd", "mlp.down_dgrad", "mlp.down_wgrad", s.T,
         t.ffn_hidden, 1, true);
+    tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
   }
-  tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
   b.chain(membound(b.name("mlp.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
   b.chain(membound(b.name("attn.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb));
-  tp_grad_in("attn.tp_allgather_bwd");
-  gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
+  if (ovl) {
+    ag_then_gemm(c, b, s, "attn.tp_allgather_bwd",
+                 gemm(b.name("attn.proj_dgrad"), s.T, s.a * s.d / s.t, s.h, 1, ph, c.dt, mb), ph,
+                 mb);
+    b.chain(gemm(b.name("attn.proj_wgrad"), s.a * s.d / s.t, s.h, s.T, 1, ph, c.dt, mb));
+  } else {
+    tp_grad_in("attn.tp_allgather_bwd");
+    gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
+  }
   if (c.l.recompute == Recompute::Selective)
     attention_forward(c, b, s, Phase::Recompute, mb, true);
   attention_backward(c, b, s, mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_dkv_reducescatter"), Coll::ReduceScatter, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
-  b.chain(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
-  if (!c.frozen) {
-    tp_input_regather("attn.tp_allgather_input");
-    b.chain(gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb));
+  if (ovl) {
+    bulk(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb),
+         "attn.tp_allgather_input",
+         gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb),
+         "attn.tp_reducescatter_bwd");
+  } else {
+    b.chain(
+        gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
+    if (!c.frozen) {
+      tp_input_regather("attn.tp_allgather_input");
+      b.chain(
+          gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb));
+    }
+    tp_grad_out("attn.tp_reducescatter_bwd", "attn.tp_allreduce_bwd");
   }
-  tp_grad_out("attn.tp_reducescatter_bwd", "attn.tp_allreduce_bwd");
   b.chain(membound(b.name("attn.norm_bwd"), 3.0 * s.Ts * s.h * B, ph, c.dt, mb));
 }
 

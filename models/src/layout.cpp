@@ -67,7 +67,7 @@ const char* to_string(PipeSchedule s) {
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
-      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, vp, zero, mb, sp, fsdp, "
+      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, vp, zero, mb, sp, tp_overlap, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
@@ -91,6 +91,8 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       l.micro_batch = integer(1, 1 << 20);
     else if (key == "sp")
       l.sequence_parallel = integer(0, 1) == 1;
+    else if (key == "tp_overlap")
+      l.tp_overlap = integer(0, 1) == 1;
     else if (key == "fsdp") {
       l.fsdp = integer(0, 1) == 1;
       if (l.fsdp) l.zero = 3;
@@ -124,7 +126,8 @@ std::string to_string(const Layout& l) {
   return fmt::format(
       "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}", l.tp,
       l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
-      to_string(l.recompute), to_string(l.schedule));
+      to_string(l.recompute), to_string(l.schedule)) +
+         (l.tp_overlap ? ",tp_overlap=1" : "");  // only when on: existing strings stay as they were
 }
 
 }  // namespace tutti

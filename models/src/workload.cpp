@@ -141,6 +141,7 @@ Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
     l.zero = 3;
   }
   l.sequence_parallel = p.boolean_or("sequence_parallel", true);
+  l.tp_overlap = p.boolean_or("tp_overlap", false);
   l.micro_batch = opt_int(p, "micro_batch", tr.micro_batch, 1, 1 << 20);
   auto sched =
       p.choice_or("schedule", l.vp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "gpipe"});

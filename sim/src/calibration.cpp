@@ -56,6 +56,7 @@ CalibrationProfile parse_doc(const Doc& doc) {
   p.gemm = parse_kernel(compute.req("gemm").obj());
   p.attention = parse_kernel(compute.req("attention").obj());
   p.membound = parse_kernel(compute.req("membound").obj());
+  if (auto v = compute.opt("tp_overlap_gemm_slowdown")) p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
   if (auto dv = compute.opt("devices")) {
     Obj devs = dv->obj();
     for (const auto& id : devs.keys()) {
@@ -213,6 +214,7 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
             {{"gemm", kernel_json(p.gemm)},
              {"attention", kernel_json(p.attention)},
              {"membound", kernel_json(p.membound)},
+             {"tp_overlap_gemm_slowdown", p.tp_overlap_gemm_slowdown},
              {"devices", devices}}},
            {"network", {{"tiers", tiers}}},
            {"nccl",

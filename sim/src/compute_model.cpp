@@ -65,6 +65,7 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     check_internal(bw > 0, "compute model: GPU without HBM bandwidth");
     t = std::max(t, bytes / (bw * km->bandwidth.at(bytes)));
   }
+  if (op.tp_overlap) t *= profile.tp_overlap_gemm_slowdown;
   return t + km->launch_overhead_s;
 }
 

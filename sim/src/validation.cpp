@@ -329,6 +329,16 @@ TrainingSetup build_training(const Json& c, CaseResult& out) {
   if (l.vp > 1) l.schedule = PipeSchedule::Interleaved;
   l.recompute = stated;
   l.sequence_parallel = l.tp > 1;
+  {
+    // Megatron --tp-comm-overlap (Transformer Engine userbuffers), when the case states it.
+    std::string stated_flags = lower(str(c, "notes") + " " + tr.dump() + " " + par.dump());
+    bool tpo = stated_flags.find("tp-comm-overlap") != std::string::npos ||
+               stated_flags.find("tp_comm_overlap") != std::string::npos;
+    if (tpo && l.sequence_parallel) {
+      l.tp_overlap = true;
+      note("TP communication overlap (--tp-comm-overlap stated): TE userbuffers defaults");
+    }
+  }
   if (const Json* mb = find(tr, "micro_batch")) {
     l.micro_batch = mb->get<int>();
   } else {

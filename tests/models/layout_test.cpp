@@ -18,6 +18,18 @@ TEST_CASE("layout: --parallel flag parses every key") {
   CHECK_THROWS_AS(parse_layout_flag("tp"), InputError);
 }
 
+TEST_CASE("layout: tp_overlap parses 0/1, rejects anything else, and prints only when on") {
+  CHECK_FALSE(parse_layout_flag("tp=8").tp_overlap);
+  Layout on = parse_layout_flag("tp=8,tp_overlap=1");
+  CHECK(on.tp_overlap);
+  CHECK_FALSE(parse_layout_flag("tp_overlap=0", on).tp_overlap);
+  CHECK(to_string(on).find("tp_overlap=1") != std::string::npos);
+  CHECK(to_string(parse_layout_flag("tp=8")).find("tp_overlap") == std::string::npos);
+  CHECK(parse_layout_flag(to_string(on)).tp_overlap);  // round trip
+  for (const char* bad : {"tp_overlap=2", "tp_overlap=yes", "tp_overlap=-1", "tp_overlap="})
+    CHECK_THROWS_AS(parse_layout_flag(bad), InputError);
+}
+
 TEST_CASE("layout: Megatron rank order and groups") {
   Layout l;
   l.tp = 2;

@@ -167,6 +167,10 @@ TEST_CASE(
       "tp=2,pp=2,dp=2,recompute=selective",
       "tp=2,pp=2,dp=2,recompute=full",
       "tp=4,pp=4,dp=2,vp=3,cp=2,recompute=full,mb=2",
+      "tp=2,pp=2,dp=2,tp_overlap=1",
+      "tp=4,pp=2,dp=2,vp=2,recompute=selective,tp_overlap=1",
+      "tp=2,pp=2,dp=2,cp=2,recompute=full,zero=3,tp_overlap=1",
+      "tp=2,pp=2,dp=2,sp=0,tp_overlap=1",
   };
   for (const char* f : flags) {
     Layout l = parse_layout_flag(f, resolve_layout(w));
@@ -181,6 +185,7 @@ TEST_CASE("program: invariants for MoE, encoder, ResNet, DLRM") {
   check_program(mx, parse_layout_flag("tp=2,pp=2,dp=4,ep=4", resolve_layout(mx)));
   check_program(mx, parse_layout_flag("tp=1,pp=2,dp=4,ep=2,cp=2,zero=3", resolve_layout(mx)));
   check_program(mx, parse_layout_flag("tp=2,pp=1,dp=2,ep=1", resolve_layout(mx)));
+  check_program(mx, parse_layout_flag("tp=2,pp=2,dp=4,ep=4,tp_overlap=1", resolve_layout(mx)));
   Workload ds = load("deepseek-v3");
   ds.training.global_batch = 64;
   check_program(ds, parse_layout_flag("tp=1,pp=4,dp=8,ep=8", resolve_layout(ds)));
@@ -215,6 +220,49 @@ TEST_CASE("program: layer and micro-batch counts follow the layout") {
   }
 }
 
+TEST_CASE("program: tp_overlap moves TP collectives beside the GEMMs, same FLOPs and bytes") {
+  Workload w = load("tiny-gpt");
+  for (const char* f : {"tp=4,pp=2,dp=2,mb=2", "tp=2,pp=2,dp=2,vp=2,recompute=selective",
+                        "tp=4,pp=1,dp=2,recompute=full"}) {
+    CAPTURE(f);
+    Layout l = parse_layout_flag(f, resolve_layout(w));
+    Layout lo = l;
+    lo.tp_overlap = true;
+    Program a = expand_program(w, l), b = expand_program(w, lo);
+    ProgramSummary sa = summarize(a), sb = summarize(b);
+    CHECK(sb.flops_all_ranks == doctest::Approx(sa.flops_all_ranks).epsilon(1e-12));
+    CHECK(b.hardware_flops_per_iteration ==
+          doctest::Approx(a.hardware_flops_per_iteration).epsilon(1e-12));
+    REQUIRE(sa.collectives.size() == sb.collectives.size());
+    for (std::size_t i = 0; i < sa.collectives.size(); ++i) {
+      CHECK(sa.collectives[i].coll == sb.collectives[i].coll);
+      CHECK(sb.collectives[i].bytes_all_ranks ==
+            doctest::Approx(sa.collectives[i].bytes_all_ranks).epsilon(1e-12));
+    }
+    // Modest growth: per layer, a third GEMM op for each ring exchange, a second GEMM and
+    // reduce-scatter op for each pipelined reduce-scatter.
+    CHECK(sb.ops > sa.ops);
+    CHECK(sb.ops < sa.ops * 13 / 10);
+    // Some GEMM runs beside a TP collective (flagged), and some TP collective has a GEMM that
+    // does not wait for it; without tp_overlap, none.
+    auto flagged = [](const Program& p) {
+      int n = 0;
+      for (const auto& rc : p.classes)
+        for (const auto& o : rc.ops) n += o.tp_overlap ? 1 : 0;
+      return n;
+    };
+    CHECK(flagged(a) == 0);
+    CHECK(flagged(b) > 0);
+  }
+  // Without sequence parallelism (or tp = 1) tp_overlap changes nothing.
+  for (const char* f : {"tp=2,pp=2,dp=2,sp=0", "tp=1,pp=2,dp=4"}) {
+    Layout l = parse_layout_flag(f, resolve_layout(w));
+    Layout lo = l;
+    lo.tp_overlap = true;
+    CHECK(summarize(expand_program(w, lo)).ops == summarize(expand_program(w, l)).ops);
+  }
+}
+
 TEST_CASE("program: Llama 3 405B on 16,384 GPUs stays small") {
   Workload w = load("llama3-405b");
   Layout l = resolve_layout(w, "", 16384);
@@ -225,6 +273,10 @@ TEST_CASE("program: Llama 3 405B on 16,384 GPUs stays small") {
   CHECK(s.ops < 200000);
   CHECK(p.names.size() < 100);
   MESSAGE("llama3-405b ops: ", s.ops);
+  l.tp_overlap = true;
+  ProgramSummary so = summarize(expand_program(w, l));
+  CHECK(so.ops < s.ops * 13 / 10);
+  MESSAGE("llama3-405b ops with tp_overlap: ", so.ops);
 }
 
 TEST_CASE("program: the deadlock check itself catches a recv posted before its send") {

@@ -131,3 +131,25 @@ TEST_CASE("every shipped cluster loads and simulates a small job") {
     }
   }
 }
+
+TEST_CASE("tp_overlap: faster than serial TP communication, never faster than compute alone") {
+  auto sim = [](const char* parallel, const char* engine) {
+    auto r = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                        "topologies/dgx-h100-single.json", "--parallel", parallel, "--engine",
+                        engine, "--json"});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return r.json();
+  };
+  nlohmann::json serial = sim("tp=4,pp=1,dp=2", "native");
+  nlohmann::json overlap = sim("tp=4,pp=1,dp=2,tp_overlap=1", "native");
+  double ts = serial["iteration_time_s"].get<double>();
+  double to = overlap["iteration_time_s"].get<double>();
+  double compute = serial["breakdown"]["compute_s"].get<double>();
+  MESSAGE("serial ", ts, " s, overlap ", to, " s, compute alone ", compute, " s");
+  CHECK(to < ts);
+  CHECK(to >= compute);
+  CHECK(to >= overlap["breakdown"]["compute_s"].get<double>());
+  // The exposed TP communication shrinks.
+  CHECK(overlap["breakdown"]["exposed_comm_s"]["tp"].get<double>() <
+        serial["breakdown"]["exposed_comm_s"]["tp"].get<double>());
+}

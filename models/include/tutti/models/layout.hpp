@@ -21,6 +21,9 @@ struct Layout {
   int zero = 1;       ///< ZeRO stage 0..3 (3 == FSDP full sharding).
   bool fsdp = false;  ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
   bool sequence_parallel = true;  ///< Megatron SP (only meaningful when tp > 1).
+  /// Megatron --tp-comm-overlap (Transformer Engine userbuffers): the SP all-gathers and
+  /// reduce-scatters run chunked, concurrently with the adjacent GEMMs (needs sp and tp > 1).
+  bool tp_overlap = false;
   int micro_batch = 1;            ///< Sequences per micro-batch.
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   Recompute recompute = Recompute::None;
@@ -28,7 +31,8 @@ struct Layout {
   int gpus() const { return tp * pp * dp * cp; }
 };
 
-/// Parses "tp=8,pp=4,cp=1,ep=1,zero=1,vp=2,mb=1,dp=4,sp=1,recompute=selective,schedule=1f1b"
+/// Parses "tp=8,pp=4,cp=1,ep=1,zero=1,vp=2,mb=1,dp=4,sp=1,tp_overlap=0,recompute=selective,
+/// schedule=1f1b"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
 std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."

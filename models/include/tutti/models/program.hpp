@@ -60,6 +60,10 @@ struct Op {
   // k = head_dim (causal flag in `causal`).
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   bool causal = false;
+  /// Gemm: runs alongside a TP collective under Megatron --tp-comm-overlap (Transformer Engine
+  /// userbuffers), sharing the SMs with it; engines slow it by the calibration's
+  /// compute.tp_overlap_gemm_slowdown.
+  bool tp_overlap = false;
   double flops = 0;  ///< FLOPs this op executes on this rank (2mnk*batch for a Gemm).
   /// MemBound: bytes read+written in HBM. Collective: the buffer size as nccl-tests reports
   /// "size" (all_reduce: the buffer; all_gather: the gathered output; reduce_scatter: the full

@@ -120,6 +120,9 @@ struct CalibrationProfile {
   std::string source;  ///< Where the numbers come from (publications or the calibration run).
   std::string file;    ///< File it was loaded from ("" for the built-in default).
   KernelModel gemm, attention, membound;
+  /// Factor (>= 1) on a GEMM that runs alongside a TP collective under Megatron --tp-comm-overlap
+  /// (Op::tp_overlap): Transformer Engine userbuffers take SMs from it for the communication.
+  double tp_overlap_gemm_slowdown = 1.0;
   std::vector<DeviceOverride> devices;
   std::array<TierModel, 8> tiers;  ///< Indexed by Tier.
   NcclModel nccl;
