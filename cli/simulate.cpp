@@ -35,7 +35,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
-  s += fmt::format("engine     {} ({:.3f} s wall)\n\n", r.engine, r.wall_s);
+  s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
   s += fmt::format("iteration time       {}\n", seconds(r.iteration_time_s));
   if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu);
   s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s);
@@ -87,6 +87,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     std::string facility = "\nfacility\n";
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
     emit(g, table(w, c, l, r) + facility);
+    note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   }
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
   return kOk;
