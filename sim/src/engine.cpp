@@ -20,6 +20,7 @@
 #include <queue>
 #include <tuple>
 
+#include "slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
@@ -489,14 +490,7 @@ void Des::complete_op(std::uint32_t c, std::uint32_t i) {
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group, std::uint32_t join) {
-  std::uint32_t id;
-  if (!free_insts_.empty()) {
-    id = free_insts_.back();
-    free_insts_.pop_back();
-  } else {
-    id = static_cast<std::uint32_t>(insts_.size());
-    insts_.emplace_back();
-  }
+  const std::uint32_t id = take_slot(insts_, free_insts_);
   CommInstance& in = insts_[id];
   in.plan = plan;
   in.phase = 0;
@@ -516,14 +510,7 @@ void Des::begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t
     insts_[id].participants = std::move(parts);
     return;
   }
-  std::uint32_t j;
-  if (!free_joins_.empty()) {
-    j = free_joins_.back();
-    free_joins_.pop_back();
-  } else {
-    j = static_cast<std::uint32_t>(joins_.size());
-    joins_.emplace_back();
-  }
+  const std::uint32_t j = take_slot(joins_, free_joins_);
   joins_[j].pending = static_cast<std::uint32_t>(ng);
   joins_[j].moved = false;
   joins_[j].participants = std::move(parts);

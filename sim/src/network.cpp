@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "slots.hpp"
 #include "tutti/core/error.hpp"
 
 namespace tutti {
@@ -46,14 +47,7 @@ double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) co
 }
 
 FlowNetwork::SetId FlowNetwork::open_set(std::uint64_t tag) {
-  SetId id;
-  if (!free_sets_.empty()) {
-    id = free_sets_.back();
-    free_sets_.pop_back();
-  } else {
-    id = static_cast<SetId>(sets_.size());
-    sets_.emplace_back();
-  }
+  const SetId id = take_slot(sets_, free_sets_);
   Set& s = sets_[id];
   s.tag = tag;
   s.pending = 0;
@@ -67,14 +61,7 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
                            double latency_scale) {
   Set& s = sets_[set];
   check_internal(s.open && !s.started, "FlowNetwork::add_flow on a started set");
-  std::uint32_t f;
-  if (!free_flows_.empty()) {
-    f = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    f = static_cast<std::uint32_t>(flows_.size());
-    flows_.emplace_back();
-  }
+  const std::uint32_t f = take_slot(flows_, free_flows_);
   Flow& fl = flows_[f];
   if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
     fl.off = static_cast<std::uint32_t>(hop_link_.size());

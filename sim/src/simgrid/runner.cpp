@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "sg_platform.hpp"
+#include "../slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/compute_model.hpp"
@@ -65,14 +66,7 @@ class World {
 
   /// Starts a collective plan now; `on_finish(inst)` runs when its last phase is done.
   std::uint32_t start_plan(const CollectivePlan* plan, std::function<void(std::uint32_t)> on_finish) {
-    std::uint32_t id;
-    if (!free_insts_.empty()) {
-      id = free_insts_.back();
-      free_insts_.pop_back();
-    } else {
-      id = static_cast<std::uint32_t>(insts_.size());
-      insts_.emplace_back();
-    }
+    const std::uint32_t id = take_slot(insts_, free_insts_);
     Inst& in = insts_[id];
     in.plan = plan;
     in.phase = 0;
@@ -130,15 +124,8 @@ class World {
   };
 
   void* new_tag(Tag t) {
-    std::uint32_t i;
-    if (!free_tags_.empty()) {
-      i = free_tags_.back();
-      free_tags_.pop_back();
-      tags_[i] = std::move(t);
-    } else {
-      i = static_cast<std::uint32_t>(tags_.size());
-      tags_.push_back(std::move(t));
-    }
+    const std::uint32_t i = take_slot(tags_, free_tags_);
+    tags_[i] = std::move(t);
     return reinterpret_cast<void*>(static_cast<std::uintptr_t>(i) + 1);
   }
 
