@@ -33,13 +33,12 @@ struct PlanOptions {
   int racks = 0, gpus_min = 0, gpus_max = 0, finalists = -1;
 };
 
-std::vector<std::string> split(const std::string& s) { return split_list(s); }
 
 // A list flag as JSON: numbers where the item reads as one, else strings (the strict parser
 // then names the bad item).
 nlohmann::json list_json(const std::string& s, bool numeric) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& item : split(s)) {
+  for (const auto& item : split_list(s)) {
     if (numeric) {
       try {
         std::size_t used = 0;
