@@ -33,7 +33,6 @@ struct PlanOptions {
   int racks = 0, gpus_min = 0, gpus_max = 0, finalists = -1;
 };
 
-
 // A list flag as JSON: numbers where the item reads as one, else strings (the strict parser
 // then names the bad item).
 nlohmann::json list_json(const std::string& s, bool numeric) {
