@@ -310,6 +310,9 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
     prof.gemm.flops = {f.eff_max, f.half_flops};
     prof.gemm.half_dim = f.half_dim;
     prof.gemm.launch_overhead_s = f.launch_overhead_s;
+    // The fit is the flops/half_dim form: drop the default profile's time-based curve and tile terms.
+    prof.gemm.half_time_s = prof.gemm.tile = prof.gemm.half_k = 0;
+    prof.attention.half_time_s = prof.attention.tile = prof.attention.half_k = 0;
     // Attention runs as GEMMs on the replay backends; the same curve, with the shape factor.
     prof.attention.flops = prof.gemm.flops;
     prof.attention.half_dim = f.half_dim;

@@ -167,6 +167,7 @@ struct TfShape {
   double h = 0, a = 0, g = 0, d = 0, t = 1, s = 0, sq = 0, b = 1;
   bool sp = false, causal = true;
   bool flash = true;     // fused (flash-style) attention kernel
+  bool flash_v1 = false;  // the original FlashAttention kernel (slower than FA2)
   bool dropout = false;  // dropout on the attention probabilities and the residual branches
 };
 
@@ -186,6 +187,7 @@ TfShape tf_shape(const Ctx& c) {
   s.d = t.hd();
   s.causal = c.w.model.family == ModelFamily::Transformer;
   s.flash = c.w.training.flash_attention;
+  s.flash_v1 = s.flash && c.w.training.flash_attention_version == 1;
   s.dropout = t.dropout;
   return s;
 }
@@ -306,6 +308,7 @@ Op attention_op(Builder& b, const char* name, const TfShape& s, Phase ph, DType 
   o.n = std::llround(s.s);
   o.k = std::llround(s.d);
   o.causal = s.causal;
+  o.flash_v1 = s.flash_v1;
   o.flops = attn_core_flops(s, heads) * flops_scale;
   return o;
 }

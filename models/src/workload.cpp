@@ -207,6 +207,7 @@ Workload parse_doc(const Doc& doc) {
                    : rc == "selective" ? Recompute::Selective
                                        : Recompute::None;
     tr.flash_attention = t.boolean_or("flash_attention", true);
+    tr.flash_attention_version = static_cast<int>(t.integer_or("flash_attention_version", 2, 1, 2));
     if (auto v = t.opt("frozen_weights")) {
       if (!w.model.token_model()) v->fail(std::string("no frozen_weights for family ") + to_string(fam));
       tr.frozen_weights = v->boolean();

@@ -24,6 +24,9 @@ KernelModel parse_kernel(Obj o) {
   KernelModel k;
   k.flops.eff_max = o.req("flops_efficiency_max").number(1e-6, 1.0);
   k.flops.half = o.req("half_flops").number(0, 1e18);
+  if (auto v = o.opt("half_time")) k.half_time_s = v->quantity(Dim::Time, 0, 1.0);
+  if (auto v = o.opt("tile")) k.tile = v->number(0, 1e6);
+  if (auto v = o.opt("half_k")) k.half_k = v->number(0, 1e9);
   k.half_dim = o.req("half_dim").number(0, 1e9);
   k.bandwidth.eff_max = o.req("bandwidth_efficiency_max").number(1e-6, 1.0);
   k.bandwidth.half = o.req("half_bytes").quantity(Dim::Bytes, 0, 1e15);
@@ -35,6 +38,9 @@ KernelModel parse_kernel(Obj o) {
 nlohmann::json kernel_json(const KernelModel& k) {
   return {{"flops_efficiency_max", k.flops.eff_max},
           {"half_flops", k.flops.half},
+          {"half_time", std::to_string(k.half_time_s * 1e6) + "us"},
+          {"tile", k.tile},
+          {"half_k", k.half_k},
           {"half_dim", k.half_dim},
           {"bandwidth_efficiency_max", k.bandwidth.eff_max},
           {"half_bytes", std::to_string(k.bandwidth.half) + "B"},
@@ -57,6 +63,7 @@ CalibrationProfile parse_doc(const Doc& doc) {
   p.attention = parse_kernel(compute.req("attention").obj());
   p.membound = parse_kernel(compute.req("membound").obj());
   if (auto v = compute.opt("tp_overlap_gemm_slowdown")) p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
+  if (auto v = compute.opt("flash_attention_1_speed")) p.flash_attention_1_speed = v->number(0.01, 1.0);
   if (auto dv = compute.opt("devices")) {
     Obj devs = dv->obj();
     for (const auto& id : devs.keys()) {
@@ -215,6 +222,7 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"attention", kernel_json(p.attention)},
              {"membound", kernel_json(p.membound)},
              {"tp_overlap_gemm_slowdown", p.tp_overlap_gemm_slowdown},
+             {"flash_attention_1_speed", p.flash_attention_1_speed},
              {"devices", devices}}},
            {"network", {{"tiers", tiers}}},
            {"nccl",

@@ -1,6 +1,7 @@
 #include "tutti/sim/compute_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "tutti/core/error.hpp"
@@ -39,6 +40,9 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     if (bytes <= 0) bytes = (m * k + k * n + m * n) * batch * eb;
     double d = std::min({m, n, k});
     if (km->half_dim > 0 && d > 0) shape = d / (d + km->half_dim);
+    if (km->tile > 0 && m > 0 && n > 0)
+      shape *= m / (std::ceil(m / km->tile) * km->tile) * n / (std::ceil(n / km->tile) * km->tile);
+    if (km->half_k > 0 && k > 0) shape *= k / (k + km->half_k);
   } else if (op.kind == OpKind::Attention) {
     if (bytes <= 0) bytes = batch * (2.0 * m * k + 2.0 * n * k) * eb;
   }
@@ -56,7 +60,9 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
       if (op.kind == OpKind::Attention && o->attention_efficiency > 0)
         eff_max = o->attention_efficiency;
     }
-    EfficiencyCurve curve{eff_max, km->flops.half};
+    if (op.kind == OpKind::Attention && op.flash_v1) eff_max *= profile.flash_attention_1_speed;
+    EfficiencyCurve curve{eff_max, km->half_time_s > 0 ? km->half_time_s * peak * eff_max
+                                                       : km->flops.half};
     double eff = curve.at(flops) * shape;
     t = flops / (peak * eff);
   }

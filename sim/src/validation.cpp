@@ -89,25 +89,44 @@ double busbw_factor(Coll c, int n) {
   return 1.0;
 }
 
-// Fused (flash-style) attention kernels arrived with FlashAttention (Dao et al., arXiv
-// 2205.14135, May 2022) and reached Megatron-LM / NGC containers from mid-2022. A run whose
-// source is dated earlier (its arXiv id, or the yy.mm of the NGC container it names) computed
-// attention unfused: the full s x s scores through HBM. Returns a reason, or "" when the source
-// carries no such date (modern frameworks: fused attention) or says flash attention.
-std::string unfused_attention_reason(const Json& c) {
-  std::string src = str(c, "source"), notes = lower(str(c, "notes"));
-  if (notes.find("flash") != std::string::npos) return "";
+// The attention kernel a run used follows from when it ran. Fused (flash-style) attention
+// arrived with FlashAttention (Dao et al., arXiv 2205.14135, May 2022) and reached Megatron-LM /
+// NGC containers from mid-2022; FlashAttention-2 (arXiv 2307.08691, July 2023) replaced it at
+// about twice its rate. The date comes from what the source states: an arXiv id, the yy.mm of an
+// NGC or NeMo container, an ISO date, or notes saying the tables predate torch 2.0 (March 2023).
+struct AttentionEra {
+  enum Kind { Modern, Flash1, Unfused } kind = Modern;
+  std::string reason;  // what dated the run ("" for Modern without a date)
+};
+
+AttentionEra attention_era(const Json& c) {
+  const std::string src = str(c, "source"), notes = lower(str(c, "notes"));
+  const bool flash_stated = notes.find("flash") != std::string::npos;
+  // yymm * 1e5 + arXiv sequence number, so dates compare with arXiv ids.
+  double when = -1;
+  std::string what;
   std::smatch m;
   if (std::regex_search(src, m, std::regex(R"(arxiv\.org/abs/(\d{4})\.(\d{4,5}))"))) {
-    double id = std::stod(m[1].str()) * 1e5 + std::stod(m[2].str());
-    if (id < 2205.0 * 1e5 + 14135) return "arXiv " + m[1].str() + "." + m[2].str();
-    return "";
+    when = std::stod(m[1].str()) * 1e5 + std::stod(m[2].str());
+    what = "arXiv " + m[1].str() + "." + m[2].str();
+  } else if (std::regex_search(src, m, std::regex(R"((\d{2})\.(\d{2}) NGC|(?:NeMo|NGC|container) (\d{2})\.(\d{2}))"))) {
+    std::string yy = m[1].matched ? m[1].str() : m[3].str(), mm = m[1].matched ? m[2].str() : m[4].str();
+    when = (std::stod(yy) * 100 + std::stod(mm)) * 1e5;
+    what = "container " + yy + "." + mm;
+  } else if (std::regex_search(src, m, std::regex(R"(\b20(\d{2})-(\d{2})-\d{2}\b)"))) {
+    when = (std::stod(m[1].str()) * 100 + std::stod(m[2].str())) * 1e5;
+    what = "dated 20" + m[1].str() + "-" + m[2].str();
+  } else if (notes.find("predate torch 2.0") != std::string::npos) {
+    when = 2302.0 * 1e5;
+    what = "tables predating torch 2.0";
   }
-  if (std::regex_search(src, m, std::regex(R"((\d{2})\.(\d{2}) NGC)"))) {
-    int yymm = std::stoi(m[1].str()) * 100 + std::stoi(m[2].str());
-    if (yymm < 2206) return "NGC container " + m[1].str() + "." + m[2].str();
-  }
-  return "";
+  AttentionEra e;
+  if (when < 0) return e;
+  e.reason = what;
+  const double flash1 = 2205.0 * 1e5 + 14135, flash2 = 2307.0 * 1e5 + 8691;
+  if (when < flash1) e.kind = flash_stated ? AttentionEra::Flash1 : AttentionEra::Unfused;
+  else if (when < flash2 && flash_stated) e.kind = AttentionEra::Flash1;
+  return e;
 }
 
 struct Context {
@@ -295,9 +314,14 @@ TrainingSetup build_training(const Json& c, CaseResult& out) {
     note("LoRA: base weights frozen (no weight gradients, reduction or optimizer step)");
   }
   if (!resnet) {
-    std::string why = unfused_attention_reason(c);
-    t["flash_attention"] = why.empty();
-    if (!why.empty()) note("unfused attention (the source, " + why + ", predates fused attention)");
+    AttentionEra era = attention_era(c);
+    t["flash_attention"] = era.kind != AttentionEra::Unfused;
+    if (era.kind == AttentionEra::Unfused)
+      note("unfused attention (the source, " + era.reason + ", predates fused attention)");
+    if (era.kind == AttentionEra::Flash1) {
+      t["flash_attention_version"] = 1;
+      note("FlashAttention-1 (the source, " + era.reason + ", predates FlashAttention-2)");
+    }
   }
   std::string rc = str(tr, "recompute_mode");
   Recompute stated = Recompute::None;
@@ -538,6 +562,25 @@ Json to_json(const ValidationReport& r) {
   return j;
 }
 
+namespace {
+// The issue's goals, stated with the current figures: MAPE <= 10% over all cases, and below
+// Calculon's 3.65% on the Korthikanti et al. 2022 subset. tests/sim/validation_test.cpp holds
+// the suite to both.
+std::string goal_line(const ValidationReport& r) {
+  double korthikanti = -1;
+  for (const auto& g : r.by_source)
+    if (g.group == "korthikanti2022") korthikanti = g.mape_pct;
+  std::string k = korthikanti < 0 ? std::string("no Korthikanti cases in this file")
+                                   : fmt::format("{:.1f}%: {}", korthikanti,
+                                                 korthikanti < 3.65 ? "met" : "not met");
+  return fmt::format(
+      "Goals: MAPE <= 10% over the public cases ({:.1f}%: {}); below Calculon's 3.65% on the "
+      "Korthikanti et al. 2022 subset ({}). `tests/sim/validation_test.cpp` fails when either "
+      "figure rises above its goal.\n\n",
+      r.summary.mape_pct, r.summary.mape_pct <= 10.0 ? "met" : "not met", k);
+}
+}  // namespace
+
 std::string to_table(const ValidationReport& r, bool md) {
   std::ostringstream o;
   if (md) {
@@ -552,8 +595,7 @@ std::string to_table(const ValidationReport& r, bool md) {
                      "{:.1f}%, maximum {:.1f}%.**\n\n",
                      r.summary.n, r.skipped.size(), r.summary.mape_pct,
                      r.summary.median_abs_error_pct, r.summary.max_abs_error_pct)
-      << "Goal: MAPE <= 10% over the public cases (not yet met). Regression bound: "
-         "`tests/sim/validation_test.cpp` fails when the MAPE rises above 13.5%.\n\n";
+      << goal_line(r);
   }
   auto row = [&](const std::vector<std::string>& cells) {
     if (md) {

@@ -19,13 +19,70 @@ TEST_CASE("large bf16 GEMM: compute-bound roofline with the default efficiency c
   op.dtype = DType::BF16;
   op.m = op.n = op.k = 8192;
   double F = 2.0 * 8192 * 8192 * 8192;
-  double eff = p.gemm.flops.eff_max * F / (F + p.gemm.flops.half) * 8192.0 / (8192.0 + p.gemm.half_dim);
+  // The default curve is time-based: half = half_time * peak * eff_max; 8192 is a whole number of
+  // tiles, so only the k term of the shape factor remains.
+  const double E = p.gemm.flops.eff_max, half = p.gemm.half_time_s * 989.4e12 * E;
+  double eff = E * F / (F + half) * 8192.0 / (8192.0 + p.gemm.half_k);
+  CHECK(p.gemm.half_time_s > 0);
+  CHECK(std::fmod(8192.0, p.gemm.tile) == 0);
   double expect = F / (989.4e12 * eff) + p.gemm.launch_overhead_s;
   CHECK(op_time_s(op, gpu, p) == doctest::Approx(expect).epsilon(1e-12));
   // Achieved rate of a big GEMM lands in the published 650-760 TFLOP/s range.
   double rate = F / op_time_s(op, gpu, p);
   CHECK(rate > 650e12);
   CHECK(rate < 760e12);
+}
+
+TEST_CASE("GEMM shape terms: tile quantization, short k, and a size curve in time, not FLOPs") {
+  GpuSpec gpu = testing::test_gpu();
+  gpu.peak_flops[static_cast<int>(DType::BF16)] = 1000e12;
+  gpu.hbm_bw_Bps = 1e15;  // keep every case compute-bound
+  CalibrationProfile p = testing::ideal_profile();
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = DType::BF16;
+  op.m = 65536;
+  op.k = 65536;
+  op.n = 256;
+  p.gemm.tile = 256;
+  const double whole = op_time_s(op, gpu, p);
+  CHECK(whole == doctest::Approx(2.0 * 65536 * 256 * 65536 / 1000e12).epsilon(1e-12));
+  // One column more needs a second tile column: 257 useful of 512 computed.
+  op.n = 257;
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(2.0 * 65536 * 512 * 65536 / 1000e12).epsilon(1e-12));
+  // k/(k + half_k): a k as short as half_k takes twice as long per FLOP.
+  op.n = 256;
+  op.k = 192;
+  p.gemm.half_k = 192;
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(2 * 2.0 * 65536 * 256 * 192 / 1000e12).epsilon(1e-12));
+  // half_time: a fixed time per GEMM whatever the device's speed (half = half_time * peak * max).
+  p.gemm.tile = 0;
+  p.gemm.half_k = 0;
+  p.gemm.half_time_s = 5e-6;
+  op.m = op.n = op.k = 1024;
+  const double F = 2.0 * 1024 * 1024 * 1024;
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(F / 1000e12 + 5e-6).epsilon(1e-12));
+  gpu.peak_flops[static_cast<int>(DType::BF16)] = 3000e12;
+  CHECK(op_time_s(op, gpu, p) == doctest::Approx(F / 3000e12 + 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("FlashAttention-1 ops run at flash_attention_1_speed of the attention rate") {
+  GpuSpec gpu = testing::test_gpu();
+  gpu.hbm_bw_Bps = 1e15;
+  const CalibrationProfile& p = default_calibration();
+  CHECK(p.flash_attention_1_speed > 0.3);
+  CHECK(p.flash_attention_1_speed < 0.8);
+  Op op;
+  op.kind = OpKind::Attention;
+  op.dtype = DType::BF16;
+  op.batch = 32;
+  op.m = op.n = 8192;
+  op.k = 128;
+  op.flops = 4.0 * 32 * 8192 * 8192 * 128 * 0.5;
+  const double fa2 = op_time_s(op, gpu, p) - p.attention.launch_overhead_s;
+  op.flash_v1 = true;
+  const double fa1 = op_time_s(op, gpu, p) - p.attention.launch_overhead_s;
+  CHECK(fa1 == doctest::Approx(fa2 / p.flash_attention_1_speed).epsilon(1e-9));
 }
 
 TEST_CASE("skinny GEMM is memory-bound and slower per FLOP") {

@@ -91,6 +91,7 @@ inline CalibrationProfile ideal_profile() {
     k->flops = {1.0, 0.0};
     k->bandwidth = {1.0, 0.0};
     k->half_dim = 0;
+    k->half_time_s = k->tile = k->half_k = 0;
     k->launch_overhead_s = 0;
   }
   for (auto& t : p.tiers) t = {1.0, 0.0};

@@ -60,6 +60,9 @@ struct Op {
   // k = head_dim (causal flag in `causal`).
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   bool causal = false;
+  /// Attention: the original FlashAttention kernel (training.flash_attention_version 1), which
+  /// engines run at the calibration's compute.flash_attention_1_speed of the attention rate.
+  bool flash_v1 = false;
   /// Gemm: runs alongside a TP collective under Megatron --tp-comm-overlap (Transformer Engine
   /// userbuffers), sharing the SMs with it; engines slow it by the calibration's
   /// compute.tp_overlap_gemm_slowdown.

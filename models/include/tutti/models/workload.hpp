@@ -96,6 +96,9 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
   bool flash_attention = true;  ///< Fused attention: the s^2 softmax activations are never stored.
+  /// Fused-attention kernel generation: 2 = FlashAttention-2 and later (the default), 1 = the
+  /// original FlashAttention (2022 to mid-2023), which reaches about half of FA2's rate.
+  int flash_attention_version = 2;
   /// LoRA / adapter fine-tuning: the base weights are frozen (no weight-gradient GEMMs, gradient
   /// reduction or optimizer step for them; the small adapters are not modelled).
   bool frozen_weights = false;

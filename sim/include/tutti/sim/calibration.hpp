@@ -6,7 +6,7 @@
 //   {
 //     "name": "default", "source": "...", "notes": "...",
 //     "compute": {
-//       "gemm":      {"efficiency_max": 0.75, "half_flops": 2e9, "half_dim": 32,
+//       "gemm":      {"efficiency_max": 0.75, "half_flops": 0, "half_time": "3.5us", "half_dim": 152,
 //                     "bandwidth_efficiency": 0.85, "launch_overhead": "4us"},
 //       "attention": {"efficiency_max": 0.55, "half_flops": 4e9,
 //                     "bandwidth_efficiency": 0.85, "launch_overhead": "6us"},
@@ -28,7 +28,8 @@
 //       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s"
 //     }
 //   }
-// Every key is required except "notes", "devices" (and each device's "peak"/"hbm_bandwidth"/
+// Every key is required except "notes", each kernel's "half_time", "tp_overlap_gemm_slowdown",
+// "flash_attention_1_speed", "devices" (and each device's "peak"/"hbm_bandwidth"/
 // "gemm_efficiency"/"attention_efficiency"/"source"),
 // and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
 #include <array>
@@ -53,6 +54,16 @@ struct EfficiencyCurve {
 struct KernelModel {
   EfficiencyCurve flops;          ///< Fraction of peak FLOP/s, as a function of the op's FLOPs.
   double half_dim = 0;            ///< GEMM: extra factor d/(d+half_dim), d = min(m, n, k) (skinny shapes).
+  /// When > 0, replaces flops.half by half_time * (the op's peak * eff_max): the efficiency curve
+  /// becomes a fixed time per kernel (pipeline fill and drain, the last partial wave), so it
+  /// scales with the device's speed instead of staying at one FLOP count.
+  double half_time_s = 0;
+  /// GEMM: output tile edge (0 = none): m and n are rounded up to whole tiles, the idle part of
+  /// the last tile row/column counts as lost (tile quantization: factor m/ceil(m/tile)/tile).
+  double tile = 0;
+  /// GEMM: extra factor k/(k + half_k) (0 = none): each output tile's main loop runs k/64 steps
+  /// after a fixed pipeline fill and before a fixed epilogue, so a short k wastes a fixed share.
+  double half_k = 0;
   EfficiencyCurve bandwidth;      ///< Fraction of HBM bandwidth, as a function of bytes moved.
   double launch_overhead_s = 0;   ///< Added to every kernel of this family.
 };
@@ -123,6 +134,9 @@ struct CalibrationProfile {
   /// Factor (>= 1) on a GEMM that runs alongside a TP collective under Megatron --tp-comm-overlap
   /// (Op::tp_overlap): Transformer Engine userbuffers take SMs from it for the communication.
   double tp_overlap_gemm_slowdown = 1.0;
+  /// Rate of the original FlashAttention kernel (Op::flash_v1) as a fraction of the attention
+  /// family's (FlashAttention-2-class) rate on the same device.
+  double flash_attention_1_speed = 1.0;
   std::vector<DeviceOverride> devices;
   std::array<TierModel, 8> tiers;  ///< Indexed by Tier.
   NcclModel nccl;
