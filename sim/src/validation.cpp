@@ -394,17 +394,26 @@ double predict_training(const Json& c, CaseResult& out, const Context& ctx) {
   p.nodes_per_su = su_nodes(p.node);
   Cluster cluster = make_cluster(p);
   // An unstated recompute mode: the run happened, so it fit; take the lightest mode that fits.
+  // When even full recompute does not fit tutti's estimate, the estimate is wrong about this run
+  // and says nothing about its recompute: keep none, the frameworks' default.
   if (str(c["training"], "recompute_mode").empty()) {
     const Recompute modes[] = {Recompute::None, Recompute::Selective, Recompute::Full};
+    bool fits = false;
     for (Recompute r : modes) {
       s.layout.recompute = r;
-      if (memory_per_gpu(s.workload, s.layout).total_bytes <= cluster.gpu.hbm_bytes) break;
+      if (memory_per_gpu(s.workload, s.layout).total_bytes <= cluster.gpu.hbm_bytes) {
+        fits = true;
+        break;
+      }
     }
+    if (!fits) s.layout.recompute = Recompute::None;
     out.assumptions.push_back(std::string("recompute ") +
                               (s.layout.recompute == Recompute::None        ? "none"
                                : s.layout.recompute == Recompute::Selective ? "selective"
                                                                             : "full") +
-                              " (not stated; the lightest that fits)");
+                              (fits ? " (not stated; the lightest that fits)"
+                                    : " (not stated; no mode fits tutti's memory estimate, so the "
+                                      "frameworks' default)"));
   }
   try {
     check_layout(s.workload, s.layout, 0);

@@ -332,6 +332,29 @@ TEST_CASE("program: FSDP gathers each layer before forward and backward, reduce-
   CHECK(m3.temporary_bytes > m0.temporary_bytes);  // gathered layers
 }
 
+TEST_CASE("program: flash_attention_version 1 marks every fused attention op, nothing else") {
+  Workload w = load("tiny-gpt");
+  Layout l = parse_layout_flag("tp=2,pp=2,dp=2,recompute=selective", resolve_layout(w));
+  w.training.flash_attention_version = 1;
+  Program p = expand_program(w, l);
+  std::size_t attn = 0, marked = 0;
+  for (const auto& rc : p.classes)
+    for (const auto& o : rc.ops) {
+      attn += o.kind == OpKind::Attention;
+      marked += o.flash_v1;
+      if (o.flash_v1) CHECK(o.kind == OpKind::Attention);
+    }
+  CHECK(attn > 0);
+  CHECK(marked == attn);
+  w.training.flash_attention_version = 2;
+  for (const auto& rc : expand_program(w, l).classes)
+    for (const auto& o : rc.ops) CHECK_FALSE(o.flash_v1);
+  // The key is checked: only 1 or 2.
+  CHECK_THROWS_WITH_AS(
+      load_workload(src("models/tiny-gpt.json"), {"training.flash_attention_version=3"}),
+      doctest::Contains("training.flash_attention_version: got 3"), InputError);
+}
+
 TEST_CASE("program: unfused attention and frozen (LoRA) weights keep the invariants") {
   Workload w = load("tiny-gpt");
   Layout l = parse_layout_flag("tp=2,pp=2,dp=2,recompute=selective", resolve_layout(w));
