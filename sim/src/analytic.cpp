@@ -79,14 +79,40 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     };
     std::vector<double> finish(rc.ops.size(), 0.0);
     double tc = 0, td = 0, compute_total = 0;
+    // With tp_overlap, TP collectives run beside GEMMs: micro-batch 0's forward and backward are
+    // list-scheduled on a compute and a comm timeline, and each phase takes its span (the comm
+    // counts as exposed only where the span exceeds the phase's compute).
+    const bool overlap = L.tp_overlap;
+    std::vector<double> finish0(overlap ? rc.ops.size() : 0, 0.0);
+    double c0 = 0, k0 = 0;
+    double lo[2] = {1e300, 1e300}, hi[2] = {0, 0}, comp[2] = {0, 0}, comm[2][6] = {};
+    auto schedule0 = [&](std::size_t i, const Op& op, double t, bool on_comm) {
+      double dep = 0;
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) dep = std::max(dep, finish0[rc.deps[op.dep_begin + d]]);
+      double& line = on_comm ? k0 : c0;
+      const double start = std::max(line, dep);
+      line = start + t;
+      finish0[i] = line;
+      const int b = op.phase == Phase::Forward ? 0 : 1;
+      lo[b] = std::min(lo[b], start);
+      hi[b] = std::max(hi[b], line);
+      if (on_comm) comm[b][static_cast<int>(op.group)] += t;
+      else comp[b] += t;
+    };
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
       max_mb = std::max(max_mb, op.microbatch);
       double dep_t = 0;
       for (std::uint32_t d = 0; d < op.dep_count; ++d) dep_t = std::max(dep_t, finish[rc.deps[op.dep_begin + d]]);
       const bool fb = op.phase == Phase::Forward || op.phase == Phase::Backward || op.phase == Phase::Recompute;
+      if (overlap && fb && op.microbatch == 0 && op.kind != OpKind::Collective && !is_compute(op.kind)) {
+        double dep = 0;
+        for (std::uint32_t d = 0; d < op.dep_count; ++d) dep = std::max(dep, finish0[rc.deps[op.dep_begin + d]]);
+        finish0[i] = dep;
+      }
       if (is_compute(op.kind)) {
         double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
+        if (overlap && fb && op.microbatch == 0) schedule0(i, op, t, false);
         if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
         if (!fb) st.optimizer_s += t;
         compute_total += t;
@@ -100,6 +126,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         finish[i] = td;
       } else if (op.kind == OpKind::Collective) {
         double t = coll_time(op);
+        if (overlap && fb && op.microbatch == 0) schedule0(i, op, t, true);
         if (fb && op.microbatch == 0) {
           (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
           st.exposed_s[static_cast<int>(op.group)] += t;
@@ -116,6 +143,18 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     }
     double tail = std::max(0.0, std::max(tc, td) - compute_total);
     st.dp_overlap_s = st.dp_comm_s - tail;
+    if (overlap) {
+      for (double& e : st.exposed_s) e = 0;
+      for (int b = 0; b < 2; ++b) {
+        const double span = hi[b] > lo[b] ? hi[b] - lo[b] : 0.0;
+        double total = 0;
+        for (double x : comm[b]) total += x;
+        const double exposed = std::max(0.0, span - comp[b]);
+        const double share = total > 0 ? std::min(1.0, exposed / total) : 0.0;
+        for (int d = 0; d < 6; ++d) st.exposed_s[d] += comm[b][d] * share;
+        (b == 0 ? st.fwd_s : st.bwd_s) = comp[b] + std::min(exposed, total);
+      }
+    }
     job.stages.push_back(st);
   }
   job.microbatches = static_cast<int>(max_mb) + 1;
