@@ -25,12 +25,8 @@ struct ShowOptions {
 };
 
 nlohmann::json layout_json(const Layout& l) {
-  const char* sched = l.schedule == PipeSchedule::GPipe         ? "gpipe"
-                      : l.schedule == PipeSchedule::Interleaved ? "interleaved"
-                                                                : "1f1b";
-  const char* rc = l.recompute == Recompute::Full        ? "full"
-                   : l.recompute == Recompute::Selective ? "selective"
-                                                         : "none";
+  const char* sched = to_string(l.schedule);
+  const char* rc = to_string(l.recompute);
   return {{"tp", l.tp},
           {"pp", l.pp},
           {"dp", l.dp},

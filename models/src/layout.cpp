@@ -39,7 +39,6 @@ const char* to_string(DType d) {
   return "?";
 }
 
-namespace {
 const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::None:
@@ -62,7 +61,6 @@ const char* to_string(PipeSchedule s) {
   }
   return "?";
 }
-}  // namespace
 
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";

@@ -78,6 +78,12 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       return t;
     };
     std::vector<double> finish(rc.ops.size(), 0.0);
+    // When the op may start: the latest finish, in `f`, of the ops it depends on.
+    auto ready = [&](const std::vector<double>& f, const Op& op) {
+      double t = 0;
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) t = std::max(t, f[rc.deps[op.dep_begin + d]]);
+      return t;
+    };
     double tc = 0, td = 0, compute_total = 0;
     // With tp_overlap, TP collectives run beside GEMMs: micro-batch 0's forward and backward are
     // list-scheduled on a compute and a comm timeline, and each phase takes its span (the comm
@@ -87,10 +93,8 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     double c0 = 0, k0 = 0;
     double lo[2] = {1e300, 1e300}, hi[2] = {0, 0}, comp[2] = {0, 0}, comm[2][6] = {};
     auto schedule0 = [&](std::size_t i, const Op& op, double t, bool on_comm) {
-      double dep = 0;
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) dep = std::max(dep, finish0[rc.deps[op.dep_begin + d]]);
       double& line = on_comm ? k0 : c0;
-      const double start = std::max(line, dep);
+      const double start = std::max(line, ready(finish0, op));
       line = start + t;
       finish0[i] = line;
       const int b = op.phase == Phase::Forward ? 0 : 1;
@@ -102,17 +106,12 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
       max_mb = std::max(max_mb, op.microbatch);
-      double dep_t = 0;
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) dep_t = std::max(dep_t, finish[rc.deps[op.dep_begin + d]]);
+      const double dep_t = ready(finish, op);
       const bool fb = op.phase == Phase::Forward || op.phase == Phase::Backward || op.phase == Phase::Recompute;
-      if (overlap && fb && op.microbatch == 0 && op.kind != OpKind::Collective && !is_compute(op.kind)) {
-        double dep = 0;
-        for (std::uint32_t d = 0; d < op.dep_count; ++d) dep = std::max(dep, finish0[rc.deps[op.dep_begin + d]]);
-        finish0[i] = dep;
-      }
+      const bool in_mb0 = overlap && fb && op.microbatch == 0;  // on micro-batch 0's timelines
       if (is_compute(op.kind)) {
         double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
-        if (overlap && fb && op.microbatch == 0) schedule0(i, op, t, false);
+        if (in_mb0) schedule0(i, op, t, false);
         if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
         if (!fb) st.optimizer_s += t;
         compute_total += t;
@@ -126,7 +125,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         finish[i] = td;
       } else if (op.kind == OpKind::Collective) {
         double t = coll_time(op);
-        if (overlap && fb && op.microbatch == 0) schedule0(i, op, t, true);
+        if (in_mb0) schedule0(i, op, t, true);
         if (fb && op.microbatch == 0) {
           (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
           st.exposed_s[static_cast<int>(op.group)] += t;
@@ -139,6 +138,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
           st.p2p_s = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
         }
         finish[i] = dep_t;
+        if (in_mb0) finish0[i] = ready(finish0, op);
       }
     }
     double tail = std::max(0.0, std::max(tc, td) - compute_total);

@@ -40,8 +40,9 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     if (bytes <= 0) bytes = (m * k + k * n + m * n) * batch * eb;
     double d = std::min({m, n, k});
     if (km->half_dim > 0 && d > 0) shape = d / (d + km->half_dim);
-    if (km->tile > 0 && m > 0 && n > 0)
-      shape *= m / (std::ceil(m / km->tile) * km->tile) * n / (std::ceil(n / km->tile) * km->tile);
+    // Tile quantization: the useful share of the whole tiles that cover an edge.
+    auto tiled = [&](double x) { return x / (std::ceil(x / km->tile) * km->tile); };
+    if (km->tile > 0 && m > 0 && n > 0) shape *= tiled(m) * tiled(n);
     if (km->half_k > 0 && k > 0) shape *= k / (k + km->half_k);
   } else if (op.kind == OpKind::Attention) {
     if (bytes <= 0) bytes = batch * (2.0 * m * k + 2.0 * n * k) * eb;

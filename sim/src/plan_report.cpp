@@ -39,16 +39,12 @@ const char* bottleneck_name(const Breakdown& b) {
 
 namespace {
 
-const char* recompute_name(Recompute r) {
-  return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
-}
-
 std::string layout_text(const Layout& l) {
   std::string s = fmt::format("tp={} pp={} dp={}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" cp={}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep={}", l.ep);
   if (l.vp > 1) s += fmt::format(" vp={}", l.vp);
-  s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, recompute_name(l.recompute));
+  s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, to_string(l.recompute));
   return s;
 }
 
@@ -78,7 +74,7 @@ Json layout_json(const Layout& l) {
               {"micro_batch", l.micro_batch},
               {"zero", l.zero},
               {"sequence_parallel", l.sequence_parallel},
-              {"recompute", recompute_name(l.recompute)},
+              {"recompute", to_string(l.recompute)},
               {"schedule", l.vp > 1 ? "interleaved" : "1f1b"},
               {"string", to_string(l)}};
 }
@@ -390,7 +386,7 @@ std::string Planner::to_csv(const PlanResult& r) const {
                      k, (r.found && k == 0) ? 1 : 0, e.native ? "native" : "analytic", h.gpu, h.node, h.gpus,
                      h.nodes, h.fabric, h.oversubscription, to_string(h.network), h.storage,
                      to_string(e.acquisition), l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.micro_batch, l.zero,
-                     recompute_name(l.recompute), e.time_to_train_s, e.iteration_time_s, e.mfu,
+                     to_string(l.recompute), e.time_to_train_s, e.iteration_time_s, e.mfu,
                      e.memory_per_gpu_bytes, e.capex_usd, e.run_opex_usd, e.total_cost_usd, e.energy_J,
                      e.avg_it_power_W, e.peak_facility_power_W, bottleneck_name(e.breakdown));
     ++k;

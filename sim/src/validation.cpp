@@ -407,10 +407,7 @@ double predict_training(const Json& c, CaseResult& out, const Context& ctx) {
       }
     }
     if (!fits) s.layout.recompute = Recompute::None;
-    out.assumptions.push_back(std::string("recompute ") +
-                              (s.layout.recompute == Recompute::None        ? "none"
-                               : s.layout.recompute == Recompute::Selective ? "selective"
-                                                                            : "full") +
+    out.assumptions.push_back(std::string("recompute ") + to_string(s.layout.recompute) +
                               (fits ? " (not stated; the lightest that fits)"
                                     : " (not stated; no mode fits tutti's memory estimate, so the "
                                       "frameworks' default)"));

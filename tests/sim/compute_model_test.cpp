@@ -9,15 +9,25 @@
 
 using namespace tutti;
 
+namespace {
+/// A BF16 GEMM of shape m x n x k (FLOPs and bytes left for op_time_s to derive).
+Op bf16_gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = DType::BF16;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  return op;
+}
+}  // namespace
+
 TEST_CASE("large bf16 GEMM: compute-bound roofline with the default efficiency curve") {
   GpuSpec gpu = testing::test_gpu();
   gpu.peak_flops[static_cast<int>(DType::BF16)] = 989.4e12;
   gpu.hbm_bw_Bps = 3.35e12;
   const CalibrationProfile& p = default_calibration();
-  Op op;
-  op.kind = OpKind::Gemm;
-  op.dtype = DType::BF16;
-  op.m = op.n = op.k = 8192;
+  Op op = bf16_gemm(8192, 8192, 8192);
   double F = 2.0 * 8192 * 8192 * 8192;
   // The default curve is time-based: half = half_time * peak * eff_max; 8192 is a whole number of
   // tiles, so only the k term of the shape factor remains.
@@ -38,12 +48,7 @@ TEST_CASE("GEMM shape terms: tile quantization, short k, and a size curve in tim
   gpu.peak_flops[static_cast<int>(DType::BF16)] = 1000e12;
   gpu.hbm_bw_Bps = 1e15;  // keep every case compute-bound
   CalibrationProfile p = testing::ideal_profile();
-  Op op;
-  op.kind = OpKind::Gemm;
-  op.dtype = DType::BF16;
-  op.m = 65536;
-  op.k = 65536;
-  op.n = 256;
+  Op op = bf16_gemm(65536, 256, 65536);
   p.gemm.tile = 256;
   const double whole = op_time_s(op, gpu, p);
   CHECK(whole == doctest::Approx(2.0 * 65536 * 256 * 65536 / 1000e12).epsilon(1e-12));
@@ -88,12 +93,7 @@ TEST_CASE("FlashAttention-1 ops run at flash_attention_1_speed of the attention 
 TEST_CASE("skinny GEMM is memory-bound and slower per FLOP") {
   GpuSpec gpu = testing::test_gpu();
   CalibrationProfile p = testing::ideal_profile();
-  Op op;
-  op.kind = OpKind::Gemm;
-  op.dtype = DType::BF16;
-  op.m = 1;
-  op.n = 16384;
-  op.k = 16384;
+  Op op = bf16_gemm(1, 16384, 16384);
   double bytes = (1.0 * 16384 + 16384.0 * 16384 + 16384.0) * 2;
   double flops_t = 2.0 * 16384 * 16384 / 1000e12;
   double mem_t = bytes / 3e12;
@@ -116,10 +116,7 @@ TEST_CASE("membound op: bytes over bandwidth with its efficiency curve, plus lau
 TEST_CASE("device overrides replace catalog peaks; a missing dtype peak is an input error") {
   GpuSpec gpu = testing::test_gpu();
   CalibrationProfile p = testing::ideal_profile();
-  Op op;
-  op.kind = OpKind::Gemm;
-  op.dtype = DType::BF16;
-  op.m = op.n = op.k = 4096;
+  Op op = bf16_gemm(4096, 4096, 4096);
   double base = op_time_s(op, gpu, p);
   DeviceOverride o;
   o.gpu = "test-gpu";
@@ -136,10 +133,7 @@ TEST_CASE("device GEMM and attention efficiencies replace the family's maximum f
   CalibrationProfile p = testing::ideal_profile();
   p.gemm.flops.eff_max = 0.8;
   p.attention.flops.eff_max = 0.5;
-  Op g;
-  g.kind = OpKind::Gemm;
-  g.dtype = DType::BF16;
-  g.m = g.n = g.k = 8192;
+  Op g = bf16_gemm(8192, 8192, 8192);
   Op a;
   a.kind = OpKind::Attention;
   a.dtype = DType::BF16;

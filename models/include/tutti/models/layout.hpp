@@ -35,6 +35,8 @@ struct Layout {
 /// schedule=1f1b"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
+const char* to_string(Recompute r);     ///< "none", "selective", "full"
+const char* to_string(PipeSchedule s);  ///< "1f1b", "interleaved", "gpipe"
 std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."
 
 }  // namespace tutti
