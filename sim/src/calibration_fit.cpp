@@ -93,6 +93,10 @@ struct Point {
   std::string gpu;
   DType dtype = DType::BF16;
   std::int64_t m = 0, n = 0, k = 0;
+  // "best_of": the measurement is the best rate over every m, n, k in [lo, hi] step `step`
+  // (a search such as mamf-finder's); the model's value is then its own best over that grid.
+  bool best_of = false;
+  std::int64_t lo = 0, hi = 0, step = 0;
   // collective
   Coll coll = Coll::AllReduce;
   CollAlgo algo = CollAlgo::Ring;
@@ -160,8 +164,22 @@ File read_file(const std::string& rel, const std::string& root) {
       p.n = o.req("n").integer(1, 1 << 24);
       p.k = o.req("k").integer(1, 1 << 24);
       p.measured = o.req("tflops").number(1e-6, 1e6);
+      if (auto b = o.opt("best_of")) {
+        Obj bo = b->obj();
+        p.best_of = true;
+        p.lo = bo.req("min").integer(1, 1 << 20);
+        p.hi = bo.req("max").integer(p.lo, 1 << 20);
+        p.step = bo.req("step").integer(1, 1 << 20);
+        bo.allow("source");
+        bo.done();
+        auto on_grid = [&](std::int64_t x) { return x >= p.lo && x <= p.hi && (x - p.lo) % p.step == 0; };
+        if (!on_grid(p.m) || !on_grid(p.n) || !on_grid(p.k))
+          b->fail("a grid (min, max, step) that contains the point's own m, n and k");
+        if ((p.hi - p.lo) / p.step > 200) b->fail("at most 200 steps per dimension");
+      }
       p.metric = "TFLOP/s";
-      p.what = fmt::format("gemm {}x{}x{} {} on {}", p.m, p.n, p.k, kDtypeKeys[static_cast<int>(p.dtype)], p.gpu);
+      p.what = fmt::format("gemm {}x{}x{} {} on {}{}", p.m, p.n, p.k, kDtypeKeys[static_cast<int>(p.dtype)], p.gpu,
+                           p.best_of ? fmt::format(" (best of {}..{}/{})", p.lo, p.hi, p.step) : "");
     } else {
       std::string op = o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter"});
       p.coll = op == "all_reduce" ? Coll::AllReduce : op == "all_gather" ? Coll::AllGather : Coll::ReduceScatter;
@@ -226,20 +244,44 @@ struct Clusters {
   }
 };
 
+double gemm_tflops(const Point& p, std::int64_t m, std::int64_t n, std::int64_t k, const CalibrationProfile& prof) {
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = p.dtype;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = 1;
+  double t = op_time_s(op, Catalog::builtin().gpu(p.gpu), prof);
+  return 2.0 * m * n * k / t / 1e12;
+}
+
+/// For a best_of point: `p` at the shape of the grid where the model is fastest under `prof`.
+Point pinned(const Point& p, const CalibrationProfile& prof) {
+  if (!p.best_of) return p;
+  Point q = p;
+  q.best_of = false;
+  double best = -1;
+  for (std::int64_t m = p.lo; m <= p.hi; m += p.step)
+    for (std::int64_t n = p.lo; n <= p.hi; n += p.step)
+      for (std::int64_t k = p.lo; k <= p.hi; k += p.step) {
+        double r = gemm_tflops(p, m, n, k, prof);
+        if (r > best) {
+          best = r;
+          q.m = m;
+          q.n = n;
+          q.k = k;
+        }
+      }
+  return q;
+}
+
 /// The model's value of `p` (in p.metric units) under `prof`.
 double predict(const Point& p, const File& f, const CalibrationProfile& prof, Clusters& clusters,
                const std::string& root) {
   if (p.gemm) {
-    const GpuSpec& gpu = Catalog::builtin().gpu(p.gpu);
-    Op op;
-    op.kind = OpKind::Gemm;
-    op.dtype = p.dtype;
-    op.m = p.m;
-    op.n = p.n;
-    op.k = p.k;
-    op.batch = 1;
-    double t = op_time_s(op, gpu, prof);
-    return 2.0 * p.m * p.n * p.k / t / 1e12;
+    if (p.best_of) return predict(pinned(p, prof), f, prof, clusters, root);
+    return gemm_tflops(p, p.m, p.n, p.k, prof);
   }
   const SimCluster& c = clusters.get(f.cluster, root, f.path);
   if (p.gpus > c.topology->num_gpus())
@@ -302,36 +344,52 @@ DefaultsFit fit_defaults(const CalibrationProfile& base, const std::vector<std::
       for (const auto& ft : base.fitted_to)
         if (ft.path == holder)
           for (const auto& t : ft.targets) cf.declared = cf.declared || t == "file:" + f.path;
+      // best_of points are evaluated at the model's fastest shape of their grid: pinned under
+      // the current value, refitted, re-pinned until the shapes stop moving (a fixed point).
+      std::vector<Point> pts;
+      for (std::size_t i : fit.points) pts.push_back(pinned(f.points[i], out.profile));
       auto loss = [&](double x) {
         CalibrationProfile trial = out.profile;
         *constant_ref(trial, fit.constant, nullptr, true) = x;
         double s = 0;
-        for (std::size_t i : fit.points) {
-          const Point& p = f.points[i];
+        for (const Point& p : pts) {
           double e = std::log(predict(p, f, trial, clusters, root) / p.measured);
           s += e * e;
         }
         return s;
       };
-      // Golden-section search on (0, 1]: the model's rate is monotone in each constant.
-      const double g = (std::sqrt(5.0) - 1) / 2;
       double a = 1e-3, b = 1.0;
-      double x1 = b - g * (b - a), x2 = a + g * (b - a);
-      double f1 = loss(x1), f2 = loss(x2);
-      for (int it = 0; it < 80; ++it) {
-        if (f1 <= f2) {
-          b = x2;
-          x2 = x1;
-          f2 = f1;
-          x1 = b - g * (b - a);
-          f1 = loss(x1);
-        } else {
-          a = x1;
-          x1 = x2;
-          f1 = f2;
-          x2 = a + g * (b - a);
-          f2 = loss(x2);
+      for (int round = 0; round < 8; ++round) {
+        // Golden-section search on (0, 1]: the model's rate is monotone in each constant.
+        const double g = (std::sqrt(5.0) - 1) / 2;
+        a = 1e-3;
+        b = 1.0;
+        double x1 = b - g * (b - a), x2 = a + g * (b - a);
+        double f1 = loss(x1), f2 = loss(x2);
+        for (int it = 0; it < 80; ++it) {
+          if (f1 <= f2) {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - g * (b - a);
+            f1 = loss(x1);
+          } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + g * (b - a);
+            f2 = loss(x2);
+          }
         }
+        CalibrationProfile at = out.profile;
+        *constant_ref(at, fit.constant, nullptr, true) = (a + b) / 2;
+        bool moved = false;
+        for (std::size_t j = 0; j < pts.size(); ++j) {
+          Point q = pinned(f.points[fit.points[j]], at);
+          moved = moved || q.m != pts[j].m || q.n != pts[j].n || q.k != pts[j].k;
+          pts[j] = q;
+        }
+        if (!moved) break;
       }
       cf.fitted = (a + b) / 2;
       cf.rms_log_error = std::sqrt(loss(cf.fitted) / static_cast<double>(fit.points.size()));

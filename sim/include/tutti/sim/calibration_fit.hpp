@@ -14,6 +14,9 @@
 //       // gemm: one GEMM C[m,n] = A[m,k] B[k,n] on one GPU (a catalog GPU id), its measured rate
 //       {"id": "h100-bf16", "gpu": "h100-sxm-80gb", "dtype": "bf16", "m": 2048, "n": 2048, "k": 13312,
 //        "tflops": 794.5, "source": "..."},
+//       // optional "best_of": {"min": 256, "max": 20224, "step": 256}: the rate is the best of a
+//       // search over every m, n, k on that grid (mamf-finder); the model is then compared at its
+//       // own fastest shape of the grid (so it never exceeds the measured best anywhere on it)
 //       // collective: one NCCL collective on the first `gpus` GPUs of the cluster, forced algorithm
 //       // and protocol, its measured bus or algorithm bandwidth (nccl-tests terms)
 //       {"id": "ring-8", "op": "all_reduce", "algo": "ring", "proto": "simple", "gpus": 8,
