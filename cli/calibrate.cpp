@@ -364,6 +364,15 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
       report["network"] = rep.json;
     }
   }
+  // What this run refitted is fitted to these measurements, not to the default's data.
+  auto refitted = [&](const std::string& path) {
+    bool compute = !gemm.empty() || !mem.empty();
+    bool network = !colls.empty() && cluster;
+    return (compute && path.rfind("compute", 0) == 0) || (network && path.rfind("network", 0) == 0);
+  };
+  prof.fitted_to.erase(std::remove_if(prof.fitted_to.begin(), prof.fitted_to.end(),
+                                      [&](const FittedTo& f) { return refitted(f.path); }),
+                       prof.fitted_to.end());
   prof.source = "tutti calibrate from " + files + (cluster ? " on cluster " + cluster->name : "") +
                 "; compute curves least-squares fitted to the GEMM/copy sweeps, link efficiency and latencies to "
                 "the collective benches (relative errors in the calibration report); other parameters: " +

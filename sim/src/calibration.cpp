@@ -41,6 +41,13 @@ std::string check_repo_file(const std::string& rel, const std::string& root) {
   return "";
 }
 
+/// The source tree this binary was built from, or "" when it is not there (a relocated binary:
+/// "file:" entries are then checked for syntax only).
+std::string source_root() {
+  std::error_code ec;
+  return std::filesystem::is_directory(TUTTI_SOURCE_DIR, ec) ? TUTTI_SOURCE_DIR : "";
+}
+
 /// The repository a profile file belongs to: the nearest folder above it holding
 /// sim/calibration and CMakeLists.txt, else the source tree this binary was built from.
 std::string repo_root_of(const std::string& file) {
@@ -51,7 +58,7 @@ std::string repo_root_of(const std::string& file) {
     if (fs::is_directory(dir / "sim" / "calibration", ec) && fs::exists(dir / "CMakeLists.txt", ec)) return dir.string();
     if (dir == dir.parent_path()) break;
   }
-  return TUTTI_SOURCE_DIR;
+  return source_root();
 }
 
 /// Reads the optional "fitted_to" of object `o` (see FittedTo in the header).
@@ -245,9 +252,7 @@ const DeviceOverride* CalibrationProfile::device(const std::string& gpu_id) cons
 
 const CalibrationProfile& default_calibration() {
   static const CalibrationProfile p = [] {
-    std::error_code ec;
-    std::string root = std::filesystem::is_directory(TUTTI_SOURCE_DIR, ec) ? TUTTI_SOURCE_DIR : "";
-    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"), root);
+    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"), source_root());
     q.file.clear();
     return q;
   }();
@@ -259,7 +264,7 @@ CalibrationProfile load_calibration(const std::string& path) {
 }
 
 CalibrationProfile parse_calibration(const std::string& text, const std::string& name) {
-  return parse_doc(Doc::parse(text, name), TUTTI_SOURCE_DIR);
+  return parse_doc(Doc::parse(text, name), source_root());
 }
 
 void to_json(nlohmann::json& j, const CalibrationProfile& p) {
