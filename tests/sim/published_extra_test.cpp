@@ -95,7 +95,8 @@ const std::vector<Key> kMeasured = {{"metric", Kind::String, false}, {"value", K
 const std::set<std::string> kDtype = {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"};
 const std::set<std::string> kRecompute = {"none", "selective", "full"};
 const std::set<std::string> kSharding = {"none", "optimizer", "optimizer_grads", "full"};
-const std::set<std::string> kFabric = {"infiniband", "roce", "efa", "ethernet", "nvlink"};
+// "xgmi" is published-extra.json's extension: the whole job inside one AMD Infinity Fabric node.
+const std::set<std::string> kFabric = {"infiniband", "roce", "efa", "ethernet", "nvlink", "xgmi"};
 const std::set<std::string> kMlp = {"gated", "plain"};
 const std::set<std::string> kAttention = {"unfused", "flash1", "flash2", "flash3", "cudnn", "te-fused"};
 const std::set<std::string> kFramework = {"megatron-lm", "nemo",    "megatron-bridge", "megatron-deepspeed",
