@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/run.hpp"
+#include "tutti/core/schema.hpp"
 
 using nlohmann::json;
 
@@ -56,7 +57,9 @@ struct Key {
 };
 
 // The v2 case format of tests/validation/README.md (published-public.json), plus the extensions that
-// README documents for published-extra.json (model.moe.forced_balance, collective MoE keys, gemm).
+// README documents for published-extra.json (model.moe.forced_balance, collective MoE keys, gemm,
+// hardware.power_limit_w, fabric xgmi). When the format's schema (schemas/validation_cases.schema.json)
+// is in the tree, the file is also checked against it: that is what `tutti validate` reads.
 const std::vector<Key> kTop = {{"id", Kind::String, false},       {"source_key", Kind::String, false},
                                {"source", Kind::String, false},   {"model", Kind::Object, false},
                                {"training", Kind::Object, false}, {"parallel", Kind::Object, false},
@@ -85,7 +88,7 @@ const std::vector<Key> kParallel = {{"tp", Kind::Int, true},         {"pp", Kind
 const std::vector<Key> kHardware = {{"gpu", Kind::String, false},      {"num_gpus", Kind::Int, true},
                                     {"gpus_per_node", Kind::Int, true}, {"intra_node", Kind::String, true},
                                     {"inter_node_per_gpu_gbps", Kind::Number, true},
-                                    {"gpu_id", Kind::String, true},    {"fabric", Kind::String, true},
+                                    {"gpu_id", Kind::String, false},   {"fabric", Kind::String, true},
                                     {"nvlink_domain", Kind::Int, true}};
 const std::vector<Key> kSoftware = {{"framework", Kind::String, true}, {"date", Kind::String, true},
                                     {"attention", Kind::String, true}};
@@ -208,6 +211,8 @@ std::vector<std::string> case_problems(const json& c, size_t index) {
     check_keys(col, {{"op", Kind::String, false}, {"message_bytes", Kind::Int, false}, {"algo", Kind::String, true}},
                where + ".collective", problems);
   }
+  if (hw.contains("power_limit_w") && !hw.at("power_limit_w").is_null() && !hw.at("power_limit_w").is_number())
+    problems.push_back(where + ".hardware.power_limit_w: found " + hw.at("power_limit_w").dump() + ", expected a number or null");
   if (c.contains("gemm"))
     check_keys(c.at("gemm"),
                {{"m", Kind::Int, false}, {"n", Kind::Int, false}, {"k", Kind::Int, false},
@@ -296,7 +301,7 @@ TEST_CASE("published-extra.json: every case is cited, typed as the v2 format, an
   CHECK(extra.size() >= 60);
 }
 
-TEST_CASE("published-extra.json: collectives and GEMMs carry their structured shape") {
+TEST_CASE("published-extra.json: collectives and GEMMs carry their structured shape, and the v2 schema accepts the file") {
   const json extra = load("tests/validation/published-extra.json");
   int collectives = 0, gemms = 0;
   for (const json& c : extra) {
@@ -318,6 +323,13 @@ TEST_CASE("published-extra.json: collectives and GEMMs carry their structured sh
   }
   CHECK(collectives > 0);
   CHECK(gemms > 0);
+  // The strict reader's schema (it comes with the v2 reader): when present, every case must pass it,
+  // so `tutti validate --cases tests/validation/published-extra.json` reads the whole file.
+  const std::string schema_path = tutti::testing::src("schemas/validation_cases.schema.json");
+  if (std::ifstream(schema_path).good()) {
+    const std::vector<tutti::SchemaError> errors = tutti::validate_schema(tutti::load_schema(schema_path), extra);
+    CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
+  }
 }
 
 TEST_CASE("the case checker catches what it is meant to catch") {
