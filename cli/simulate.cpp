@@ -1,4 +1,5 @@
 // tutti simulate: simulate a training iteration and the whole run on a cluster.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -30,24 +31,44 @@ std::string seconds(double s) {
   return fmt::format("{:.3f} us", s * 1e6);
 }
 
-std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
+std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
+                  const FacilityResult& fr) {
   static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
+  // The headline is the iteration as the run lives it: the simulated one, then thermal
+  // throttling, data-loading stalls and failures (checkpoints, rework, restarts) added on top,
+  // each its own breakdown row so the rows sum to the headline.
+  const double T_sim = r.iteration_time_s;
+  const double n = r.iterations;
+  const bool fac = n > 0 && fr.effective_time_to_train_s > 0 && T_sim > 0;
+  const double T_thr = fac ? std::max(T_sim, fr.cooling.times.iteration_s) : T_sim;
+  const double T_stall = fac ? std::max(T_thr, fr.time_to_train_s / n) : T_sim;
+  const double T = fac ? std::max(T_stall, fr.effective_time_to_train_s / n) : T_sim;
+  const double k = T > 0 ? T_sim / T : 1;  // rate scale: simulated -> lived
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
   s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
-  s += fmt::format("iteration time       {}\n", seconds(r.iteration_time_s));
-  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu);
-  s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s);
-  s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu);
-  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu, 100 * r.hfu);
+  if (fac && T > T_sim * (1 + 1e-9))
+    s += fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n", seconds(T),
+                     seconds(T_sim));
+  else
+    s += fmt::format("iteration time       {}\n", seconds(T));
+  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu * k);
+  s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s * k);
+  s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu * k);
+  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu * k, 100 * r.hfu * k);
   s += fmt::format("memory per GPU       {:.1f} GiB of {:.0f} GiB\n", r.memory_per_gpu_bytes / kGiB,
                    c.gpu.hbm_bytes / kGiB);
-  if (r.time_to_train_s > 0)
-    s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
-                     seconds(r.time_to_train_s), r.iterations);
-  const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
-  s += "\nbreakdown (critical pipeline stage)\n";
+  if (r.time_to_train_s > 0) {
+    if (fac)
+      s += fmt::format("time to train        {}  ({:.0f} iterations; throttling, stalls and failures included)\n",
+                       seconds(n * T), n);
+    else
+      s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
+                       seconds(r.time_to_train_s), r.iterations);
+  }
+  const double it = T > 0 ? T : 1;
+  s += "\nbreakdown (critical pipeline stage; rows sum to the iteration time)\n";
   s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
   for (int d = 0; d < 6; ++d)
     if (r.breakdown.exposed_comm_s[d] > 0)
@@ -55,6 +76,24 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
                        100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
+  if (fac) {
+    s += fmt::format("  thermal throttle   {:>12}  {:5.1f}%\n", seconds(T_thr - T_sim), 100 * (T_thr - T_sim) / it);
+    s += fmt::format("  data stall         {:>12}  {:5.1f}%\n", seconds(T_stall - T_thr), 100 * (T_stall - T_thr) / it);
+    s += fmt::format("  failures, ckpt     {:>12}  {:5.1f}%\n", seconds(T - T_stall), 100 * (T - T_stall) / it);
+  }
+  // Bottleneck: the largest row.
+  {
+    std::pair<double, std::string> top{r.breakdown.compute_s, "compute"};
+    for (int d = 0; d < 6; ++d)
+      top = std::max(top, {r.breakdown.exposed_comm_s[d], std::string("exposed comm ") + kDims[d]});
+    top = std::max(top, {r.breakdown.bubble_s, std::string("pipeline bubble")});
+    if (fac) {
+      top = std::max(top, {T_thr - T_sim, std::string("thermal throttle")});
+      top = std::max(top, {T_stall - T_thr, std::string("data stall (storage)")});
+      top = std::max(top, {T - T_stall, std::string("failures and checkpoints")});
+    }
+    s += fmt::format("  bottleneck         {}\n", top.second);
+  }
   if (!r.bottleneck_links.empty()) {
     s += "\nbusiest links\n";
     for (std::size_t i = 0; i < r.bottleneck_links.size() && i < 5; ++i) {
@@ -86,7 +125,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   } else {
     std::string facility = "\nfacility\n";
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
-    emit(g, table(w, c, l, r) + facility);
+    emit(g, table(w, c, l, r, fr) + facility);
     note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   }
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
