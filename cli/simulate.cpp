@@ -1,5 +1,6 @@
 // tutti simulate: simulate a training iteration and the whole run on a cluster.
 #include <algorithm>
+#include <cstdio>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -31,19 +32,32 @@ std::string seconds(double s) {
   return fmt::format("{:.3f} us", s * 1e6);
 }
 
+// The iteration as the run lives it: the simulated one, then thermal throttling, data-loading
+// stalls and failures (checkpoints, rework, restarts) added on top, each its own breakdown row
+// so the rows sum to the headline.
+struct Lived {
+  bool fac = false;
+  double T_sim = 0, T_thr = 0, T_stall = 0, T = 0, k = 1;
+};
+Lived lived(const SimResult& r, const FacilityResult& fr) {
+  Lived v;
+  v.T_sim = r.iteration_time_s;
+  const double n = r.iterations;
+  v.fac = n > 0 && fr.effective_time_to_train_s > 0 && v.T_sim > 0;
+  v.T_thr = v.fac ? std::max(v.T_sim, fr.cooling.times.iteration_s) : v.T_sim;
+  v.T_stall = v.fac ? std::max(v.T_thr, fr.time_to_train_s / n) : v.T_sim;
+  v.T = v.fac ? std::max(v.T_stall, fr.effective_time_to_train_s / n) : v.T_sim;
+  v.k = v.T > 0 ? v.T_sim / v.T : 1;  // rate scale: simulated -> lived
+  return v;
+}
+
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
                   const FacilityResult& fr) {
   static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
-  // The headline is the iteration as the run lives it: the simulated one, then thermal
-  // throttling, data-loading stalls and failures (checkpoints, rework, restarts) added on top,
-  // each its own breakdown row so the rows sum to the headline.
-  const double T_sim = r.iteration_time_s;
+  const Lived v = lived(r, fr);
+  const bool fac = v.fac;
+  const double T_sim = v.T_sim, T_thr = v.T_thr, T_stall = v.T_stall, T = v.T, k = v.k;
   const double n = r.iterations;
-  const bool fac = n > 0 && fr.effective_time_to_train_s > 0 && T_sim > 0;
-  const double T_thr = fac ? std::max(T_sim, fr.cooling.times.iteration_s) : T_sim;
-  const double T_stall = fac ? std::max(T_thr, fr.time_to_train_s / n) : T_sim;
-  const double T = fac ? std::max(T_stall, fr.effective_time_to_train_s / n) : T_sim;
-  const double k = T > 0 ? T_sim / T : 1;  // rate scale: simulated -> lived
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
@@ -140,9 +154,24 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
   FacilityOptions fo = parse_facility_flag(facility_flag);
   fo.seed = options.seed;
+  // Progress on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
+  fo.progress = [](int retimings, double clock) {
+    std::fprintf(stderr, "tutti: cooling fixed point: %d re-timings, trying clock factor %.4f\n", retimings, clock);
+  };
   FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
   nlohmann::json j;
   to_json(j, r);
+  {
+    const Lived v = lived(r, fr);
+    j["lived"] = {{"iteration_time_s", v.T},
+                  {"simulated_iteration_time_s", v.T_sim},
+                  {"throttle_s", v.T_thr - v.T_sim},
+                  {"data_stall_s", v.T_stall - v.T_thr},
+                  {"failures_s", v.T - v.T_stall},
+                  {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu * v.k},
+                  {"mfu", r.mfu * v.k},
+                  {"time_to_train_s", r.iterations * v.T}};
+  }
   j["workload"] = w.name;
   j["cluster"] = c.name;
   j["gpus"] = l.gpus();

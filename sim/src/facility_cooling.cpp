@@ -93,6 +93,7 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   double g = 1.0 / throttled_clock(t, s, ok);
   double a = s, ha = g - s, b = s_hi, hb = 0;
   bool hb_known = false;
+  double width = 2 * (b - a);  // bracket width before the last step
   int it = 1;
   const int max_it = 60;
   const auto t0 = std::chrono::steady_clock::now();
@@ -104,7 +105,10 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
           "use the default linear re-timing or a power cap that keeps the heat inside the cooling",
           max_it, 1.0 / b, 1.0 / a));
     double next = hb_known && ha != hb ? a - ha * (b - a) / (hb - ha) : g;
-    if (!(next > a && next < b)) next = 0.5 * (a + b);
+    // Bisect when the candidate falls outside or the last step did not halve the bracket
+    // (regula falsi can creep along one end): the bracket at least halves every two steps.
+    if (!(next > a && next < b) || b - a > 0.5 * width) next = 0.5 * (a + b);
+    width = b - a;
     s = next;
     t = time_at(s);
     g = 1.0 / throttled_clock(t, s, ok);
