@@ -101,3 +101,29 @@ TEST_CASE("facility cli: an 8-GPU Hopper node in training reads below its 10.2 k
   CHECK(p["node_avg_W"].get<double>() < node_peak_W);
   CHECK(p["nameplate_it_W"].get<double>() > p["peak_it_W"].get<double>());
 }
+
+TEST_CASE("facility cli: a throttled and a storage-starved run show it in the top line and the bottleneck") {
+  auto starved = run_tutti({"simulate", "-w", "models/resnet50.json", "-c", "topologies/h100-64gpu-fattree.json",
+                            "--set", "storage.system=superpod-good-1su"});
+  REQUIRE_MESSAGE(starved.rc == 0, starved.err);
+  CHECK(starved.out.find("+ throttle, data stall and failures)") != std::string::npos);
+  CHECK(starved.out.find("bottleneck         data stall (storage)") != std::string::npos);
+  auto sj = run_tutti({"--json", "simulate", "-w", "models/resnet50.json", "-c", "topologies/h100-64gpu-fattree.json",
+                       "--set", "storage.system=superpod-good-1su"});
+  REQUIRE_MESSAGE(sj.rc == 0, sj.err);
+  const auto lv = sj.json()["lived"];
+  const double T = lv["iteration_time_s"].get<double>(), T_sim = lv["simulated_iteration_time_s"].get<double>();
+  CHECK(T > 2 * T_sim);  // the storage stall is most of the iteration
+  CHECK(lv["data_stall_s"].get<double>() > 0.5 * T);
+  CHECK(T_sim + lv["throttle_s"].get<double>() + lv["data_stall_s"].get<double>() + lv["failures_s"].get<double>() ==
+        doctest::Approx(T).epsilon(1e-9));
+  CHECK(lv["mfu"].get<double>() < sj.json()["mfu"].get<double>() / 2);
+
+  auto hot = run_tutti(with({"simulate", "-w", "models/llama3-8b.json", "-c", "topologies/h100-64gpu-fattree.json",
+                             "-p", "tp=2", "--set", "storage.system=superpod-good-1su"},
+                            {"--set", "facility.rack_cooling=16kW"}));  // clock ~0.46: throttling is the largest row
+  REQUIRE_MESSAGE(hot.rc == 0, hot.err);
+  CHECK(hot.out.find("+ throttle, data stall and failures)") != std::string::npos);
+  CHECK(hot.out.find("bottleneck         thermal throttle") != std::string::npos);
+  CHECK(hot.out.find("rows sum to the iteration time") != std::string::npos);
+}
