@@ -55,7 +55,7 @@ constexpr std::int64_t kMaxMessageBytes = std::int64_t{1} << 50;
 struct MoeFacts {
   int experts = 0, topk = 0;
   std::optional<int> expert_ffn_hidden, shared_experts, dense_layers, moe_layer_freq;
-  std::optional<bool> dropless;
+  std::optional<bool> dropless, forced_balance;
 };
 
 struct CaseFacts {
@@ -78,7 +78,7 @@ struct CaseFacts {
   std::string gpu_id;
   int num_gpus = 0;
   std::optional<int> gpus_per_node, nvlink_domain;
-  std::optional<double> inter_node_per_gpu_gbps;
+  std::optional<double> inter_node_per_gpu_gbps, power_limit_w;
   std::optional<std::string> fabric;
   // software
   std::optional<std::string> framework, date, attention;
@@ -87,6 +87,10 @@ struct CaseFacts {
   std::string op;
   std::optional<std::int64_t> message_bytes;
   std::optional<std::string> algo;
+  // gemm (one GEMM microbenchmark)
+  bool has_gemm = false;
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_groups = 1;
+  std::string gemm_layout = "dense";
   // measured
   std::string metric, unit;
   double measured = 0;
@@ -171,6 +175,7 @@ CaseFacts read_case(const Value& cv) {
       x.dense_layers = opt_int(e, "dense_layers", 0, f.layers.value_or(kMaxLayers));
       x.moe_layer_freq = opt_int(e, "moe_layer_freq", 1, kMaxLayers);
       x.dropless = opt_bool(e, "dropless");
+      x.forced_balance = opt_bool(e, "forced_balance");
       e.done();
       f.moe = x;
     }
@@ -205,12 +210,15 @@ CaseFacts read_case(const Value& cv) {
     Obj h = c.req("hardware").obj();
     prose(h, "gpu");
     prose(h, "intra_node");
-    f.gpu_id = h.req("gpu_id").string();
-    if (f.gpu_id.empty()) h.req("gpu_id").fail("a GPU id");
-    f.num_gpus = static_cast<int>(h.req("num_gpus").integer(1, kMaxDegree));
+    if (auto g = h.opt("gpu_id")) {
+      f.gpu_id = g->string();
+      if (f.gpu_id.empty()) g->fail("a GPU id, or null");
+    }
+    f.num_gpus = opt_int(h, "num_gpus", 1, kMaxDegree).value_or(0);  // 0: not stated
     f.gpus_per_node = opt_int(h, "gpus_per_node", 1, kMaxGpusPerNode);
     f.inter_node_per_gpu_gbps = opt_num(h, "inter_node_per_gpu_gbps", 1e-3, 1e5);
-    f.fabric = opt_choice(h, "fabric", {"infiniband", "roce", "efa", "ethernet", "nvlink"});
+    f.fabric = opt_choice(h, "fabric", {"infiniband", "roce", "efa", "ethernet", "nvlink", "xgmi"});
+    f.power_limit_w = opt_num(h, "power_limit_w", 1, 1e5);
     f.nvlink_domain = opt_int(h, "nvlink_domain", 1, kMaxDegree);
     h.done();
   }
@@ -241,7 +249,23 @@ CaseFacts read_case(const Value& cv) {
     f.message_bytes = opt_int64(k, "message_bytes", 1, kMaxMessageBytes);
     prose(k, "message_label");
     if (auto a = k.opt("algo")) f.algo = a->string();
+    // MoE dispatch/combine facts (op moe_dispatch / moe_combine; not modelled yet).
+    (void)opt_int64(k, "tokens_per_rank", 1, std::int64_t{1} << 30);
+    (void)opt_int(k, "hidden", 1, kMaxWidth);
+    (void)opt_int(k, "topk", 1, kMaxExperts);
+    (void)opt_choice(k, "elem_dtype", {"fp8", "bf16", "fp16", "fp32"});
+    (void)opt_int(k, "comm_sms", 1, 1024);
     k.done();
+  }
+  if (auto gv = c.opt("gemm")) {
+    Obj g = gv->obj();
+    f.has_gemm = true;
+    f.gemm_m = g.req("m").integer(1, kMaxWidth * 64);
+    f.gemm_n = g.req("n").integer(1, kMaxWidth * 64);
+    f.gemm_k = g.req("k").integer(1, kMaxWidth * 64);
+    f.gemm_groups = g.integer_or("groups", 1, 1, kMaxExperts);
+    f.gemm_layout = g.choice_or("layout", "dense", {"dense", "grouped-contiguous", "grouped-masked"});
+    g.done();
   }
   {
     Obj m = c.req("measured").obj();
@@ -257,6 +281,7 @@ CaseFacts read_case(const Value& cv) {
 // ---- Shared facts ------------------------------------------------------------------------------
 
 std::string gpu_generation(const std::string& gpu_id) {
+  if (gpu_id.empty()) return "not stated";
   auto starts = [&](const char* p) { return gpu_id.rfind(p, 0) == 0; };
   if (starts("v100")) return "volta";
   if (starts("a100")) return "ampere";
@@ -343,7 +368,7 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
     throw Skip{fmt::format("fabric 'nvlink' (the whole job in one NVLink domain) but {} GPUs exceed "
                            "the NVLink domain of {} GPUs of server {}",
                            f.num_gpus, node.nvlink_domain_gpus, node.id)};
-  if (fabric == "efa" || fabric == "ethernet")
+  if (fabric == "efa" || fabric == "ethernet" || fabric == "xgmi")
     throw Skip{"fabric '" + fabric + "' is not modelled (transports: infiniband, roce)"};
   if (p.nodes == 1) {
     p.fabric = "none";
@@ -383,6 +408,30 @@ struct Context {
 };
 
 // ---- Microbenchmark cases ----------------------------------------------------------------------
+
+double predict_gemm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
+  if (!f.has_gemm) throw Skip{"gemm_tflops case without a gemm section (the GEMM shape m, n, k)"};
+  if (f.gemm_layout != "dense" || f.gemm_groups != 1)
+    throw Skip{"grouped GEMM ('" + f.gemm_layout + "') is not modelled as one kernel"};
+  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  const GpuSpec& gpu = Catalog::builtin().gpu(f.gpu_id);
+  std::string dt = f.dtype.value_or("");
+  if (dt.empty()) {
+    dt = "bf16";
+    out.assumptions.push_back("dtype bf16 (not stated)");
+  }
+  if (dt == "fp4") throw Skip{"fp4 GEMMs are not modelled"};
+  Op op;
+  op.kind = OpKind::Gemm;
+  op.dtype = dt == "fp8" ? DType::FP8 : dt == "fp16" ? DType::FP16 : dt == "tf32" ? DType::TF32
+             : dt == "fp32" ? DType::FP32 : DType::BF16;
+  op.m = f.gemm_m;
+  op.n = f.gemm_n;
+  op.k = f.gemm_k;
+  op.flops = 2.0 * static_cast<double>(f.gemm_m) * static_cast<double>(f.gemm_n) * static_cast<double>(f.gemm_k);
+  double t = op_time_s(op, gpu, ctx.profile);
+  return op.flops / t / 1e12;
+}
 
 double predict_hbm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
   if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
@@ -523,6 +572,8 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
     if (!e.dense_layers) note("no leading dense layers (not stated)");
     if (e.dense_layers && *e.dense_layers >= *f.layers)
       throw Skip{fmt::format("dense_layers {} leaves no MoE layer of {}", *e.dense_layers, *f.layers)};
+    if (e.forced_balance.has_value() && !*e.forced_balance)
+      note("learned routing modelled as balanced over the experts (forced_balance false)");
     note(e.dropless.has_value() && !*e.dropless
              ? "routing balanced over the experts (capacity-limited: dropped tokens not modelled)"
              : "routing balanced over the experts (dropless)");
@@ -687,6 +738,11 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
   throw Skip{"metric '" + f.metric + "' is not predicted for a transformer"};
 }
 
+std::string case_kind(const CaseFacts& f) {
+  if (f.metric == "busbw" || f.metric == "hbm_bandwidth" || f.metric == "gemm_tflops") return "microbenchmark";
+  return f.moe ? "moe" : "dense";
+}
+
 const std::set<std::string> kTrainingMetrics = {"step_time", "tokens_per_sec_per_gpu", "tflops_per_gpu",
                                                 "mfu", "sequences_per_sec", "images_per_sec"};
 
@@ -714,6 +770,7 @@ std::vector<std::string> fitted_entries(const Json& profile) {
 }
 
 const char* job_size_group(long long gpus) {
+  if (gpus <= 0) return "not stated";
   if (gpus <= 8) return "1-8";
   if (gpus <= 256) return "9-256";
   if (gpus <= 2048) return "257-2048";
@@ -800,17 +857,18 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
     out.gpus = f.num_gpus;
     out.gpu_generation = gpu_generation(f.gpu_id);
     out.fitted = fitted_ids.count(f.id) || fitted_sources.count(f.source_key);
+    out.kind = case_kind(f);
     try {
+      if (f.gpu_id.empty()) throw Skip{"GPU (hardware.gpu_id) not stated"};
+      if (f.num_gpus == 0) throw Skip{"GPU count (hardware.num_gpus) not stated"};
+      if (f.power_limit_w) throw Skip{fmt::format("a GPU power limit ({:g} W) is not modelled", *f.power_limit_w)};
       if (f.metric == "hbm_bandwidth") {
-        out.kind = "microbenchmark";
         out.predicted = predict_hbm(f, out, ctx);
       } else if (f.metric == "busbw") {
-        out.kind = "microbenchmark";
         out.predicted = predict_busbw(f, out, ctx);
       } else if (f.metric == "gemm_tflops") {
-        throw Skip{"the GEMM shape (m, n, k) is not a field of the case format"};
+        out.predicted = predict_gemm(f, out, ctx);
       } else if (kTrainingMetrics.count(f.metric)) {
-        out.kind = f.moe ? "moe" : "dense";
         if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
         out.predicted = predict_training(f, out, ctx);
       } else {
@@ -832,8 +890,11 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
   for (const auto& c : rep.cases) (c.fitted ? fitted : unfitted).push_back(c);
   rep.summary = summarize_errors(unfitted, "all");
   rep.fitted_summary = summarize_errors(fitted, "fitted");
+  std::vector<const CaseFacts*> read;
+  for (const CaseFacts& f : all)
+    if (options.only.empty() || f.id.find(options.only) != std::string::npos) read.push_back(&f);
   std::map<std::string, std::vector<CaseResult>> by_source, by_metric, by_gen, by_kind;
-  std::map<int, std::vector<CaseResult>> by_size;  // ordered by bucket
+  std::map<int, std::vector<CaseResult>> by_size;
   for (const auto& c : unfitted) {
     by_source[c.source_key].push_back(c);
     by_metric[c.metric].push_back(c);
@@ -841,11 +902,41 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
     by_kind[c.kind].push_back(c);
     by_size[c.gpus <= 8 ? 0 : c.gpus <= 256 ? 1 : c.gpus <= 2048 ? 2 : 3].push_back(c);
   }
-  for (const auto& [k, v] : by_source) rep.by_source.push_back(summarize_errors(v, k));
-  for (const auto& [k, v] : by_metric) rep.by_metric.push_back(summarize_errors(v, k));
-  for (const auto& [k, v] : by_gen) rep.by_gpu_generation.push_back(summarize_errors(v, k));
-  for (const auto& [k, v] : by_kind) rep.by_kind.push_back(summarize_errors(v, k));
-  for (const auto& [k, v] : by_size) rep.by_job_size.push_back(summarize_errors(v, job_size_group(v.front().gpus)));
+  // Coverage: every unfitted case read counts in its groups, predicted or not.
+  std::map<std::string, int> t_source, t_metric, t_gen, t_kind, t_size;
+  std::map<std::string, int> size_order = {{"1-8", 0}, {"9-256", 1}, {"257-2048", 2}, {">2048", 3}, {"not stated", 4}};
+  for (const CaseFacts* f : read) {
+    if (fitted_ids.count(f->id) || fitted_sources.count(f->source_key)) continue;
+    ++rep.summary.total;
+    ++t_source[f->source_key];
+    ++t_metric[f->metric];
+    ++t_gen[gpu_generation(f->gpu_id)];
+    ++t_kind[case_kind(*f)];
+    ++t_size[job_size_group(f->num_gpus)];
+  }
+  for (const CaseFacts* f : read)
+    if (fitted_ids.count(f->id) || fitted_sources.count(f->source_key)) ++rep.fitted_summary.total;
+  auto fill = [](std::vector<ErrorSummary>& out, const std::map<std::string, std::vector<CaseResult>>& v,
+                 const std::map<std::string, int>& totals) {
+    for (const auto& [k, n] : totals) {
+      auto it = v.find(k);
+      ErrorSummary s = summarize_errors(it == v.end() ? std::vector<CaseResult>{} : it->second, k);
+      s.total = n;
+      out.push_back(s);
+    }
+  };
+  fill(rep.by_source, by_source, t_source);
+  fill(rep.by_metric, by_metric, t_metric);
+  fill(rep.by_gpu_generation, by_gen, t_gen);
+  fill(rep.by_kind, by_kind, t_kind);
+  std::map<std::string, std::vector<CaseResult>> by_size_named;
+  for (const auto& [k, v] : by_size) by_size_named[job_size_group(v.front().gpus)] = v;
+  std::vector<ErrorSummary> sizes;
+  fill(sizes, by_size_named, t_size);
+  std::sort(sizes.begin(), sizes.end(), [&](const ErrorSummary& a, const ErrorSummary& b) {
+    return size_order[a.group] < size_order[b.group];
+  });
+  rep.by_job_size = sizes;
   return rep;
 }
 
@@ -853,6 +944,7 @@ namespace {
 Json summary_json(const ErrorSummary& s) {
   return {{"group", s.group},
           {"n", s.n},
+          {"total", s.total},
           {"mape_pct", s.mape_pct},
           {"median_abs_error_pct", s.median_abs_error_pct},
           {"max_abs_error_pct", s.max_abs_error_pct}};
@@ -897,6 +989,7 @@ const DefaultRow kDefaults[] = {
     {"software.attention", "from software.date: unfused before 2022-06, flash1 before 2023-08, else flash2", "FlashAttention (arXiv 2205.14135) and FlashAttention-2 (arXiv 2307.08691) release dates"},
     {"collective.algo", "tutti's model of NCCL's choice", "NCCL chooses when the source does not force one"},
     {"(no field) hbm triad size", "three 2 GiB arrays", "large enough to be bandwidth-bound"},
+    {"gemm.groups, gemm.layout", "1, dense", "one plain GEMM"},
 };
 }  // namespace
 
@@ -984,15 +1077,15 @@ std::string to_table(const ValidationReport& r, bool md) {
          fmt::format("{:+.1f}", c.error_pct), c.fitted ? "fitted" : ""});
   o << "\n";
   auto sums = [&](const char* title, const std::vector<ErrorSummary>& v) {
-    if (md) o << "\n### " << title << "\n\n| group | n | MAPE % | median abs % | max abs % |\n| --- | ---: | ---: | ---: | ---: |\n";
+    if (md) o << "\n### " << title << "\n\n| group | predicted / total | MAPE % | median abs % | max abs % |\n| --- | ---: | ---: | ---: | ---: |\n";
     else o << title << ":\n";
     for (const auto& s : v) {
       if (md)
-        o << fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} |\n", s.group, s.n, s.mape_pct,
+        o << fmt::format("| {} | {} / {} | {:.1f} | {:.1f} | {:.1f} |\n", s.group, s.n, s.total, s.mape_pct,
                          s.median_abs_error_pct, s.max_abs_error_pct);
       else
-        o << fmt::format("  {:<28} n={:<3} MAPE {:5.1f}%  median {:5.1f}%  max {:5.1f}%\n", s.group,
-                         s.n, s.mape_pct, s.median_abs_error_pct, s.max_abs_error_pct);
+        o << fmt::format("  {:<28} {:>3}/{:<3} MAPE {:5.1f}%  median {:5.1f}%  max {:5.1f}%\n", s.group,
+                         s.n, s.total, s.mape_pct, s.median_abs_error_pct, s.max_abs_error_pct);
     }
   };
   sums("Unfitted cases (headline)", {r.summary});

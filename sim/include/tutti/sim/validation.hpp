@@ -64,7 +64,8 @@ struct InconsistentCase {
 
 struct ErrorSummary {
   std::string group;  ///< "all", a source key, a metric, a GPU generation, ...
-  int n = 0;
+  int n = 0;      ///< Cases predicted (and scored) in the group.
+  int total = 0;  ///< Cases read in the group: predicted, inconsistent or skipped (coverage n/total).
   double mape_pct = 0, median_abs_error_pct = 0, max_abs_error_pct = 0;
 };
 
@@ -95,13 +96,13 @@ std::vector<std::string> fitted_entries(const nlohmann::json& profile);
 /// Summary of absolute percentage errors (MAPE, median, max).
 ErrorSummary summarize_errors(const std::vector<CaseResult>& cases, const std::string& group);
 
-/// Job-size bucket of a GPU count: "1-8", "9-256", "257-2048", ">2048".
+/// Job-size bucket of a GPU count: "1-8", "9-256", "257-2048", ">2048" ("not stated" for 0).
 const char* job_size_group(long long gpus);
 
 /// JSON: {"files", "total_cases", "cases":[{id, source_key, metric, unit, measured, predicted,
 /// error_pct, layout, gpu_generation, kind, gpus, fitted, assumptions}], "skipped":[{id, reason}],
 /// "inconsistent":[{id, stated_params, built_params, difference_pct, assumptions}],
-/// "summary":{n, mape_pct, median_abs_error_pct, max_abs_error_pct} (unfitted), "fitted":{...},
+/// "summary":{n, total, mape_pct, median_abs_error_pct, max_abs_error_pct} (unfitted), "fitted":{...},
 /// "by_source", "by_metric", "by_gpu_generation", "by_kind", "by_job_size":[{group, n, ...}]}.
 nlohmann::json to_json(const ValidationReport& r);
 /// Plain-text table for people; `markdown` writes the docs/validation.md form.
