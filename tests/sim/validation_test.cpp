@@ -332,12 +332,13 @@ TEST_CASE("validation: several case files are scored together; ids unique across
 
 TEST_CASE("validation: cases named by the profile's fitted_to lists are reported apart") {
   json profile = json::parse(read_text(src("sim/calibration/default.json")));
-  profile["compute"]["fitted_to"] = {"case:narayanan21-t1-1.7b-32gpu", "source:korthikanti2022",
-                                     "file:bench/data/x.csv"};
+  json listing = {{"a", {{"fitted_to", {"file:bench/data/x.csv"}}}},
+                  {"b", json::array({{{"fitted_to", {"case:y"}}}})}};
+  CHECK(tutti::fitted_entries(listing) == std::vector<std::string>{"file:bench/data/x.csv", "case:y"});
+  profile["compute"]["gemm"]["fitted_to"] = {"case:narayanan21-t1-1.7b-32gpu", "source:korthikanti2022"};
   auto entries = tutti::fitted_entries(profile);
   CHECK(std::count(entries.begin(), entries.end(), "case:narayanan21-t1-1.7b-32gpu") == 1);
   CHECK(std::count(entries.begin(), entries.end(), "source:korthikanti2022") == 1);
-  CHECK(std::count(entries.begin(), entries.end(), "file:bench/data/x.csv") == 1);
   std::string path = write(profile, "profile.json");
   bool parser_takes_fitted_to = true;
   try {
