@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 
 namespace tutti::cli {
 
@@ -24,7 +25,7 @@ void emit(const Globals& g, const std::string& text) {
   if (!out) throw InputError(g.output + ": write failed");
 }
 
-void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, j.dump(2) + "\n"); }
+void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, write_json_text(j, 2) + "\n"); }
 
 void note(const Globals& g, const std::string& text) {
   if (g.verbosity < 0) return;
