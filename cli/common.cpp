@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,9 @@ void note(const Globals& g, const std::string& text) {
 }
 
 std::string read_text(const std::string& path) {
+  std::error_code ec;  // only regular files: /dev/zero or a FIFO would never end
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "(file)", "not a regular file", "a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read file");
   std::stringstream ss;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -94,6 +95,13 @@ void apply_override(Json& j, std::string_view assignment, const std::string& fil
 }
 
 Doc Doc::load(const std::string& path, const std::vector<std::string>& overrides) {
+  // Only regular files of a sane size: /dev/zero or a FIFO would never end.
+  constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t(256) << 20;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "(file)", "not a regular file", "a JSON file");
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxInputBytes)
+    throw InputError(path, "(file)", std::to_string(size) + " bytes", "a JSON file of at most 256 MiB");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream ss;

@@ -145,7 +145,7 @@ class Builder {
   bool open(Json&& v) {
     if (stack_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
       std::size_t at = static_cast<std::size_t>(*mark_ - text_.data());
-      std::string path = path_text(stack_.size(), /*pending=*/true);
+      std::string path = elide(path_text(stack_.size(), /*pending=*/true));
       throw JsonTextError(JsonTextFault::Depth, name_, path.empty() ? "(top level)" : path,
                           "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels at " +
                               text_location(text_, at > 0 ? at - 1 : 0),
@@ -180,6 +180,17 @@ class Builder {
       s += seg;
     }
     return s;
+  }
+
+  // A key path of more than 8 segments as its first 4 and last 2 ("a.b.c.d...(122 more)...y.z").
+  static std::string elide(const std::string& path) {
+    std::vector<std::size_t> dots;
+    for (std::size_t i = 0; i < path.size(); ++i)
+      if (path[i] == '.') dots.push_back(i);
+    if (dots.size() < 8) return path;
+    std::size_t hidden = dots.size() - 5;
+    return path.substr(0, dots[3]) + ".(" + std::to_string(hidden) + " more)." +
+           path.substr(dots[dots.size() - 2] + 1);
   }
 
   // Offset of the opening quote of the key whose closing quote ends just before `end`.

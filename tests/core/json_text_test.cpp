@@ -124,3 +124,8 @@ TEST_CASE("config: integers beyond int64 are refused, not wrapped") {
   auto c = caught([&] { d.root().req("n").integer(1, 1000); });
   CHECK(c.what == "f.json: n: got 18446744073709551615, expected an integer in [1, 1000]");
 }
+
+TEST_CASE("config: Doc::load refuses what is not a regular file (/dev/zero would never end)") {
+  auto c = caught([&] { Doc::load("/dev/zero"); });
+  CHECK(c.what == "/dev/zero: (file): got not a regular file, expected a JSON file");
+}
