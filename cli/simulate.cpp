@@ -71,7 +71,14 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
-  Layout l = resolve_layout(w, o.parallel, c.gpus());
+  Layout l;
+  try {
+    l = resolve_layout(w, o.parallel, c.gpus());
+  } catch (const InputError& e) {
+    // The GPU count came from the cluster file, not from a --gpus flag: say so.
+    if (e.file() != "--gpus") throw;
+    throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+  }
   SimOptions so;
   so.engine = o.engine;
   so.calibration = o.calibration;

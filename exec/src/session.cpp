@@ -79,16 +79,18 @@ struct Watchdog::Impl {
 };
 
 Watchdog::Watchdog(const Session& session, double timeout_s)
-    : timeout_s_(timeout_s), rank_(session.rank()), size_(session.size()),
+    : timeout_s_(timeout_s), rank_(session.rank()), size_(session.size()), session_(&session),
       impl_(std::make_unique<Impl>()) {
   last_ns_ = now_ns();
   if (timeout_s_ <= 0) return;
   hosts_ = session.hosts();  // collective: known up front, so a dead rank's host can be named
   MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm);
+  session.watch(this);  // the session's collectives now record where each rank waits
   thread_ = std::thread([this] { loop(); });
 }
 
 Watchdog::~Watchdog() {
+  if (session_) session_->watch(nullptr);
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   // The private communicator is not freed: MPI_Comm_free is collective in effect on some MPIs, and
@@ -258,12 +260,17 @@ Session::~Session() {
   if (!finalized) MPI_Finalize();
 }
 
+void Session::waiting(const char* where) const {
+  if (watchdog_) watchdog_->kick(where);
+}
+
 void Session::require_world(int needed, const std::string& command_hint) const {
   std::string msg = check_world(launcher_from_env(), size_, needed, command_hint);
   if (!msg.empty()) throw InputError(msg);
 }
 
 std::vector<std::string> Session::hosts() const {
+  waiting("waiting in a host-name exchange (all ranks)");
   char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
   int len = 0;
   MPI_Get_processor_name(name, &len);
@@ -285,30 +292,38 @@ std::string Session::mpi_library_version() {
   return s;
 }
 
-void Session::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+void Session::barrier() const {
+  waiting("waiting in a barrier (all ranks)");
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 double Session::max(double v) const {
+  waiting("waiting in a result reduction (all ranks)");
   double out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return out;
 }
 double Session::min(double v) const {
+  waiting("waiting in a result reduction (all ranks)");
   double out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   return out;
 }
 double Session::sum(double v) const {
+  waiting("waiting in a result reduction (all ranks)");
   double out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return out;
 }
 std::vector<double> Session::allgather(double v) const {
+  waiting("waiting in a result gather (all ranks)");
   std::vector<double> out(static_cast<std::size_t>(size_));
   MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
   return out;
 }
 
 std::vector<std::string> Session::gather_strings(const std::string& s) const {
+  waiting("waiting in a result gather (all ranks)");
   int len = static_cast<int>(s.size());
   std::vector<int> lens(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
   MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -74,6 +74,7 @@ class Watchdog {
   void loop();
   double timeout_s_;
   int rank_, size_;
+  const Session* session_ = nullptr;
   std::vector<std::string> hosts_;
   std::unique_ptr<Impl> impl_;
   std::atomic<long long> last_ns_{0};
@@ -114,8 +115,14 @@ class Session {
   std::vector<std::string> gather_strings(const std::string& s) const;
   /// Aborts the job (all ranks) with `code` after printing `message` to stderr.
   [[noreturn]] void abort(int code, const std::string& message) const;
+  /// Every collective above records on `wd` that this rank is waiting in it (kick), so that a
+  /// watchdog report tells the ranks that reached a collective from the one that never did.
+  /// Set by the Watchdog itself; nullptr detaches.
+  void watch(Watchdog* wd) const { watchdog_ = wd; }
 
  private:
+  void waiting(const char* where) const;
+  mutable Watchdog* watchdog_ = nullptr;
   int rank_ = 0, size_ = 1;
   bool we_initialized_ = false;
 };
