@@ -10,6 +10,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/exec/fit.hpp"
 #include "tutti/exec/measurements.hpp"
 #include "tutti/sim/calibration.hpp"
@@ -380,7 +381,17 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
   // Round trip through the strict parser: what we write must load.
   nlohmann::json j;
   to_json(j, prof);
-  parse_calibration(j.dump(), "calibrate output");
+  // A fit outside the profile's ranges (or not finite) comes from the measurements: name them.
+  std::string bad = first_non_finite(j);
+  if (!bad.empty())
+    throw InputError(files, bad, "a fitted value that is not finite",
+                     "measurements whose fit gives finite parameters (check their times and sizes)");
+  try {
+    parse_calibration(j.dump(), "calibrate output");
+  } catch (const InputError& e) {
+    throw InputError(files + ": the calibration fitted from these measurements is out of range: " +
+                     e.what());
+  }
   emit_json(g, j);
   if (g.verbosity >= 0) {
     std::string t = "tutti calibrate: fit report\n" + report.dump(2) + "\n";

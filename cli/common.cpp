@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 
 namespace tutti::cli {
 
@@ -24,7 +26,7 @@ void emit(const Globals& g, const std::string& text) {
   if (!out) throw InputError(g.output + ": write failed");
 }
 
-void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, j.dump(2) + "\n"); }
+void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, write_json_text(j, 2) + "\n"); }
 
 void note(const Globals& g, const std::string& text) {
   if (g.verbosity < 0) return;
@@ -33,6 +35,9 @@ void note(const Globals& g, const std::string& text) {
 }
 
 std::string read_text(const std::string& path) {
+  std::error_code ec;  // only regular files: /dev/zero or a FIFO would never end
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "(file)", "not a regular file", "a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read file");
   std::stringstream ss;

@@ -21,9 +21,11 @@
 namespace tutti::cli {
 
 double parse_timeout(const std::string& text) {
-  if (text == "0" || text == "off") return 0;
+  if (text == "off") return 0;
   auto q = parse_quantity(text, Dim::Time);
-  if (!q || *q < 0) throw InputError("--timeout", "", "\"" + text + "\"", "a duration such as \"60s\" or \"2min\" (0 = off)");
+  if (!q || !(*q >= exec::kMinTimeout_s && *q <= exec::kMaxTimeout_s))
+    throw InputError("--timeout", "", "\"" + text + "\"",
+                     "a duration from 1s to 7d such as \"60s\" or \"2min\", or \"off\"");
   return *q;
 }
 
@@ -37,7 +39,7 @@ int run_mpi(const Globals& g, const std::string& timeout_text,
   const double timeout_s = parse_timeout(timeout_text);  // before MPI: a bad flag fails plainly
   exec::Session s;
   try {
-    exec::Watchdog wd(timeout_s, s.rank(), kInternal);
+    exec::Watchdog wd(s, timeout_s);  // exits kExitRankFault when a rank hangs or dies
     int rc = body(s, wd);
     return rc;
   } catch (const InputError& e) {
@@ -213,6 +215,9 @@ int run_info(const Globals& g) {
 void setup_exec(CLI::App& app, Globals& g) {
   auto* sub = app.add_subcommand("exec", "Run a workload for real over MPI/NCCL (replay), or microbenchmarks (bench)");
   sub->require_subcommand(1);
+  sub->footer(
+      "Exit codes: 0 ok, 2 bad input or flags, 3 the watchdog ended the job because a rank hung or\n"
+      "died (--timeout; the error names the rank, its host and its last op), 70 a bug in tutti.");
 
   static BenchCli b;
   auto* bench = sub->add_subcommand(
@@ -243,7 +248,7 @@ void setup_exec(CLI::App& app, Globals& g) {
   bench->add_option("--device", b.device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS)")
       ->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
-  bench->add_option("--timeout", b.timeout, "Abort the job when no rank progresses for this long (0 = off)")
+  bench->add_option("--timeout", b.timeout, "Abort the job (exit 3, naming the stuck rank) when no rank progresses for this long: 1s..7d, or off")
       ->capture_default_str();
   bench->add_option("--expect-ranks", b.expect_ranks, "Fail unless the MPI world has this many ranks");
   bench->add_option("--debug-die-rank", b.debug_die_rank, "Testing: this rank dies (SIGKILL)")->group("");

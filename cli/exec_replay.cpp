@@ -12,6 +12,7 @@
 
 #include "exec_shared.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/core/flags.hpp"
 #include "tutti/exec/environment.hpp"
 #include "tutti/exec/replay.hpp"
@@ -41,7 +42,7 @@ void add_replay_options(CLI::App* sub, ReplayCliOptions& o) {
   sub->add_option("--device", o.device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS)")
       ->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
-  sub->add_option("--timeout", o.timeout, "Abort the job when no rank progresses for this long (0 = off)")
+  sub->add_option("--timeout", o.timeout, "Abort the job (exit 3, naming the stuck rank) when no rank progresses for this long: 1s..7d, or off")
       ->capture_default_str();
   sub->add_option("--debug-die-rank", o.debug_die_rank, "Testing: this rank dies (SIGKILL) before the run")
       ->group("");
@@ -56,13 +57,10 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
   if (spec.empty()) return out;
   nlohmann::json raw;
   {
-    std::ifstream in(workload_path);
+    std::ifstream in(workload_path, std::ios::binary);
     if (!in) throw InputError(workload_path + ": cannot read the workload file");
-    try {
-      raw = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      throw InputError(workload_path + ": not JSON: " + e.what());
-    }
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    raw = parse_json_text(text, workload_path);
   }
   const std::string flag = "--scale-down";
   const std::string expected =

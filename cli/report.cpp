@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "report_compare.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/reports/compare.hpp"
 #include "tutti/reports/plan_report.hpp"
 #include "tutti/reports/sha256.hpp"
@@ -28,11 +29,7 @@ struct ReportOptions {
 
 nlohmann::json read_json(const std::string& path) {
   std::string text = read_text(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
+  return parse_json_text(text, path);  // depth, duplicate keys and number range checked
 }
 
 reports::Format pick_format(const Globals& g, const ReportOptions& o) {
@@ -60,12 +57,38 @@ int emit_file_report(const Globals& g, const ReportOptions& o, reports::Report r
   return emit_report(g, o, r);
 }
 
+int run_render_unchecked(const Globals& g, const ReportOptions& o);
+
+// Reading a result document: a wrong type or a missing member anywhere is bad input naming the
+// file (exit 2); reports' own errors, which cannot know the file, get its name in front.
+template <class F>
+int reading(const std::string& file, F body) {
+  try {
+    return body();
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw InputError(file, "(document)", what, "a document as tutti writes it");
+  } catch (const InputError& e) {
+    if (e.file().empty() && !e.key_path().empty())
+      throw InputError(file, e.key_path(), e.found(), e.expected());
+    throw;
+  }
+}
+
 int run_plan(const Globals& g, const ReportOptions& o) {
-  nlohmann::json plan = read_json(o.file);
-  return emit_file_report(g, o, reports::build_plan_report(plan), "plan", "plan");
+  return reading(o.file, [&] {
+    nlohmann::json plan = read_json(o.file);
+    return emit_file_report(g, o, reports::build_plan_report(plan), "plan", "plan");
+  });
 }
 
 int run_render(const Globals& g, const ReportOptions& o) {
+  return reading(o.file, [&] { return run_render_unchecked(g, o); });
+}
+
+int run_render_unchecked(const Globals& g, const ReportOptions& o) {
   nlohmann::json doc = read_json(o.file);
   if (doc.is_object() && doc.value("kind", "") == "compare" && doc.contains("architectures")) {
     // A bare comparison document (the "data" of a compare report).

@@ -37,7 +37,13 @@ bool has_oversubscription(FabricKind k) {
 
 /// Layout for this cluster, as `tutti simulate` resolves it (simulate() checks that it fits).
 Layout layout_for(const Workload& w, const Cluster& c, const CompareOptions& o) {
-  return resolve_layout(w, o.parallel, c.gpus());
+  try {
+    return resolve_layout(w, o.parallel, c.gpus());
+  } catch (const InputError& e) {
+    // The GPU count came from the cluster file, not from a --gpus flag: say so.
+    if (e.file() != "--gpus") throw;
+    throw InputError(c.file.empty() ? c.name : c.file, "nodes", e.found() + " GPUs", e.expected());
+  }
 }
 
 json sweep(const Workload& w, const std::string& path, const Cluster& base, const CompareOptions& o,

@@ -124,7 +124,14 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
-  Layout l = resolve_layout(w, o.parallel, c.gpus());
+  Layout l;
+  try {
+    l = resolve_layout(w, o.parallel, c.gpus());
+  } catch (const InputError& e) {
+    // The GPU count came from the cluster file, not from a --gpus flag: say so.
+    if (e.file() != "--gpus") throw;
+    throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+  }
   SimOptions so;
   so.engine = o.engine;
   so.calibration = o.calibration;
@@ -140,8 +147,9 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     std::string facility = "\nfacility\n";
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
     emit(g, table(w, c, l, r, fr) + facility);
-    note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   }
+  // Wall time is not a result: stderr only, so the JSON on stdout is byte-identical across runs.
+  note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
   return kOk;
 }

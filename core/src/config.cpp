@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
+#include "tutti/core/limits.hpp"
 
 namespace tutti {
 
@@ -56,8 +59,12 @@ void apply_override(Json& j, std::string_view assignment, const std::string& fil
   std::string text(assignment.substr(eq + 1));
   Json value;
   try {
-    value = Json::parse(text);
-  } catch (const Json::parse_error&) {
+    value = parse_json_text(text, "--set");
+  } catch (const JsonTextError& e) {
+    if (e.fault() == JsonTextFault::NumberRange)
+      throw InputError("--set", key, text, "a number within the range of a double (magnitude <= 1.8e308)");
+    if (e.fault() != JsonTextFault::Syntax)
+      throw InputError("--set", key, e.what(), "a JSON value or a bare string");
     value = text;  // bare strings: --set fabric.kind=fat_tree
   }
   Json* cur = &j;
@@ -88,6 +95,13 @@ void apply_override(Json& j, std::string_view assignment, const std::string& fil
 }
 
 Doc Doc::load(const std::string& path, const std::vector<std::string>& overrides) {
+  // Only regular files of a sane size: /dev/zero or a FIFO would never end.
+  constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t(256) << 20;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "(file)", "not a regular file", "a JSON file");
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxInputBytes)
+    throw InputError(path, "(file)", std::to_string(size) + " bytes", "a JSON file of at most 256 MiB");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream ss;
@@ -99,13 +113,7 @@ Doc Doc::parse(std::string_view text, std::string name, const std::vector<std::s
   Doc d;
   d.s_ = std::make_shared<State>();
   d.s_->name = std::move(name);
-  try {
-    d.s_->j = Json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/false);
-  } catch (const Json::parse_error& e) {
-    std::string msg = e.what();
-    auto p = msg.find("parse error");
-    throw InputError(d.s_->name + ": malformed JSON: " + (p == std::string::npos ? msg : msg.substr(p)));
-  }
+  d.s_->j = parse_json_text(text, d.s_->name);  // depth, duplicate keys, number range checked
   for (const auto& o : overrides) apply_override(d.s_->j, o, d.s_->name);
   return d;
 }
@@ -188,7 +196,11 @@ std::int64_t Value::integer(std::int64_t min, std::int64_t max) const {
     return t;
   };
   std::int64_t v = 0;
-  if (j_->is_number_integer()) {
+  if (j_->is_number_unsigned()) {
+    auto u = j_->get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) fail(text());
+    v = static_cast<std::int64_t>(u);
+  } else if (j_->is_number_integer()) {
     v = j_->get<std::int64_t>();
   } else if (j_->is_number_float()) {
     double d = j_->get<double>();
@@ -228,6 +240,7 @@ double Value::quantity(Dim d, double min, double max) const {
     v = j_->get<double>();
   }
   if (!v) fail(dim_expectation(d));
+  max = std::min(max, dim_max(d));  // the one ceiling per dimension (limits.hpp)
   if (!(*v >= min && *v <= max)) {
     std::string e = dim_expectation(d);
     if (min > 0 || (std::isfinite(max)))

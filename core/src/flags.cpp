@@ -29,7 +29,14 @@ std::vector<FlagItem> split_flag_items(std::string_view text, const std::string&
     auto eq = item.find('=');
     if (eq == std::string_view::npos)
       throw InputError(flag, item, "\"" + item + "\"", expected);
-    items.push_back({item.substr(0, eq), item.substr(eq + 1)});
+    FlagItem next{item.substr(0, eq), item.substr(eq + 1)};
+    for (const FlagItem& prev : items)
+      if (prev.key == next.key)  // `--parallel tp=2,tp=4`: which one was meant is not ours to guess
+        throw InputError(flag, next.key,
+                         "\"" + next.key + "\" twice (" + prev.key + "=" + prev.value + ", " +
+                             next.key + "=" + next.value + ")",
+                         "each key at most once");
+    items.push_back(std::move(next));
   }
   return items;
 }

@@ -8,6 +8,7 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 
 namespace tutti {
 
@@ -198,11 +199,7 @@ Json load_schema(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open schema file");
   std::stringstream ss;
   ss << in.rdbuf();
-  try {
-    return Json::parse(ss.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(path + ": malformed JSON schema: " + e.what());
-  }
+  return parse_json_text(ss.str(), path);
 }
 
 std::string format_schema_errors(const std::vector<SchemaError>& errors) {

@@ -1,5 +1,7 @@
 #include "tutti/core/units.hpp"
 
+#include "tutti/core/limits.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -71,6 +73,8 @@ std::optional<double> with_table(std::string_view text, const std::array<Unit, N
 
 }  // namespace
 
+static std::optional<double> parse_quantity_unchecked(std::string_view text, Dim d);
+
 std::string dim_expectation(Dim d) {
   switch (d) {
     case Dim::Bytes: return "a size such as \"80GiB\" or \"512MB\"";
@@ -88,7 +92,30 @@ std::string dim_expectation(Dim d) {
   return "a quantity";
 }
 
+double dim_max(Dim d) {
+  switch (d) {
+    case Dim::Bytes: return 1e21;
+    case Dim::Bandwidth: return 1e16;
+    case Dim::Time: return 1000.0 * kYear;
+    case Dim::Power: return 1e11;
+    case Dim::Energy: return 1e22;
+    case Dim::FlopRate: return 1e21;
+    case Dim::Count: return 1e18;
+    case Dim::EnergyPrice: return 1000.0 / kJoulePerKWh;
+    case Dim::Money: return 1e15;
+    case Dim::MoneyRate: return 1e6 / kHour;
+    case Dim::Ratio: return 1e9;
+  }
+  return 0.0;
+}
+
 std::optional<double> parse_quantity(std::string_view text, Dim d) {
+  auto v = parse_quantity_unchecked(text, d);
+  if (v && !std::isfinite(*v)) return std::nullopt;  // "1e308B": the number times its unit overflowed
+  return v;
+}
+
+std::optional<double> parse_quantity_unchecked(std::string_view text, Dim d) {
   text = trim(text);
   switch (d) {
     case Dim::Bytes: return with_table(text, kBytes);

@@ -173,6 +173,7 @@ CollBenchResult bench_collective_mpi(const Session& s, const CollBenchOptions& o
     p.count = c.count;
     p.size_bytes = point_size_bytes(o.op, c);
     std::int64_t wrong = -1;
+    if (wd) wd->kick("collective bench (entering a size)");  // before any rank can block in it
     if (o.check) {
       fill(o.op, c, r, n, send.data());
       run_once(o.op, c, r, n, send.data(), recv.data());

@@ -9,6 +9,13 @@ namespace tutti::exec {
 
 namespace {
 
+// Ranges of measured values (declared once; schemas/measurements.schema.json states the same):
+// no kernel or collective is timed below 1 ns or above 1e6 s, sizes stay below 1 PB, rates below
+// 1e21 FLOP/s and 1e7 GB/s, so every ratio calibrate forms from them stays finite.
+constexpr double kMinTime_s = 1e-9, kMaxTime_s = 1e6;
+constexpr double kMaxBytes = 1e15, kMaxFlops = 1e21, kMaxGBps = 1e7, kMaxTflops = 1e9;
+constexpr std::int64_t kMaxDim = 1 << 24;
+
 CollBenchResult read_coll(Obj o) {
   CollBenchResult r;
   r.op = to_string(parse_coll_op(o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"})));
@@ -24,13 +31,13 @@ CollBenchResult read_coll(Obj o) {
   for (std::size_t i = 0; i < pts.size(); ++i) {
     Obj p = pts.at(i).obj();
     CollPoint c;
-    c.size_bytes = p.req("size_bytes").number(0);
-    c.count = p.req("count").integer(0);
-    c.time_s = p.req("time_s").number(0);
-    c.time_max_s = p.req("time_max_s").number(0);
-    c.algbw_Bps = p.req("algbw_GBps").number(0) * 1e9;
-    c.busbw_Bps = p.req("busbw_GBps").number(0) * 1e9;
-    c.wrong = p.req("wrong").integer(-1);
+    c.size_bytes = p.req("size_bytes").number(0, kMaxBytes);
+    c.count = p.req("count").integer(0, std::int64_t(kMaxBytes));
+    c.time_s = p.req("time_s").number(kMinTime_s, kMaxTime_s);
+    c.time_max_s = p.req("time_max_s").number(kMinTime_s, kMaxTime_s);
+    c.algbw_Bps = p.req("algbw_GBps").number(0, kMaxGBps) * 1e9;
+    c.busbw_Bps = p.req("busbw_GBps").number(0, kMaxGBps) * 1e9;
+    c.wrong = p.req("wrong").integer(-1, std::int64_t(kMaxBytes));
     p.done();
     r.points.push_back(c);
   }
@@ -50,16 +57,16 @@ ComputeBenchResult read_compute(Obj o) {
   for (std::size_t i = 0; i < g.size(); ++i) {
     Obj p = g.at(i).obj();
     GemmPoint x;
-    x.shape.m = p.req("m").integer(1);
-    x.shape.n = p.req("n").integer(1);
-    x.shape.k = p.req("k").integer(1);
+    x.shape.m = p.req("m").integer(1, kMaxDim);
+    x.shape.n = p.req("n").integer(1, kMaxDim);
+    x.shape.k = p.req("k").integer(1, kMaxDim);
     x.type = p.req("type").choice({"fp64", "fp32", "tf32", "bf16", "fp16"});
-    x.flops = p.req("flops").number(0);
-    x.time_s = p.req("time_s").number(0);
-    x.time_median_s = p.req("time_median_s").number(0);
-    x.time_min_s = p.req("time_min_s").number(0);
-    x.time_max_s = p.req("time_max_s").number(0);
-    x.flops_per_s = p.req("tflops").number(0) * 1e12;
+    x.flops = p.req("flops").number(0, kMaxFlops);
+    x.time_s = p.req("time_s").number(kMinTime_s, kMaxTime_s);
+    x.time_median_s = p.req("time_median_s").number(kMinTime_s, kMaxTime_s);
+    x.time_min_s = p.req("time_min_s").number(kMinTime_s, kMaxTime_s);
+    x.time_max_s = p.req("time_max_s").number(kMinTime_s, kMaxTime_s);
+    x.flops_per_s = p.req("tflops").number(0, kMaxTflops) * 1e12;
     p.done();
     r.gemm.push_back(x);
   }
@@ -67,10 +74,10 @@ ComputeBenchResult read_compute(Obj o) {
   for (std::size_t i = 0; i < m.size(); ++i) {
     Obj p = m.at(i).obj();
     MemPoint x;
-    x.bytes = p.req("bytes").number(0);
-    x.time_s = p.req("time_s").number(0);
-    x.time_median_s = p.req("time_median_s").number(0);
-    x.bandwidth_Bps = p.req("bandwidth_GBps").number(0) * 1e9;
+    x.bytes = p.req("bytes").number(0, kMaxBytes);
+    x.time_s = p.req("time_s").number(kMinTime_s, kMaxTime_s);
+    x.time_median_s = p.req("time_median_s").number(kMinTime_s, kMaxTime_s);
+    x.bandwidth_Bps = p.req("bandwidth_GBps").number(0, kMaxGBps) * 1e9;
     p.done();
     r.membound.push_back(x);
   }
@@ -91,18 +98,18 @@ ReplayRecord read_replay(Obj o) {
   res.req("compute_library").string();
   res.req("comm_library").string();
   r.world = static_cast<int>(res.req("world").integer(1, 1 << 24));
-  res.req("warmup").integer(0);
-  r.iterations = static_cast<int>(res.req("iterations").integer(1));
-  r.iteration_time_s = res.req("iteration_time_s").number(0);
-  r.iteration_min_s = res.req("iteration_min_s").number(0);
-  r.iteration_max_s = res.req("iteration_max_s").number(0);
+  res.req("warmup").integer(0, kMaxDim);
+  r.iterations = static_cast<int>(res.req("iterations").integer(1, kMaxDim));
+  r.iteration_time_s = res.req("iteration_time_s").number(kMinTime_s, kMaxTime_s);
+  r.iteration_min_s = res.req("iteration_min_s").number(kMinTime_s, kMaxTime_s);
+  r.iteration_max_s = res.req("iteration_max_s").number(kMinTime_s, kMaxTime_s);
   res.req("iteration_times_s").arr();
   Obj chk = res.req("check").obj();
-  chk.req("ops").integer(0);
-  r.wrong_elements = chk.req("wrong_elements").integer(0);
+  chk.req("ops").integer(0, std::int64_t(kMaxBytes));
+  r.wrong_elements = chk.req("wrong_elements").integer(0, std::int64_t(kMaxBytes));
   chk.done();
   Obj bk = res.req("by_kind_s").obj();
-  for (const auto& k : bk.keys()) r.by_kind_s.emplace_back(k, bk.req(k).number(0));
+  for (const auto& k : bk.keys()) r.by_kind_s.emplace_back(k, bk.req(k).number(0, kMaxTime_s));
   bk.done();
   res.req("classes").arr();  // per-op descriptions and per-rank times: kept, not interpreted
   res.req("ranks").arr();

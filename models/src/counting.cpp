@@ -2,11 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 
 #include "shapes.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/limits.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
 
@@ -336,7 +338,9 @@ double megatron_flops_per_iteration(const Workload& w, Recompute recompute) {
 // ---- layout helpers --------------------------------------------------------------------------
 
 int microbatches(const Workload& w, const Layout& l) {
-  return static_cast<int>(w.training.global_batch / (std::int64_t(l.micro_batch) * l.dp));
+  std::int64_t per = std::max<std::int64_t>(1, std::int64_t(l.micro_batch) * l.dp);
+  return static_cast<int>(std::min<std::int64_t>(w.training.global_batch / per,
+                                                 std::numeric_limits<int>::max()));
 }
 
 LayerRange stage_layers(const Workload& w, const Layout& l, int v) {
@@ -584,6 +588,18 @@ std::string structural_problem(const Workload& w, const Layout& l) {
         "divides {}",
         tr.global_batch, l.micro_batch, l.dp, tr.global_batch / l.micro_batch);
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
+  {
+    // Checked before anything allocates per pass (the Program, memory estimates).
+    std::int64_t M = tr.global_batch / (std::int64_t(l.micro_batch) * l.dp);
+    std::int64_t layers = transformer ? std::max(1, m.tf.layers) : 1;
+    if (M > kMaxLayerPasses / layers)
+      return fmt::format(
+          "global_batch/(micro_batch*dp) = {} micro-batches per pipeline times {} layers is more "
+          "than the {} micro-batch x layer passes a Program holds; use micro_batch*dp >= {} (or a "
+          "smaller global_batch)",
+          M, layers, kMaxLayerPasses,
+          (tr.global_batch + kMaxLayerPasses / layers - 1) / (kMaxLayerPasses / layers));
+  }
   if (!transformer) {
     if (l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1 || l.vp > 1)
       return fmt::format(

@@ -195,7 +195,7 @@ Workload parse_doc(const Doc& doc) {
       int g = w.model.tf.image_size / w.model.tf.patch_size;
       tr.seq_len = g * g + 1;
     }
-    tr.global_batch = t.req("global_batch").integer(1, 1LL << 40);
+    tr.global_batch = t.req("global_batch").integer(1, 1LL << 30);  // schema: maximum 2^30
     tr.micro_batch = static_cast<int>(t.integer_or("micro_batch", 1, 1, 1 << 20));
     tr.dtype = t.has("dtype") ? parse_dtype(t.req("dtype")) : DType::BF16;
     tr.grad_dtype = t.has("grad_dtype") ? parse_dtype(t.req("grad_dtype"))

@@ -693,7 +693,25 @@ Section oversub_section(const std::vector<Arch>& as) {
 
 }  // namespace
 
+namespace {
+Report build_compare_report_unchecked(const nlohmann::json& data);
+}  // namespace
+
+// The document is read with nlohmann's typed accessors; a value of the wrong type or a missing
+// member deep inside is bad input (exit 2), never an internal error.
 Report build_compare_report(const nlohmann::json& data) {
+  try {
+    return build_compare_report_unchecked(data);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw InputError("", "(document)", what, "a comparison document as `tutti report compare --format json` writes it");
+  }
+}
+
+namespace {
+Report build_compare_report_unchecked(const nlohmann::json& data) {
   if (!data.is_object() || !data.contains("architectures") || !data.at("architectures").is_array())
     throw InputError("", "architectures", data.is_object() ? "no such array" : describe_json(data),
                      "a comparison document with an \"architectures\" array");
@@ -764,5 +782,6 @@ Report build_compare_report(const nlohmann::json& data) {
   }
   return r;
 }
+}  // namespace
 
 }  // namespace tutti::reports

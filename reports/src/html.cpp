@@ -4,6 +4,7 @@
 
 #include "internal.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/reports/assets.hpp"
 #include "tutti/reports/escape.hpp"
 #include "tutti/reports/writers.hpp"
@@ -227,7 +228,7 @@ constexpr const char* kRenderer = R"js(
 
 // JSON inside <script>: '<' escaped so that no "</script>" or "<!--" can end or confuse the block.
 std::string script_json(const nlohmann::json& j) {
-  std::string s = j.dump();
+  std::string s = write_json_text(j, -1);  // refuses NaN/inf (a bug upstream)
   std::string o;
   o.reserve(s.size());
   for (char c : s) {

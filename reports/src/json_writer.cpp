@@ -5,6 +5,7 @@
 
 #include "internal.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/reports/writers.hpp"
 
 namespace tutti::reports {
@@ -164,7 +165,7 @@ nlohmann::json to_json(const Report& r) {
 }
 
 std::string write_json(const Report& r) {
-  return to_json(r).dump(2) + "\n";
+  return write_json_text(to_json(r), 2) + "\n";  // refuses NaN/inf (a bug upstream)
 }
 
 Format parse_format(std::string_view text) {

@@ -280,7 +280,25 @@ Table bom_table(const json& rec) {
 
 }  // namespace
 
+namespace {
+Report build_plan_report_unchecked(const nlohmann::json& plan);
+}  // namespace
+
+// The document is read with nlohmann's typed accessors; a value of the wrong type or a missing
+// member deep inside is bad input (exit 2), never an internal error.
 Report build_plan_report(const nlohmann::json& plan) {
+  try {
+    return build_plan_report_unchecked(plan);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw InputError("", "(document)", what, "a plan as `tutti plan --json` prints it");
+  }
+}
+
+namespace {
+Report build_plan_report_unchecked(const nlohmann::json& plan) {
   if (!plan.is_object() || (!plan.contains("pareto") && !plan.contains("recommended")))
     throw InputError(
         "", "pareto", plan.is_object() ? "no \"pareto\" nor \"recommended\"" : describe_json(plan),
@@ -464,5 +482,6 @@ Report build_plan_report(const nlohmann::json& plan) {
   if (!ss.blocks.empty()) r.sections.push_back(std::move(ss));
   return r;
 }
+}  // namespace
 
 }  // namespace tutti::reports

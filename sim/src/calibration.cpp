@@ -94,7 +94,12 @@ KernelModel parse_kernel(Obj o, FittedReader& fitted) {
   k.flops.eff_max = o.req("flops_efficiency_max").number(1e-6, 1.0);
   k.flops.half = o.req("half_flops").number(0, 1e18);
   if (auto v = o.opt("half_time")) k.half_time_s = v->quantity(Dim::Time, 0, 1.0);
-  if (auto v = o.opt("tile")) k.tile = v->number(0, 1e6);
+  if (auto v = o.opt("tile")) {
+    k.tile = v->number(0, 1e6);
+    // A tile edge counts matrix elements: 0 (none) or >= 1; a tiny one (1e-310) made m/tile
+    // infinite and every GEMM time NaN.
+    if (k.tile != 0 && k.tile < 1) v->fail("0 (no tile quantization) or a tile edge in [1, 1e6] elements");
+  }
   if (auto v = o.opt("half_k")) k.half_k = v->number(0, 1e9);
   k.half_dim = o.req("half_dim").number(0, 1e9);
   k.bandwidth.eff_max = o.req("bandwidth_efficiency_max").number(1e-6, 1.0);

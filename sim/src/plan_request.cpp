@@ -1,12 +1,14 @@
 // Plan request parsing (strict, through core/config.hpp) and its JSON echo.
 // Keys and defaults must stay in agreement with schemas/plan_request.schema.json
 // (tests/sim/plan_request_test.cpp checks both ways).
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/planner.hpp"
+#include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
 
@@ -61,6 +63,30 @@ std::vector<std::string> string_list(Obj& o, std::string_view key) {
   });
 }
 
+// A list of ids, each of which must be in `known` (the message lists them, so the fix is visible
+// here rather than as an empty search later).
+std::vector<std::string> id_list(Obj& o, std::string_view key, const std::vector<std::string>& known,
+                                 const char* what) {
+  return read_list<std::string>(o, key, [&](const Value& v) {
+    std::string s = v.string();
+    if (std::find(known.begin(), known.end(), s) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      v.fail(std::string(what) + ": " + list);
+    }
+    return s;
+  });
+}
+
+std::vector<std::string> node_and_gpu_ids() {
+  std::vector<std::string> ids;
+  for (const auto& n : Catalog::builtin().nodes()) {
+    ids.push_back(n.id);
+    if (std::find(ids.begin(), ids.end(), n.gpu) == ids.end()) ids.push_back(n.gpu);
+  }
+  return ids;
+}
+
 std::string resolve_workload(const std::string& path, const std::string& base_dir) {
   namespace fs = std::filesystem;
   fs::path p(path);
@@ -106,21 +132,30 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
   }
 
   Obj s = root.req("search").obj();
-  r.gpus = string_list(s, "gpus");
+  r.gpus = id_list(s, "gpus", node_and_gpu_ids(), "a node or GPU catalog id");
   if (r.gpus.empty()) s.req("gpus").fail("a non-empty array of GPU or node catalog ids");
   r.gpu_counts = int_list(s, "gpu_counts", 1, 1 << 22);
-  r.fabrics = string_list(s, "fabrics");
+  r.fabrics = id_list(s, "fabrics", {"fat_tree", "rail_optimized", "dual_plane", "dragonfly", "torus"},
+                      "a fabric kind");
   r.oversubscription = read_list<double>(s, "oversubscription", [](const Value& v) {
     return v.number(1, 64);
   });
   r.networks = read_list<Network>(s, "networks", [](const Value& v) {
     return v.choice({"infiniband", "roce"}) == "infiniband" ? Network::InfiniBand : Network::RoCE;
   });
-  r.storage = string_list(s, "storage");
+  r.storage = id_list(s, "storage", Catalog::builtin().ids("storage"), "a storage catalog id");
   r.acquisition = read_list<Acquisition>(s, "acquisition", [](const Value& v) {
     return v.choice({"buy", "rent"}) == "buy" ? Acquisition::Buy : Acquisition::Rent;
   });
-  r.facility = s.string_or("facility", "");
+  if (auto fv = s.opt("facility")) {
+    r.facility = fv->string();
+    auto known = Catalog::builtin().ids("facility");
+    if (std::find(known.begin(), known.end(), r.facility) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fv->fail("a facility catalog id: " + list);
+    }
+  }
   if (auto lv = s.opt("layouts")) {
     Obj l = lv->obj();
     r.layouts.tp = int_list(l, "tp", 1, 1024);

@@ -34,8 +34,9 @@ void to_json(nlohmann::json& j, const SimResult& r) {
            {"bottleneck_links", links},
            {"iterations", r.iterations},
            {"time_to_train_s", r.time_to_train_s},
-           {"memory_per_gpu_bytes", r.memory_per_gpu_bytes},
-           {"wall_s", r.wall_s}};
+           {"memory_per_gpu_bytes", r.memory_per_gpu_bytes}};
+  // wall_s (the engine's own run time) is left out on purpose: the JSON is a result, byte-identical
+  // across runs of the same inputs; the CLI prints the wall time on stderr.
 }
 
 }  // namespace tutti

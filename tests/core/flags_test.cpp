@@ -55,3 +55,13 @@ TEST_CASE("flags: typed values are range-checked and whole") {
     CHECK(e.expected() == "an integer in [0, 3]");
   }
 }
+
+TEST_CASE("flags: a key given twice is refused, naming both values (--parallel tp=2,tp=4)") {
+  try {
+    split_flag_items("tp=2,pp=1,tp=4", "--parallel", "KEY=VALUE");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--parallel: tp: got \"tp\" twice (tp=2, tp=4), expected each key at most once");
+  }
+}

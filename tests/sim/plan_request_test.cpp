@@ -27,8 +27,8 @@ Json full_request() {
                     "room": {"racks": 100, "rack_power": "40kW", "rack_cooling": "35kW"},
                     "gpus_min": 512, "gpus_max": 4096},
     "search": {"gpus": ["h100-sxm-80gb"], "gpu_counts": [1024, 2048], "fabrics": ["rail_optimized"],
-               "oversubscription": [1, 2], "networks": ["infiniband", "roce"], "storage": ["s1"],
-               "acquisition": ["buy", "rent"], "facility": "f1",
+               "oversubscription": [1, 2], "networks": ["infiniband", "roce"], "storage": ["vast-class"],
+               "acquisition": ["buy", "rent"], "facility": "air-cooled",
                "layouts": {"tp": [8], "pp": [4], "cp": [1], "ep": [1], "vp": [1, 2],
                            "micro_batch": [1], "zero": [1], "recompute": ["selective"]}},
     "objective": "time", "finalists": 2, "prune": false

@@ -30,6 +30,19 @@ std::vector<std::string> shipped(const std::string& dir) {
 }
 }  // namespace
 
+TEST_CASE("simulate --json is byte-identical across runs; wall time goes to stderr only") {
+  for (const char* engine : {"native", "analytic"}) {
+    std::vector<std::string> args = {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                                     "topologies/dgx-h100-single.json", "--json", "--engine", engine};
+    auto a = run_tutti(args), b = run_tutti(args);
+    REQUIRE_MESSAGE(a.rc == 0, a.err);
+    REQUIRE(b.rc == 0);
+    CHECK(a.out == b.out);
+    CHECK(a.out.find("wall") == std::string::npos);
+    CHECK(a.err.find("s wall") != std::string::npos);
+  }
+}
+
 TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   auto r = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
                       "topologies/dgx-h100-single.json", "--json"});

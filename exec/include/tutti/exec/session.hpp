@@ -29,12 +29,25 @@ LauncherInfo launcher_from_env();
 std::string check_world(const LauncherInfo& launcher, int mpi_world, int needed,
                         const std::string& command_hint);
 
-/// A progress watchdog: if kick() is not called for `timeout_s`, it prints `where` and the
-/// rank to stderr and aborts the whole MPI job (MPI_Abort with `abort_code`), so that a peer that
-/// died or hangs fails the job instead of hanging it. timeout_s <= 0 disables it.
+class Session;
+
+/// The exit code of a job that the watchdog ended because a rank hung or died (distinct from 2,
+/// bad input, and 70, a bug in tutti). Documented in `tutti exec --help` and the README.
+inline constexpr int kExitRankFault = 3;
+
+/// The accepted `--timeout` range: below one second the watchdog would fire on ordinary MPI
+/// start-up jitter; beyond a week it is no watchdog. "off" disables it.
+inline constexpr double kMinTimeout_s = 1.0;
+inline constexpr double kMaxTimeout_s = 7.0 * 86400.0;
+
+/// A progress watchdog: if kick() is not called for `timeout_s`, it asks every peer's watchdog
+/// for its state (last op, ops done, idle time) over a private communicator, names the ranks
+/// that are stuck (`rank R (host H): no progress for T s, last op "OP" (#N)`) or dead (no answer)
+/// on stderr, and aborts the whole MPI job with kExitRankFault. timeout_s <= 0 disables it.
+/// Constructing it is collective (every rank of the session, from the main thread).
 class Watchdog {
  public:
-  Watchdog(double timeout_s, int rank, int abort_code);
+  Watchdog(const Session& session, double timeout_s);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -42,11 +55,30 @@ class Watchdog {
   void kick(const char* where);
   double timeout_s() const { return timeout_s_; }
 
+  /// One rank's answer to the watchdog's question (for the report).
+  struct RankState {
+    int rank = 0;
+    bool answered = false;   ///< false: the rank did not answer within the grace period.
+    long long kicks = 0;     ///< Progress marks recorded so far.
+    double idle_s = 0;       ///< Seconds since its last progress mark.
+    std::string where;       ///< Its last op.
+  };
+  /// The error text for `states` (every rank, indexed by rank) and `hosts`: names the dead ranks
+  /// (no answer), else the ranks that made the least progress, with host and last op.
+  static std::string describe_fault(const std::vector<RankState>& states,
+                                    const std::vector<std::string>& hosts, int reporter,
+                                    double timeout_s);
+
  private:
+  struct Impl;
   void loop();
   double timeout_s_;
-  int rank_, abort_code_;
+  int rank_, size_;
+  const Session* session_ = nullptr;
+  std::vector<std::string> hosts_;
+  std::unique_ptr<Impl> impl_;
   std::atomic<long long> last_ns_{0};
+  std::atomic<long long> kicks_{0};
   std::atomic<const char*> where_{"start"};
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -83,8 +115,14 @@ class Session {
   std::vector<std::string> gather_strings(const std::string& s) const;
   /// Aborts the job (all ranks) with `code` after printing `message` to stderr.
   [[noreturn]] void abort(int code, const std::string& message) const;
+  /// Every collective above records on `wd` that this rank is waiting in it (kick), so that a
+  /// watchdog report tells the ranks that reached a collective from the one that never did.
+  /// Set by the Watchdog itself; nullptr detaches.
+  void watch(Watchdog* wd) const { watchdog_ = wd; }
 
  private:
+  void waiting(const char* where) const;
+  mutable Watchdog* watchdog_ = nullptr;
   int rank_ = 0, size_ = 1;
   bool we_initialized_ = false;
 };
