@@ -20,6 +20,7 @@ struct SimulateOptions {
   std::string workload, cluster, parallel, engine = "native", calibration, trace;
   std::string facility;  ///< --facility KEY=VALUE,... (sim/include/tutti/sim/facility.hpp)
   double compute_slowdown = 1.0;
+  int gpus = 0;  ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
 };
 
 std::string seconds(double s) {
@@ -30,11 +31,16 @@ std::string seconds(double s) {
   return fmt::format("{:.3f} us", s * 1e6);
 }
 
+std::string placement_line(const Cluster& c, int job_gpus) {
+  return fmt::format("placement  {}", describe_placement(c, job_gpus));
+}
+
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
   static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
+  if (l.gpus() < c.gpus()) s += placement_line(c, l.gpus()) + "\n";
   s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
   s += fmt::format("iteration time       {}\n", seconds(r.iteration_time_s));
   if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu);
@@ -71,7 +77,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
-  Layout l = resolve_layout(w, o.parallel, c.gpus());
+  Layout l = o.gpus > 0 ? resolve_layout(w, o.parallel, o.gpus) : fit_layout(w, o.parallel, c.gpus());
   SimOptions so;
   so.engine = o.engine;
   so.calibration = o.calibration;
@@ -107,6 +113,10 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["workload"] = w.name;
   j["cluster"] = c.name;
   j["gpus"] = l.gpus();
+  if (l.gpus() < c.gpus()) {
+    j["cluster_gpus"] = c.gpus();
+    j["placement"] = placement_line(c, l.gpus()).substr(11);
+  }
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
   j["facility"] = facility_to_json(fr);
@@ -128,6 +138,10 @@ void setup_simulate(CLI::App& app, Globals& g) {
   sub->add_option("--facility", o->facility,
                   "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
                   "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");
+  sub->add_option("--gpus", o->gpus,
+                  "GPUs the job uses (default: the most that fit the cluster and the batch); the job fills "
+                  "NVLink domains in order, the rest of the cluster idles (idle power counted)")
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });

@@ -101,14 +101,16 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
 FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
                                 const SimOptions& so, const SimResult& r, const FacilityOptions& o) {
   // SimGrid runs are too slow to repeat inside the fixed point: rescale its iteration instead.
-  if (so.engine == "simgrid") return evaluate_facility(facility_inputs(w, c, r), o);
+  FacilityInputs in = facility_inputs(w, c, r);
+  in.job_gpus = l.gpus();
+  if (so.engine == "simgrid") return evaluate_facility(in, o);
   Retimer engine = [&](double slowdown) {
     SimOptions again = so;
     again.compute_slowdown = so.compute_slowdown * slowdown;
     again.trace_path.clear();
     return iteration_times(simulate(w, c, l, again));
   };
-  return evaluate_facility(facility_inputs(w, c, r), o, engine);
+  return evaluate_facility(in, o, engine);
 }
 
 }  // namespace tutti
