@@ -134,7 +134,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       } else {
         if (op.kind == OpKind::Send && op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) {
           int a = first, b = first + op.peer_delta * per_stage;
-          bool cross = b < topo.num_gpus() && topo.node_of(a) != topo.node_of(b);
+          bool cross = b < topo.num_gpus() && topo.domain_of(a) != topo.domain_of(b);
           st.p2p_s = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
         }
         finish[i] = dep_t;

@@ -309,6 +309,14 @@ const Catalog& Catalog::builtin() {
 }
 
 const GpuSpec& Catalog::gpu(std::string_view id) const { return lookup(gpus_, id, "gpu"); }
+
+const NodeSpec& Catalog::usual_node(std::string_view gpu_id) const {
+  const GpuSpec& g = gpu(gpu_id);
+  if (g.usual_node.empty())
+    throw InputError("catalog/gpus.json", "entries." + g.id + ".usual_node", "none",
+                     "the id of the node this GPU usually ships in");
+  return node(g.usual_node);
+}
 const NodeSpec& Catalog::node(std::string_view id) const { return lookup(nodes_, id, "node"); }
 const NicSpec& Catalog::nic(std::string_view id) const { return lookup(nics_, id, "nic"); }
 const SwitchSpec& Catalog::switch_(std::string_view id) const { return lookup(switches_, id, "switch"); }
