@@ -53,17 +53,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The usual 8-GPU server of each GPU generation (the fair assumption the case README allows
-// when a source does not name its system).
+// The system each GPU usually ships in, from the catalog (gpus.json "usual_node"): the fair
+// assumption the case README allows when a source does not name its system.
 std::string node_for_gpu(const std::string& gpu_id) {
-  static const std::map<std::string, std::string> kNodes = {
-      {"a100-sxm4-40gb", "dgx-a100-40gb"}, {"a100-sxm4-80gb", "dgx-a100-80gb"},
-      {"h100-sxm-80gb", "dgx-h100"},       {"h200-sxm-141gb", "hgx-h200"},
-      {"b200", "dgx-b200"},                {"v100-sxm2-16gb", "dgx-1-v100"}};
-  auto it = kNodes.find(gpu_id);
-  if (it == kNodes.end())
-    throw Skip{"GPU '" + gpu_id + "' has no entry (or no usual server) in the hardware catalog"};
-  return it->second;
+  for (const auto& g : Catalog::builtin().gpus())
+    if (g.id == gpu_id && !g.usual_node.empty()) return g.usual_node;
+  throw Skip{"GPU '" + gpu_id + "' has no entry (or no usual_node) in the hardware catalog"};
 }
 
 // Nodes per scalable unit of NVIDIA's reference designs: DGX A100 SuperPOD SUs hold 20 nodes
