@@ -110,6 +110,10 @@ struct AnalyticStage {
   double dp_overlap_s = 0;     ///< Backward time available to hide dp_comm_s behind.
   double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
   double exposed_s[6] = {};    ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+  // Per-iteration busy time of the stage's streams (all micro-batches), for the power model:
+  double gemm_busy_s = 0;      ///< Compute-bound ops (GEMM, attention).
+  double memory_busy_s = 0;    ///< Memory-bound ops (norms, activations, optimizer).
+  double comm_busy_s = 0;      ///< Collectives and pipeline sends (summed; streams may overlap).
 };
 
 struct AnalyticJob {
