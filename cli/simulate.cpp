@@ -22,6 +22,7 @@ struct SimulateOptions {
   std::string workload, cluster, parallel, engine = "native", calibration, trace;
   std::string facility;  ///< --facility KEY=VALUE,... (sim/include/tutti/sim/facility.hpp)
   double compute_slowdown = 1.0;
+  int gpus = 0;  ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
 };
 
 std::string seconds(double s) {
@@ -30,6 +31,10 @@ std::string seconds(double s) {
   if (s >= 1) return fmt::format("{:.3f} s", s);
   if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
   return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string placement_line(const Cluster& c, int job_gpus) {
+  return fmt::format("placement  {}", describe_placement(c, job_gpus));
 }
 
 // The iteration as the run lives it: the simulated one, then thermal throttling, data-loading
@@ -61,6 +66,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
+  if (l.gpus() < c.gpus()) s += placement_line(c, l.gpus()) + "\n";
   s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
   if (fac && T > T_sim * (1 + 1e-9))
     s += fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n", seconds(T),
@@ -125,12 +131,16 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   Workload w = load_workload(o.workload);
   Cluster c = load_cluster(o.cluster, g.sets);
   Layout l;
-  try {
-    l = resolve_layout(w, o.parallel, c.gpus());
-  } catch (const InputError& e) {
-    // The GPU count came from the cluster file, not from a --gpus flag: say so.
-    if (e.file() != "--gpus") throw;
-    throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+  if (o.gpus > 0) {
+    l = resolve_layout(w, o.parallel, o.gpus);
+  } else {
+    try {
+      l = fit_layout(w, o.parallel, c.gpus());
+    } catch (const InputError& e) {
+      // The GPU count came from the cluster file, not from a --gpus flag: say so.
+      if (e.file() != "--gpus") throw;
+      throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+    }
   }
   SimOptions so;
   so.engine = o.engine;
@@ -183,6 +193,10 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["workload"] = w.name;
   j["cluster"] = c.name;
   j["gpus"] = l.gpus();
+  if (l.gpus() < c.gpus()) {
+    j["cluster_gpus"] = c.gpus();
+    j["placement"] = placement_line(c, l.gpus()).substr(11);
+  }
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
   j["facility"] = facility_to_json(fr);
@@ -204,6 +218,10 @@ void setup_simulate(CLI::App& app, Globals& g) {
   sub->add_option("--facility", o->facility,
                   "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
                   "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");
+  sub->add_option("--gpus", o->gpus,
+                  "GPUs the job uses (default: the most that fit the cluster and the batch); the job fills "
+                  "NVLink domains in order, the rest of the cluster idles (idle power counted)")
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });

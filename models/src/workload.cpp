@@ -282,4 +282,28 @@ Layout resolve_layout(const Workload& w, const std::string& flag, int gpus) {
   return l;
 }
 
+Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus) {
+  Layout named = resolve_layout(w, flag, 0);
+  bool flag_dp = flag.rfind("dp=", 0) == 0 || flag.find(",dp=") != std::string::npos;
+  if (flag_dp) return named;  // as resolve_layout: a dp from the file yields to the cluster size
+  const int model_par = named.tp * named.pp * named.cp;
+  if (cluster_gpus < model_par)
+    throw InputError("--gpus", "gpus", std::to_string(cluster_gpus),
+                     fmt::format("at least tp*pp*cp = {}*{}*{} = {} GPUs", named.tp, named.pp,
+                                 named.cp, model_par));
+  std::string why;
+  for (int dp = cluster_gpus / model_par; dp >= 1; --dp) {
+    Layout l = named;
+    l.dp = dp;
+    try {
+      check_layout(w, l, 0);
+      return l;
+    } catch (const InputError& e) {
+      if (why.empty()) why = e.what();
+    }
+  }
+  throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}", cluster_gpus,
+                               model_par, why));
+}
+
 }  // namespace tutti

@@ -137,7 +137,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       } else {
         if (op.kind == OpKind::Send) {
           const int b = first + op.peer_delta * per_stage;
-          const bool cross = b >= 0 && b < topo.num_gpus() && topo.node_of(first) != topo.node_of(b);
+          const bool cross = b >= 0 && b < topo.num_gpus() && topo.domain_of(first) != topo.domain_of(b);
           const double t = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
           st.comm_busy_s += t;
           if (op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) st.p2p_s = t;

@@ -42,7 +42,7 @@ Geo geometry(const std::vector<int>& group, const Topology& topo) {
   std::vector<int> node_ids;
   int max_node = -1;
   for (int r : group) {
-    int nd = topo.node_of(r);
+    int nd = topo.domain_of(r);  // an NVLink domain is one "node" of the hierarchy
     // Groups usually list ranks in ascending order: same node as the last one, or a new node
     // above every node seen so far, both O(1); otherwise search (planner hot path).
     auto it = !node_ids.empty() && node_ids.back() == nd ? node_ids.end() - 1
@@ -368,13 +368,13 @@ CollectiveContext make_collective_context(const Topology& topo, const Calibratio
   c.sharp = sharp;
   std::vector<std::uint32_t> path;
   bool nvl = true;
-  if (topo.gpus_per_node() > 1 && topo.num_gpus() > 1) {
+  if (topo.domain_gpus() > 1 && topo.num_gpus() > 1) {
     topo.route(0, 1, 0, path);
     c.intra_bw_Bps = min_capacity(topo, profile, path, &c.intra_lat_s, &nvl);
     c.intra_hw = nvl ? NcclHw::NVLink : NcclHw::PCI;
   }
-  if (topo.num_gpus() > topo.gpus_per_node()) {
-    topo.route(0, topo.gpus_per_node(), 0, path);
+  if (topo.num_gpus() > topo.domain_gpus()) {
+    topo.route(0, topo.domain_gpus(), 0, path);
     bool dummy;
     c.inter_bw_Bps = min_capacity(topo, profile, path, &c.inter_lat_s, &dummy);
   }
@@ -437,7 +437,7 @@ CollectivePlan plan_p2p(int src, int dst, double bytes, const CollectiveContext&
   plan.algo = CollAlgo::P2P;
   plan.proto = NcclProto::Simple;
   plan.fixed_latency_s = ctx.profile->nccl.p2p_latency_s;
-  bool cross = ctx.topo->node_of(src) != ctx.topo->node_of(dst);
+  bool cross = ctx.topo->domain_of(src) != ctx.topo->domain_of(dst);
   plan.estimate_s = plan.fixed_latency_s + bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
   CollPhase ph;
   ph.flows.push_back({src, dst, bytes});

@@ -103,7 +103,9 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
 FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
                                 const SimOptions& so, const SimResult& r, const FacilityOptions& o) {
   // SimGrid runs are too slow to repeat inside the fixed point: rescale its iteration instead.
-  if (so.engine == "simgrid") return evaluate_facility(facility_inputs(w, c, r), o);
+  FacilityInputs in = facility_inputs(w, c, r);
+  in.job_gpus = l.gpus();  // a job on part of the cluster: the other GPUs idle
+  if (so.engine == "simgrid") return evaluate_facility(in, o);
   // The fixed point re-times the iteration at each trial slowdown with the analytic engine
   // (closed forms: milliseconds, where a flow-level re-simulation of 1,024 GPUs takes tens of
   // seconds) and adds its change to this engine's own times: compute-stream busy times scale
@@ -123,7 +125,7 @@ FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layou
     t.iteration_s = std::max(base.iteration_s + delta, t.gemm_busy_s + t.memory_busy_s);
     return t;
   };
-  return evaluate_facility(facility_inputs(w, c, r), o, engine);
+  return evaluate_facility(in, o, engine);
 }
 
 }  // namespace tutti

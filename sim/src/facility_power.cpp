@@ -83,7 +83,10 @@ PowerResult compute_power(const FacilityInputs& in, const IterationTimes& t, dou
   };
   r.network_W = in.network_power_W;
   r.storage_W = in.storage_power_W;
-  const double fixed_W = in.nodes * in.node_overhead_W + in.network_power_W + in.storage_power_W;
+  // GPUs outside the job (a job on part of the cluster) idle through the whole iteration.
+  const int active = in.job_gpus > 0 ? std::min(in.job_gpus, in.gpus) : in.gpus;
+  const double fixed_W = in.nodes * in.node_overhead_W + in.network_power_W + in.storage_power_W +
+                         (in.gpus - active) * p_idle;
   double start = 0, gpu_e = 0;
   r.gpu_peak_W = 0;
   r.gpu_min_W = m.cap_W();
@@ -94,7 +97,7 @@ PowerResult compute_power(const FacilityInputs& in, const IterationTimes& t, dou
     s.start_s = start;
     s.duration_s = p.d;
     s.gpu_W = p.w;
-    s.it_W = in.gpus * p.w + fixed_W;
+    s.it_W = active * p.w + fixed_W;
     start += p.d;
     gpu_e += p.w * p.d;
     r.gpu_peak_W = std::max(r.gpu_peak_W, p.w);
@@ -105,8 +108,8 @@ PowerResult compute_power(const FacilityInputs& in, const IterationTimes& t, dou
   r.node_avg_W = in.gpus_per_node * r.gpu_avg_W + in.node_overhead_W;
   r.energy_per_iteration_J = timeline_energy_J(r.timeline);
   r.avg_it_W = r.energy_per_iteration_J / T;
-  r.peak_it_W = in.gpus * r.gpu_peak_W + fixed_W;
-  r.min_it_W = in.gpus * r.gpu_min_W + fixed_W;
+  r.peak_it_W = active * r.gpu_peak_W + fixed_W;
+  r.min_it_W = active * r.gpu_min_W + fixed_W;
   double node_nameplate =
       in.node_max_power_W > 0 ? in.node_max_power_W
                               : in.gpus_per_node * m.tdp_W + in.node_overhead_W;

@@ -46,6 +46,8 @@ NodeChoice resolve_node(const std::string& id) {
   };
   for (const auto& n : cat.nodes())
     if (n.id == id) return pick(n);
+  for (const auto& g : cat.gpus())
+    if (g.id == id && !g.usual_node.empty()) return pick(cat.usual_node(id));
   for (const auto& n : cat.nodes())
     if (n.gpu == id) return pick(n);
   std::string known;
@@ -116,6 +118,7 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
 
   FacilityInputs& in = m->base;
   in = facility_inputs_of(w, c);
+  in.job_gpus = h.gpus;  // a job on part of the cluster: the other GPUs idle
   if (r.room.racks > 0) {
     if (r.room.rack_power_W > 0) in.rack_power_W = r.room.rack_power_W;
     if (r.room.rack_cooling_W > 0) in.rack_cooling_W = r.room.rack_cooling_W;

@@ -8,6 +8,17 @@
 
 namespace tutti {
 
+namespace {
+// Nodes to buy for a job of `gpus` GPUs: whole nodes, and whole NVLink domains when a domain spans
+// several nodes (18 trays of an NVL72 rack).
+int whole_domain_nodes(int gpus, int gpus_per_node, int domain_gpus) {
+  const int per = std::max(1, gpus_per_node);
+  const int unit = domain_gpus > per ? domain_gpus : per;
+  return (gpus + unit - 1) / unit * (unit / per);
+}
+}  // namespace
+
+
 Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
   I.request = std::move(request);
@@ -40,7 +51,9 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
               h.node = nc.node;
               h.gpu = nc.gpu;
               h.gpus = gpus;
-              h.nodes = gpus / nc.gpus_per_node;
+              // A job on part of a cluster: nodes whose NVLink domain spans several of them
+              // (NVL72 trays) come in whole domains; the job fills them in order and the rest idles.
+              h.nodes = whole_domain_nodes(gpus, nc.gpus_per_node, nc.nvlink_domain);
               h.fabric = fabric;
               h.oversubscription = over;
               h.network = net;

@@ -13,11 +13,9 @@ SimCluster sim_cluster(const Cluster& c) {
   s.name = c.name;
   s.topology = c.topology;
   s.gpu = c.gpu;
-  // NVLS needs third-generation NVSwitch (Hopper) or later.
-  const std::string& id = c.gpu.id;
-  bool hopper_or_later = id.rfind("h100-sxm", 0) == 0 || id.rfind("h200", 0) == 0 ||
-                         id.rfind("b200", 0) == 0 || id.rfind("gb200", 0) == 0;
-  s.nvls = c.node.scaleup == ScaleUp::NVSwitch && hopper_or_later && c.gpus_per_node > 1;
+  // NVLS is a capability of the node's NVSwitch (catalog nodes.json "nvls": third-generation
+  // NVSwitch, Hopper, and later); it spans the whole NVLink domain (72 GPUs on NVL72).
+  s.nvls = c.node.nvls && c.node.scaleup == ScaleUp::NVSwitch && c.node.nvlink_domain_gpus > 1;
   s.sharp = c.transport.kind == "infiniband" && c.leaf_switch.sharp &&
             (c.spine_switch.id.empty() || c.spine_switch.sharp);
   return s;

@@ -148,3 +148,57 @@ TEST_CASE("simgrid: a mix of different collectives on a 4:1 fat-tree (uneven con
                plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)},
               topo, default_calibration());
 }
+
+// Rack-scale NVLink domains (issue 17): GB200 NVL72 trays of 4 GPUs, 18 trays per 72-GPU domain.
+// Inside one rack every collective stays on NVLink across trays (ring and NVLS over the whole
+// domain); across two racks the ring and hierarchical plans leave the domain over the CX-7 fabric.
+namespace {
+Cluster nvl72(int racks) {
+  ClusterParams p;
+  p.name = "nvl72";
+  p.node = "gb200-nvl72";
+  p.nodes = 18 * racks;
+  p.fabric = "fat_tree";
+  return make_cluster(p);
+}
+}  // namespace
+
+TEST_CASE("simgrid: collectives inside one GB200 NVL72 rack (72-GPU NVLink domain)") {
+  const Cluster c = nvl72(1);
+  const Topology& topo = *c.topology;
+  REQUIRE(topo.domain_gpus() == 72);
+  const CalibrationProfile& prof = default_calibration();
+  CollectiveContext ctx = make_collective_context(topo, prof, /*nvls=*/true, false);
+  const std::vector<int> all = range(72);
+  CollectivePlan ring = plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Ring, NcclProto::Simple);
+  cross_check("nvl72 rack ring all-reduce 72", {ring}, topo, prof);
+  CollectivePlan nvls = plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Nvls, NcclProto::Simple);
+  CHECK(nvls.algo == CollAlgo::Nvls);
+  cross_check("nvl72 rack NVLS all-reduce 72", {nvls}, topo, prof);
+  // The tuner sees one domain (N = 1): it may pick NVLS for a whole-rack all-reduce.
+  CollectivePlan best = plan_collective(Coll::AllReduce, 512e6, all, ctx);
+  CHECK((best.algo == CollAlgo::Nvls || best.algo == CollAlgo::Ring));
+  cross_check("nvl72 rack all-gather 72", {plan_collective(Coll::AllGather, 256e6, all, ctx)}, topo, prof);
+  // A TP-8 group spanning two trays stays on NVLink.
+  cross_check("nvl72 rack all-gather over 2 trays", {plan_collective(Coll::AllGather, 256e6, range(8), ctx)}, topo,
+              prof);
+}
+
+TEST_CASE("simgrid: collectives across two GB200 NVL72 racks") {
+  const Cluster c = nvl72(2);
+  const Topology& topo = *c.topology;
+  const CalibrationProfile& prof = default_calibration();
+  CollectiveContext ctx = make_collective_context(topo, prof, true, false);
+  const int n = topo.num_gpus();
+  REQUIRE(n == 144);
+  // The inter-domain bandwidth is the scale-out NIC's, not NVLink's.
+  CHECK(ctx.inter_bw_Bps < ctx.intra_bw_Bps);
+  cross_check("nvl72 x2 ring all-reduce 144",
+              {plan_collective_with(Coll::AllReduce, 512e6, range(n), ctx, CollAlgo::Ring, NcclProto::Simple)}, topo,
+              prof);
+  cross_check("nvl72 x2 all-reduce 144 (tuned)", {plan_collective(Coll::AllReduce, 512e6, range(n), ctx)}, topo, prof);
+  // DP-style: GPU i of rack 0 with GPU i of rack 1, 72 pairs at once over the fabric.
+  std::vector<CollectivePlan> dp;
+  for (int i = 0; i < 72; i += 9) dp.push_back(plan_collective(Coll::AllReduce, 128e6, range(2, i, 72), ctx));
+  cross_check("nvl72 x2 8 concurrent cross-rack all-reduces", dp, topo, prof);
+}

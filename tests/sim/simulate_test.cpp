@@ -178,3 +178,20 @@ TEST_CASE("tp_overlap: faster than serial TP communication, never faster than co
         a_serial["breakdown"]["exposed_comm_s"]["tp"].get<double>());
   CHECK(ao == doctest::Approx(to).epsilon(0.05));
 }
+
+TEST_CASE("a job on part of an NVL72 cluster: fit_layout, placement, idle GPUs in the power") {
+  Cluster c = load_cluster(src("topologies/gb200-nvl72-576.json"));
+  REQUIRE(c.gpus() == 576);
+  REQUIRE(c.domain_gpus() == 72);
+  Workload w = load_workload(src("models/llama3-70b.json"));
+  // tp 8 x pp 4 on 576 GPUs would be dp 18, which does not divide the 512-sequence batch.
+  CHECK_THROWS_AS(resolve_layout(w, "", c.gpus()), InputError);
+  Layout l = fit_layout(w, "", c.gpus());
+  CHECK(l.dp == 16);
+  CHECK(l.gpus() == 512);
+  CHECK(describe_placement(c, 512) ==
+        "512 of 576 GPUs: 7 full NVLink domains of 72 + 8 GPUs of the next NVLink domain; 64 GPUs idle");
+  // A named dp is kept as asked.
+  CHECK(fit_layout(w, "dp=2", c.gpus()).gpus() == 64);
+  CHECK_THROWS_AS(fit_layout(w, "", 16), InputError);  // fewer GPUs than tp*pp
+}

@@ -89,3 +89,41 @@ TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + est + "]}"), InputError);
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "," + ok_entry + "]}"), InputError);  // dup
 }
+
+TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
+  const Catalog& c = Catalog::builtin();
+  for (const char* id : {"b300", "gb300", "h800-sxm-80gb", "h100-sxm-96gb", "gh200", "mi355x"})
+    CHECK_MESSAGE(c.gpu(id).id == id, id);
+  // Every GPU names the system it usually ships in, and that system holds that GPU.
+  for (const GpuSpec& g : c.gpus()) {
+    CAPTURE(g.id);
+    REQUIRE(!g.usual_node.empty());
+    CHECK(c.usual_node(g.id).gpu == g.id);
+  }
+  CHECK(c.usual_node("gb200").id == "gb200-nvl72");
+  CHECK(c.usual_node("gb300").id == "gb300-nvl72");
+  CHECK(c.usual_node("h100-sxm-96gb").id == "grand-teton-h100-96gb");
+  const NodeSpec& gb300 = c.node("gb300-nvl72");
+  CHECK(gb300.nvlink_domain_gpus == 72);
+  CHECK(gb300.nic == "cx8-800g");
+  CHECK(gb300.nvls);
+  CHECK(c.gpu("gb300").scaleup_bw_Bps == doctest::Approx(900e9));  // 1.8 TB/s bidirectional
+  CHECK(c.gpu("h800-sxm-80gb").scaleup_bw_Bps == doctest::Approx(200e9));  // 400 GB/s bidirectional
+  // NVLS is a node capability: Hopper-and-later NVSwitch systems have it, A100 and meshes do not.
+  CHECK(c.node("dgx-h100").nvls);
+  CHECK(c.node("gb200-nvl72").nvls);
+  CHECK_FALSE(c.node("dgx-a100-80gb").nvls);
+  CHECK_FALSE(c.node("mi355x-8x").nvls);
+  CHECK_THROWS_AS(c.usual_node("h100"), InputError);
+  // A usual_node that holds another GPU is an input error naming the key.
+  const std::string entry =
+      R"({"id":"x","name":"X","vendor":"nvidia","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
+      R"("scaleup_link":"","scaleup_bandwidth":"0GB/s","pcie_gen":4,"tdp":"100W","idle_power":"10W","price":"$1",)"
+      R"("usual_node":"nope","source":"a test entry","estimates":[]})";
+  try {
+    Catalog::parse({{"gpus.json", R"({"kind":"gpu","entries":[)" + entry + "]}"}});
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("usual_node") != std::string::npos);
+  }
+}

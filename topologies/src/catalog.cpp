@@ -90,6 +90,7 @@ GpuSpec parse_gpu(Obj& e) {
   g.cloud_price_note = e.string_or("cloud_price_note", "");
   if (g.cloud_usd_per_hour > 0 && g.cloud_price_note.empty())
     e.req("cloud_price_note");  // a dated cloud price must say which offer it is
+  g.usual_node = e.string_or("usual_node", "");
   return g;
 }
 
@@ -119,6 +120,8 @@ NodeSpec parse_node(Obj& e) {
   n.price_usd = e.req("price").quantity(Dim::Money);
   n.rack_units = static_cast<int>(e.req("rack_units").integer(1, 100000));
   n.nodes_per_rack = static_cast<int>(e.req("nodes_per_rack").integer(0, 1000));
+  n.nvls = e.boolean_or("nvls", false);
+  if (n.nvls && n.scaleup != ScaleUp::NVSwitch) e.req("nvls").fail("false (NVLS needs an NVSwitch scale-up)");
   return n;
 }
 
@@ -282,6 +285,14 @@ Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& f
     check_ref(n.id, "gpu", n.gpu, "gpu", false);
     check_ref(n.id, "nic", n.nic, "nic", false);
   }
+  for (const auto& g : c.gpus_) {
+    check_ref(g.id, "usual_node", g.usual_node, "node", true);
+    if (!g.usual_node.empty() && c.node(g.usual_node).gpu != g.id) {
+      auto [f, p] = where(g.id);
+      throw InputError(f, p + ".usual_node", "\"" + g.usual_node + "\" (a node of " + c.node(g.usual_node).gpu + ")",
+                       "a node whose gpu is \"" + g.id + "\"");
+    }
+  }
   for (const auto& n : c.nics_) check_ref(n.id, "optic", n.optic, "optic", true);
   for (const auto& s : c.switches_) {
     check_ref(s.id, "optic", s.optic, "optic", true);
@@ -302,6 +313,14 @@ const Catalog& Catalog::builtin() {
 }
 
 const GpuSpec& Catalog::gpu(std::string_view id) const { return lookup(gpus_, id, "gpu"); }
+
+const NodeSpec& Catalog::usual_node(std::string_view gpu_id) const {
+  const GpuSpec& g = gpu(gpu_id);
+  if (g.usual_node.empty())
+    throw InputError("catalog/gpus.json", "entries." + g.id + ".usual_node", "none",
+                     "the id of the node this GPU usually ships in");
+  return node(g.usual_node);
+}
 const NodeSpec& Catalog::node(std::string_view id) const { return lookup(nodes_, id, "node"); }
 const NicSpec& Catalog::nic(std::string_view id) const { return lookup(nics_, id, "nic"); }
 const SwitchSpec& Catalog::switch_(std::string_view id) const { return lookup(switches_, id, "switch"); }
@@ -362,14 +381,15 @@ Json Catalog::si_json(std::string_view kind, std::string_view id) const {
     j = {{"peak_flops", peak},         {"hbm_bytes", g.hbm_bytes},       {"hbm_bw_Bps", g.hbm_bw_Bps},
          {"scaleup_bw_Bps", g.scaleup_bw_Bps}, {"pcie_gen", g.pcie_gen}, {"tdp_W", g.tdp_W},
          {"idle_W", g.idle_W},         {"price_usd", g.price_usd},
-         {"cloud_usd_per_hour", g.cloud_usd_per_hour}};
+         {"cloud_usd_per_hour", g.cloud_usd_per_hour}, {"usual_node", g.usual_node}};
   } else if (kind == "node") {
     const auto& n = node(id);
     j = {{"gpu", n.gpu}, {"gpus", n.gpus}, {"scaleup", to_string(n.scaleup)},
          {"nvlink_domain_gpus", n.nvlink_domain_gpus}, {"nics", n.nics}, {"nic", n.nic},
          {"nic_transceivers", n.nic_transceivers}, {"pcie_bw_Bps", n.pcie_bw_Bps},
          {"overhead_power_W", n.overhead_power_W}, {"max_power_W", n.max_power_W},
-         {"price_usd", n.price_usd}, {"rack_units", n.rack_units}, {"nodes_per_rack", n.nodes_per_rack}};
+         {"price_usd", n.price_usd}, {"rack_units", n.rack_units}, {"nodes_per_rack", n.nodes_per_rack},
+         {"nvls", n.nvls}};
   } else if (kind == "nic") {
     const auto& n = nic(id);
     j = {{"bandwidth_Bps", n.bandwidth_Bps}, {"ports", n.ports}, {"latency_s", n.latency_s}, {"power_W", n.power_W},

@@ -439,4 +439,19 @@ Json to_json(const Cluster& c) {
   return j;
 }
 
+int Cluster::domain_gpus() const {
+  return node.scaleup == ScaleUp::NVSwitch ? std::max(node.nvlink_domain_gpus, gpus_per_node) : gpus_per_node;
+}
+
+std::string describe_placement(const Cluster& c, int job_gpus) {
+  const int d = c.domain_gpus();
+  const int full = job_gpus / d, part = job_gpus % d;
+  const char* unit = d > c.gpus_per_node ? "NVLink domain" : "node";
+  std::string s = fmt::format("{} of {} GPUs: ", job_gpus, c.gpus());
+  if (full > 0) s += fmt::format("{} full {}{} of {}", full, unit, full == 1 ? "" : "s", d);
+  if (part > 0) s += fmt::format("{}{} GPUs of {} {}", full > 0 ? " + " : "", part, full > 0 ? "the next" : "one", unit);
+  s += fmt::format("; {} GPUs idle", c.gpus() - job_gpus);
+  return s;
+}
+
 }  // namespace tutti

@@ -53,7 +53,7 @@ class NodeLayer : public Topology {
   /// (for d-mod-k); `hash` the flow hash.
   virtual void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
 
-  int nodes_ = 1, nics_per_node_ = 1, domain_gpus_ = 1;
+  int nodes_ = 1, nics_per_node_ = 1;
   ScaleUp scaleup_ = ScaleUp::NVSwitch;
   std::uint32_t scaleup_dev_base_ = 0;  ///< NVSwitch (per domain) or Host (per node) devices.
   std::uint32_t nic_dev_base_ = 0;

@@ -131,6 +131,14 @@ Workload parse_workload(const std::string& text, const std::string& name,
 /// gpus must equal the product. Throws InputError; does not check memory (see check_layout).
 Layout resolve_layout(const Workload& w, const std::string& parallel_flag = "", int gpus = 0);
 
+/// A job on part of a cluster of `cluster_gpus` GPUs (placement fills NVLink domains in rank
+/// order). When the flag names dp the layout is resolve_layout's and may use fewer GPUs than the
+/// cluster. Otherwise (a dp in the file yields, as in resolve_layout) dp is the largest value with tp*pp*cp*dp <= cluster_gpus that
+/// passes check_layout (the global batch divides by micro_batch * dp, ep divides dp * cp, ...):
+/// e.g. 512 of a 576-GPU GB200 NVL72 cluster for a 512-sequence batch at tp 8, pp 4 would be
+/// dp 16. Throws InputError when no dp >= 1 fits, naming the batch and the model-parallel size.
+Layout fit_layout(const Workload& w, const std::string& parallel_flag, int cluster_gpus);
+
 // ---- Counting --------------------------------------------------------------------------------
 
 /// Total trainable parameters.

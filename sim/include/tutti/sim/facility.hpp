@@ -58,6 +58,9 @@ IterationTimes rescale_times(const IterationTimes& t, double compute_slowdown);
 struct FacilityInputs {
   std::string gpu_name;
   int gpus = 0, nodes = 0, gpus_per_node = 8;
+  /// GPUs the job runs on (a job may use part of the cluster: placement fills NVLink domains in
+  /// rank order); the other gpus - job_gpus draw idle power all along. 0 = every GPU.
+  int job_gpus = 0;
   int nics = 0;            ///< Scale-out NICs.
   int switches = 0;        ///< Fabric switches.
   int network_links = 0;   ///< Scale-out cables (NIC-leaf, leaf-spine, ...).

@@ -40,6 +40,10 @@ class Catalog {
   const StorageSpec& storage(std::string_view id) const;
   const FacilitySpec& facility(std::string_view id) const;
   const TransportSpec& transport(std::string_view id) const;
+  /// The system a GPU usually ships in (gpus.json "usual_node": DGX H100 for H100 SXM, the GB200
+  /// NVL72 tray for GB200): what `validate` and `plan` assume when only the GPU is named.
+  /// Throws InputError naming the GPU when the catalog has no such GPU or it has no usual node.
+  const NodeSpec& usual_node(std::string_view gpu_id) const;
 
   // Every entry of a kind, in file order.
   const std::vector<GpuSpec>& gpus() const { return gpus_; }

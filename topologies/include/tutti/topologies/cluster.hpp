@@ -64,7 +64,13 @@ struct Cluster {
   Bom bom;
 
   int gpus() const { return nodes * gpus_per_node; }
+  /// GPUs per NVLink domain (72 on NVL72; the node's GPUs otherwise).
+  int domain_gpus() const;
 };
+
+/// Where a job of `job_gpus` ranks sits on the cluster: ranks fill NVLink domains (and nodes) in
+/// order, so "512 of 576 GPUs: 7 full NVLink domains of 72 + 8 GPUs of the next; 64 GPUs idle".
+std::string describe_placement(const Cluster& c, int job_gpus);
 
 /// Reads a cluster file; `overrides` are `key.path=value` strings applied before parsing
 /// (`--set`). Throws InputError naming file, key path, found and expected.

@@ -24,6 +24,9 @@ struct GpuSpec {
   double price_usd = 0;
   double cloud_usd_per_hour = 0;  ///< Rental price per GPU-hour (0 = unknown).
   std::string cloud_price_note;   ///< Which offer and date the cloud price is.
+  /// The system this GPU usually ships in (a NodeSpec id: "dgx-h100", "gb200-nvl72"): what
+  /// `validate` assumes when a published case names only the GPU. "" = none in the catalog.
+  std::string usual_node;
   std::string source;
   std::vector<std::string> estimates;  ///< JSON field names whose values are estimates.
   double peak(DType d) const { return peak_flops[static_cast<int>(d)]; }
@@ -53,6 +56,9 @@ struct NodeSpec {
   double price_usd = 0;          ///< Whole server including GPUs.
   int rack_units = 8;
   int nodes_per_rack = 0;        ///< Reference-design density (0 = derive from rack power).
+  /// NVLink SHARP (NVLS): the NVSwitch reduces in the switch (third-generation NVSwitch, Hopper,
+  /// and later). NCCL's NVLS algorithm then spans the whole NVLink domain (72 GPUs on NVL72).
+  bool nvls = false;
   std::string source;
   std::vector<std::string> estimates;
 };

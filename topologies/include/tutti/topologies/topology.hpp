@@ -53,6 +53,11 @@ class Topology {
   int gpus_per_node() const { return gpus_per_node_; }
   int num_nodes() const { return num_gpus_ / gpus_per_node_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  /// GPUs per NVLink domain: a node's GPUs, or many nodes' (72 GPUs over 18 trays on NVL72).
+  /// GPUs of one domain reach each other over NVLink only; collectives treat a domain as one
+  /// "node" of their hierarchy (ring and NVLS span it; traffic leaving it uses the fabric).
+  int domain_gpus() const { return domain_gpus_; }
+  int domain_of(int gpu) const { return gpu / domain_gpus_; }
   std::uint32_t gpu_device(int gpu) const { return gpu_device_[gpu]; }
 
   /// Clears `out` and fills it with the link ids of the path from GPU `src` to GPU `dst`
@@ -76,6 +81,7 @@ class Topology {
   std::vector<std::uint32_t> gpu_device_;
   int num_gpus_ = 0;
   int gpus_per_node_ = 1;
+  int domain_gpus_ = 1;
 };
 
 }  // namespace tutti
