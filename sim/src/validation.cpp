@@ -292,17 +292,6 @@ std::string gpu_generation(const std::string& gpu_id) {
   return "other";
 }
 
-// The usual 8-GPU server of each GPU generation: the default when a case states none of the
-// server facts (gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps).
-const char* usual_node(const std::string& gpu_id) {
-  static const std::map<std::string, const char*> kNodes = {
-      {"a100-sxm4-40gb", "dgx-a100-40gb"}, {"a100-sxm4-80gb", "dgx-a100-80gb"},
-      {"h100-sxm-80gb", "dgx-h100"},       {"h200-sxm-141gb", "hgx-h200"},
-      {"b200", "dgx-b200"},                {"v100-sxm2-16gb", "dgx-1-v100"}};
-  auto it = kNodes.find(gpu_id);
-  return it == kNodes.end() ? "" : it->second;
-}
-
 bool catalog_has_gpu(const std::string& gpu_id) {
   for (const auto& g : Catalog::builtin().gpus())
     if (g.id == gpu_id) return true;
@@ -319,8 +308,11 @@ double node_scaleout_gbps_per_gpu(const NodeSpec& n) {
 const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
   if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
   const Catalog& cat = Catalog::builtin();
+  // The usual system of the GPU (catalog field gpus.json "usual_node"): the default when a case
+  // states none of the server facts (gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps).
   const NodeSpec* usual = nullptr;
-  if (const char* u = usual_node(f.gpu_id); *u) usual = &cat.node(u);
+  for (const auto& g : cat.gpus())
+    if (g.id == f.gpu_id && !g.usual_node.empty()) usual = &cat.usual_node(f.gpu_id);
   auto matches = [&](const NodeSpec& n) {
     if (n.gpu != f.gpu_id) return false;
     if (f.gpus_per_node && n.gpus != *f.gpus_per_node) return false;
