@@ -30,6 +30,10 @@ std::string seconds(double s) {
   return fmt::format("{:.3f} us", s * 1e6);
 }
 
+const char* moe_dispatch_name(const Workload& w) {
+  return to_string(moe_dispatch_dtype(w));
+}
+
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
   static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
   std::string s;
@@ -55,6 +59,22 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
                        100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
+  double moe = 0;
+  for (double x : r.breakdown.moe_s) moe += x;
+  if (moe > 0) {
+    static constexpr const char* kParts[] = {"", "router + top-k", "token permute", "expert GEMMs",
+                                             "shared experts", "all-to-all"};
+    s += "\nMoE layers (busy time per iteration, same stage; inside the rows above)\n";
+    for (int i = 1; i < kNumMoeParts; ++i)
+      s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[i], seconds(r.breakdown.moe_s[i]),
+                       100 * r.breakdown.moe_s[i] / it);
+    const auto& t = w.model.tf;
+    s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n", t.moe_imbalance,
+                     t.moe_imbalance_set ? "stated" : "default: balanced",
+                     t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
+                                               : std::string("dropless"),
+                     moe_dispatch_name(w));
+  }
   if (!r.bottleneck_links.empty()) {
     s += "\nbusiest links\n";
     for (std::size_t i = 0; i < r.bottleneck_links.size() && i < 5; ++i) {
@@ -109,6 +129,14 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["gpus"] = l.gpus();
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  if (w.model.tf.is_moe()) {
+    const auto& t = w.model.tf;
+    j["moe"] = {{"imbalance", t.moe_imbalance},
+                {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
+                {"capacity_factor", t.moe_capacity_factor},
+                {"dropless", t.moe_capacity_factor <= 0},
+                {"dispatch_dtype", moe_dispatch_name(w)}};
+  }
   j["facility"] = facility_to_json(fr);
   if (result) *result = std::move(r);
   if (facility) *facility = std::move(fr);

@@ -65,7 +65,7 @@ const char* to_string(PipeSchedule s) {
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
-      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, vp, zero, mb, sp, tp_overlap, fsdp, "
+      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, mb, sp, tp_overlap, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
@@ -81,6 +81,8 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       l.cp = integer(1, 1 << 20);
     else if (key == "ep")
       l.ep = integer(1, 1 << 20);
+    else if (key == "etp")
+      l.etp = integer(1, 1 << 20);
     else if (key == "vp")
       l.vp = integer(1, 1024);
     else if (key == "zero")
@@ -125,7 +127,8 @@ std::string to_string(const Layout& l) {
       "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}", l.tp,
       l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
       to_string(l.recompute), to_string(l.schedule)) +
-         (l.tp_overlap ? ",tp_overlap=1" : "");  // only when on: existing strings stay as they were
+         (l.tp_overlap ? ",tp_overlap=1" : "") +  // only when on: existing strings stay as they were
+         (l.etp > 0 ? fmt::format(",etp={}", l.etp) : std::string());
 }
 
 }  // namespace tutti

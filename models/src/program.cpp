@@ -45,6 +45,12 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
         for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
       break;
     case GroupDim::EP: {
+      if (l.folded()) {  // ep consecutive local indices tp + tp*(cp + cp*dp) of the stage
+        const int per = l.tp * l.cp * l.dp, first = c.pp * per;
+        const int base = ((rank - first) / l.ep) * l.ep;
+        for (int i = 0; i < l.ep; ++i) g.push_back(first + base + i);
+        break;
+      }
       int base = (c.dp / l.ep) * l.ep;
       for (int i = 0; i < l.ep; ++i) g.push_back(rank_of(l, c.tp, c.cp, base + i, c.pp));
       break;
@@ -53,6 +59,11 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
       for (int i = 0; i < l.pp; ++i) g.push_back(rank_of(l, c.tp, c.cp, c.dp, i));
       break;
     case GroupDim::EDP:
+      if (l.folded()) {  // the same position in every EP group of the stage
+        const int per = l.tp * l.cp * l.dp, first = c.pp * per;
+        for (int i = (rank - first) % l.ep; i < per; i += l.ep) g.push_back(first + i);
+        break;
+      }
       for (int d = c.dp % l.ep; d < l.dp; d += l.ep)
         for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
       break;
@@ -125,6 +136,18 @@ const char* to_string(Stream s) {
       return "comm_ep";
     case Stream::CommPP:
       return "comm_pp";
+  }
+  return "?";
+}
+
+const char* to_string(MoePart p) {
+  switch (p) {
+    case MoePart::None: return "none";
+    case MoePart::Router: return "router";
+    case MoePart::Permute: return "permute";
+    case MoePart::ExpertGemm: return "expert_gemm";
+    case MoePart::SharedExpert: return "shared_expert";
+    case MoePart::AllToAll: return "alltoall";
   }
   return "?";
 }

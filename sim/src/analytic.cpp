@@ -44,6 +44,7 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
   t.exposed_s[static_cast<int>(GroupDim::PP)] += 2 * p2p;
   double dp_tail = std::max(0.0, tail - c.optimizer_s);
   t.exposed_s[static_cast<int>(GroupDim::DP)] += dp_tail;
+  t.moe_s = c.moe_s;
   t.other_s = std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail -
                                 m * exposed_mb);
   return t;
@@ -111,6 +112,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       const bool in_mb0 = overlap && fb && op.microbatch == 0;  // on micro-batch 0's timelines
       if (is_compute(op.kind)) {
         double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
+        st.moe_s[static_cast<int>(op.moe_part)] += t;
         if (in_mb0) schedule0(i, op, t, false);
         if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
         if (!fb) st.optimizer_s += t;
@@ -125,6 +127,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         finish[i] = td;
       } else if (op.kind == OpKind::Collective) {
         double t = coll_time(op);
+        st.moe_s[static_cast<int>(op.moe_part)] += t;
         if (in_mb0) schedule0(i, op, t, true);
         if (fb && op.microbatch == 0) {
           (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
@@ -168,6 +171,8 @@ void record_analytic_time(const AnalyticTime& t, SimResult& r) {
   r.breakdown.bubble_s = t.bubble_s;
   r.breakdown.other_s = t.other_s;
   for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  r.breakdown.moe_s = t.moe_s;
+  r.breakdown.moe_s[static_cast<int>(MoePart::None)] = 0;
 }
 
 SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,

@@ -786,6 +786,7 @@ void Des::breakdown(SimResult& r, double iter) {
     if (op.stream != Stream::Compute) continue;
     double dur = s.end[i] - s.start[i];
     if (is_compute(op.kind)) {
+      b.moe_s[static_cast<int>(op.moe_part)] += dur;
       b.compute_s += dur;
       (op.kind == OpKind::MemBound ? mem : gemm) += dur;
     }
@@ -817,7 +818,12 @@ void Des::breakdown(SimResult& r, double iter) {
   // Communication busy time: union of comm op intervals.
   std::vector<std::pair<double, double>> iv;
   for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(s.start[i], s.rendezvous[i]), s.end[i]});
+    if (!is_compute(rc.ops[i].kind)) {
+      const double a = std::max(s.start[i], s.rendezvous[i]);
+      iv.push_back({a, s.end[i]});
+      b.moe_s[static_cast<int>(rc.ops[i].moe_part)] += std::max(0.0, s.end[i] - a);
+    }
+  b.moe_s[static_cast<int>(MoePart::None)] = 0;
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

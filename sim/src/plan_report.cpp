@@ -43,6 +43,7 @@ std::string layout_text(const Layout& l) {
   std::string s = fmt::format("tp={} pp={} dp={}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" cp={}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep={}", l.ep);
+  if (l.etp > 0) s += fmt::format(" etp={}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp={}", l.vp);
   s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, to_string(l.recompute));
   return s;
@@ -53,6 +54,7 @@ std::string layout_short(const Layout& l) {
   std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+  if (l.etp > 0) s += fmt::format(" etp{}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
   s += fmt::format(" mb{} z{} {}", l.micro_batch, l.zero,
                    l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
@@ -70,6 +72,7 @@ Json layout_json(const Layout& l) {
               {"dp", l.dp},
               {"cp", l.cp},
               {"ep", l.ep},
+              {"etp", l.expert_tp()},
               {"vp", l.vp},
               {"micro_batch", l.micro_batch},
               {"zero", l.zero},

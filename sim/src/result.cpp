@@ -36,6 +36,15 @@ void to_json(nlohmann::json& j, const SimResult& r) {
            {"time_to_train_s", r.time_to_train_s},
            {"memory_per_gpu_bytes", r.memory_per_gpu_bytes},
            {"wall_s", r.wall_s}};
+  // MoE parts only where there are MoE layers (dense outputs keep their keys).
+  double moe = 0;
+  for (double x : r.breakdown.moe_s) moe += x;
+  if (moe > 0) {
+    json parts = json::object();
+    for (int i = 1; i < kNumMoeParts; ++i)
+      parts[to_string(static_cast<MoePart>(i))] = r.breakdown.moe_s[i];
+    j["breakdown"]["moe_busy_s"] = parts;
+  }
 }
 
 }  // namespace tutti

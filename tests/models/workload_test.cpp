@@ -37,6 +37,11 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
       {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01},
       // "37B activated" is rounded to two digits; we count 37.5B (approximate MLA, same params).
       {"deepseek-v3", 671e9, 37e9, 0.016},
+      // Model cards: 30.5B / 3.3B activated (two digits: we count 3.35B, at the rounding edge).
+      {"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.016},
+      {"qwen3-235b-a22b", 235e9, 22e9, 0.01},
+      {"mixtral-8x22b", 141e9, 39e9, 0.01},
+      {"llama4-maverick", 400e9, 17e9, 0.015},
       {"resnet50", 25.6e6, 25.6e6, 0.01},
       {"bert-large", 336e6, 336e6, 0.01},  // the paper's "340M" is rounded: 1.1% above the count
       // MLPerf reference: 187,767,399 rows x 128 + 2,368,897 MLP parameters.
@@ -70,7 +75,8 @@ TEST_CASE("workload: GPT FLOPs equal Narayanan et al. 2021 (eq. 3) exactly") {
 
 TEST_CASE("workload: FLOPs per token = 6N + attention term within 1% for every token model") {
   for (const char* f : {"gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
-                        "deepseek-v3", "bert-large", "tiny-gpt"}) {
+                        "deepseek-v3", "bert-large", "tiny-gpt", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                        "mixtral-8x22b", "llama4-maverick"}) {
     CAPTURE(f);
     Workload w = load(f);
     const auto& t = w.model.tf;

@@ -580,6 +580,7 @@ std::string ProgramRun::run() {
     if (op.stream != Stream::Compute) continue;
     const double dur = E(i) - S(i);
     if (is_compute(op.kind)) {
+      b.moe_s[static_cast<int>(op.moe_part)] += dur;
       b.compute_s += dur;
       (op.kind == OpKind::MemBound ? mem : gemm) += dur;
     }
@@ -607,7 +608,12 @@ std::string ProgramRun::run() {
   b.other_s += std::max(0.0, iter - std::max(prev_end, le));
   std::vector<std::pair<double, double>> iv;
   for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(S(i), RV(i)), E(i)});
+    if (!is_compute(rc.ops[i].kind)) {
+      const double a = std::max(S(i), RV(i));
+      iv.push_back({a, E(i)});
+      b.moe_s[static_cast<int>(rc.ops[i].moe_part)] += std::max(0.0, E(i) - a);
+    }
+  b.moe_s[static_cast<int>(MoePart::None)] = 0;
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {
@@ -631,6 +637,7 @@ std::string ProgramRun::run() {
   put(os, gemm);
   put(os, mem);
   put(os, busy);
+  for (double x : b.moe_s) put(os, x);
   const auto& lb = world.link_bytes();
   std::size_t used = 0;
   for (double x : lb) used += x > 0;
@@ -721,6 +728,7 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   r.gemm_busy_s = get(is);
   r.memory_busy_s = get(is);
   r.comm_busy_s = get(is);
+  for (double& x : r.breakdown.moe_s) x = get(is);
   const auto used = static_cast<std::size_t>(get(is));
   const Topology& topo = *cluster.topology;
   const double iter = r.iteration_time_s;

@@ -44,6 +44,18 @@ constexpr int kNumStreams = 6;
 
 enum class Phase : std::uint8_t { Forward, Backward, Recompute, Optimizer, Other };
 
+/// Which part of a mixture-of-experts layer an op belongs to (None outside MoE layers), so that
+/// every engine reports the MoE layer's parts separately (SimResult::Breakdown::moe_s).
+/// Router: the router GEMM and its gating (softmax/sigmoid + top-k). Permute: the token
+/// permutations around the all-to-alls (gathers/scatters of the hidden states, top-k copies).
+/// ExpertGemm: the routed experts' grouped GEMMs and activation. SharedExpert: the shared
+/// experts' MLP. AllToAll: the EP dispatch and combine all-to-alls (forward and backward).
+enum class MoePart : std::uint8_t { None, Router, Permute, ExpertGemm, SharedExpert, AllToAll };
+constexpr int kNumMoeParts = 6;
+
+/// Which GEMM dimension of a grouped (per-expert) GEMM holds the tokens (Op::grouped).
+enum class GroupedDim : std::uint8_t { None, M, K };
+
 struct Op {
   OpKind kind = OpKind::MemBound;
   Stream stream = Stream::Compute;
@@ -67,6 +79,13 @@ struct Op {
   /// userbuffers), sharing the SMs with it; engines slow it by the calibration's
   /// compute.tp_overlap_gemm_slowdown.
   bool tp_overlap = false;
+  /// Gemm: a grouped GEMM over `batch` experts (Megatron-Core GroupedMLP, DeepGEMM). M: the
+  /// tokens per expert are the m dimension (forward, dgrad); K: they are the k dimension (wgrad).
+  /// Engines time it on 2*m*n*k*batch (m or k = the busiest expert's tokens, all groups padded
+  /// to it) while `flops` keeps the useful (mean-load) FLOPs, and apply the calibration's
+  /// grouped-GEMM factor tokens / (tokens + compute.grouped_gemm_half_tokens).
+  GroupedDim grouped = GroupedDim::None;
+  MoePart moe_part = MoePart::None;  ///< The MoE layer part this op belongs to.
   double flops = 0;  ///< FLOPs this op executes on this rank (2mnk*batch for a Gemm).
   /// MemBound: bytes read+written in HBM. Collective: the buffer size as nccl-tests reports
   /// "size" (all_reduce: the buffer; all_gather: the gathered output; reduce_scatter: the full
@@ -112,12 +131,15 @@ RankCoords coords_of(const Layout& l, int rank);
 
 /// The global ranks of the `dim` group that contains `rank`, in ring order.
 /// O(group size). EP groups are `ep` consecutive dp indices (within the same tp, cp, pp); EDP
-/// groups are the dp indices with the same dp % ep, times every cp index.
+/// groups are the dp indices with the same dp % ep, times every cp index. Folded layouts
+/// (Layout::folded, etp = 1): EP groups are `ep` consecutive ranks of the stage (spanning tp,
+/// then cp and dp), EDP groups the stage's ranks with the same position in their EP group.
 std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
 
 const char* to_string(OpKind k);
 const char* to_string(Coll c);
 const char* to_string(GroupDim g);
 const char* to_string(Stream s);
+const char* to_string(MoePart p);  ///< "router", "permute", "expert_gemm", "shared_expert", "alltoall"
 
 }  // namespace tutti

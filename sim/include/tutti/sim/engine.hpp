@@ -27,6 +27,7 @@
 //
 // The planner's fast path is AnalyticJob: per-stage costs in closed form (no Program expansion),
 // evaluated by analytic_iteration() in well under a microsecond per configuration.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -110,6 +111,7 @@ struct AnalyticStage {
   double dp_overlap_s = 0;     ///< Backward time available to hide dp_comm_s behind.
   double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
   double exposed_s[6] = {};    ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+  std::array<double, kNumMoeParts> moe_s{};  ///< Busy time per MoePart over the iteration.
 };
 
 struct AnalyticJob {
@@ -125,6 +127,7 @@ struct AnalyticTime {
   double bubble_s = 0;
   double exposed_s[6] = {};
   double other_s = 0;
+  std::array<double, kNumMoeParts> moe_s{};  ///< The critical stage's MoE part busy times.
 };
 
 /// Closed-form iteration: critical stage i* = argmax (fwd+bwd); steady state m*(fwd+bwd) of

@@ -18,6 +18,12 @@ struct Breakdown {
   std::array<double, 6> exposed_comm_s{};  ///< Indexed by GroupDim (TP, CP, DP, DPxCP, EP, PP).
   double bubble_s = 0;                     ///< Pipeline fill/drain idle time.
   double other_s = 0;
+  /// Busy seconds per iteration of the MoE layers' parts on the same rank class, indexed by
+  /// MoePart (router, permute, expert GEMMs, shared experts, all-to-all; [None] stays 0): the sum
+  /// of each part's op durations over all micro-batches, forward, backward and recompute. Not a
+  /// term of the sum above: compute parts lie inside compute_s, the all-to-all's exposed share
+  /// inside exposed_comm_s[EP]. All zero for dense models.
+  std::array<double, kNumMoeParts> moe_s{};
   double exposed_comm_total() const;
 };
 
