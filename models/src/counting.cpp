@@ -297,8 +297,11 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   // the ViT patch embedding and classifier.
   double replicated = 0;
   for (int i = 0; i < t.layers; ++i)
-    // (Folded layouts route each rank's sequence shard: the router is not replicated.)
-    if (t.layer_is_moe(i) && !l.folded()) replicated += passes * 2.0 * t.hidden * t.experts * s * gb;
+    // (Folded layouts route each rank's sequence shard: the router is not replicated.) Full
+    // recompute re-runs the router's forward with its layer.
+    if (t.layer_is_moe(i) && !l.folded())
+      replicated += (passes + (l.recompute == Recompute::Full ? 1.0 : 0.0)) * 2.0 * t.hidden *
+                    t.experts * s * gb;
   if (m.family == ModelFamily::Encoder)
     replicated += passes * 2.0 * double(t.hidden) * t.hidden * s * gb;
   f += (l.tp - 1) * replicated;
