@@ -31,7 +31,6 @@ std::string seconds(double s) {
 }
 
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
-  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
@@ -49,10 +48,10 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
   s += "\nbreakdown (critical pipeline stage)\n";
   s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
-  for (int d = 0; d < 6; ++d)
+  for (GroupDim d : enum_values<GroupDim>())
     if (r.breakdown.exposed_comm_s[d] > 0)
-      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", kDims[d], seconds(r.breakdown.exposed_comm_s[d]),
-                       100 * r.breakdown.exposed_comm_s[d] / it);
+      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", d == GroupDim::DPxCP ? "dp x cp" : to_string(d),
+                       seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
   if (!r.bottleneck_links.empty()) {

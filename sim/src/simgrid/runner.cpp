@@ -565,11 +565,11 @@ std::string ProgramRun::run() {
     }
     const Op& op = rc.ops[blocker];
     if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[static_cast<int>(op.group)] += to - from;
+      b.exposed_comm_s[op.group] += to - from;
     } else if (is_p2p(op.kind)) {
       const double rv = std::clamp(RV(blocker), from, to);
       b.bubble_s += rv - from;
-      b.exposed_comm_s[static_cast<int>(GroupDim::PP)] += to - rv;
+      b.exposed_comm_s[GroupDim::PP] += to - rv;
     } else {
       b.other_s += to - from;
     }

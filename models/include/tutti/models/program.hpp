@@ -13,36 +13,51 @@
 #include <string>
 #include <vector>
 
+#include "tutti/core/enum.hpp"
 #include "tutti/models/layout.hpp"
 
 namespace tutti {
 
-enum class OpKind : std::uint8_t {
-  Gemm,        ///< C[m,n] += A[m,k] B[k,n], `batch` independent GEMMs of that shape.
-  Attention,   ///< Fused attention (flash-style): batch*heads, seq_q, seq_kv, head_dim.
-  MemBound,    ///< Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
-  Collective,  ///< NCCL-style collective over a group (see Coll, GroupDim).
-  Send,        ///< Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
-               ///< Eager: starts when its deps are met and its stream reaches it, without
-               ///< waiting for the receiver; the bytes flow from then.
-  Recv,        ///< Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
-               ///< Completes when the matching Send's bytes have arrived.
-};
+/// Op kinds (table: name in traces and stats).
+///   Gemm        C[m,n] += A[m,k] B[k,n], `batch` independent GEMMs of that shape.
+///   Attention   Fused attention (flash-style): batch*heads, seq_q, seq_kv, head_dim.
+///   MemBound    Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
+///   Collective  NCCL-style collective over a group (see Coll, GroupDim).
+///   Send        Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
+///               Eager: starts when its deps are met and its stream reaches it, without
+///               waiting for the receiver; the bytes flow from then.
+///   Recv        Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
+///               Completes when the matching Send's bytes have arrived.
+#define TUTTI_OP_KIND_VALUES(X) \
+  X(Gemm, "gemm") X(Attention, "attention") X(MemBound, "membound") X(Collective, "collective") \
+  X(Send, "send") X(Recv, "recv")
+TUTTI_ENUM(OpKind, std::uint8_t, TUTTI_OP_KIND_VALUES);
 
-enum class Coll : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+#define TUTTI_COLL_VALUES(X)                                                           \
+  X(AllReduce, "all_reduce") X(AllGather, "all_gather") X(ReduceScatter, "reduce_scatter") \
+  X(AllToAll, "alltoall") X(Broadcast, "broadcast")
+TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
 
 /// The parallel dimension a communication group spans. DPxCP is the data-parallel gradient group
 /// when context parallelism is on (Megatron reduces gradients over dp*cp ranks). EDP is the
 /// expert-data-parallel group of MoE expert weights: the dp*cp/ep ranks that hold the same
 /// experts (same tp, pp and position in their EP group), over which expert gradients are reduced.
-enum class GroupDim : std::uint8_t { TP, CP, DP, DPxCP, EP, PP, EDP };
+/// Per-dimension quantities are EnumArray<GroupDim, T> (core/enum.hpp), sized by this table.
+#define TUTTI_GROUP_DIM_VALUES(X) \
+  X(TP, "tp") X(CP, "cp") X(DP, "dp") X(DPxCP, "dpxcp") X(EP, "ep") X(PP, "pp") X(EDP, "edp")
+TUTTI_ENUM(GroupDim, std::uint8_t, TUTTI_GROUP_DIM_VALUES);
 
 /// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so
 /// DP gradient reduction overlaps backward compute, and PP sends overlap the next micro-batch.
-enum class Stream : std::uint8_t { Compute, CommTP, CommCP, CommDP, CommEP, CommPP };
-constexpr int kNumStreams = 6;
+#define TUTTI_STREAM_VALUES(X)                                                             \
+  X(Compute, "compute") X(CommTP, "comm_tp") X(CommCP, "comm_cp") X(CommDP, "comm_dp") \
+  X(CommEP, "comm_ep") X(CommPP, "comm_pp")
+TUTTI_ENUM(Stream, std::uint8_t, TUTTI_STREAM_VALUES);
+constexpr int kNumStreams = static_cast<int>(enum_count<Stream>);
 
-enum class Phase : std::uint8_t { Forward, Backward, Recompute, Optimizer, Other };
+#define TUTTI_PHASE_VALUES(X) \
+  X(Forward, "forward") X(Backward, "backward") X(Recompute, "recompute") X(Optimizer, "optimizer") X(Other, "other")
+TUTTI_ENUM(Phase, std::uint8_t, TUTTI_PHASE_VALUES);
 
 struct Op {
   OpKind kind = OpKind::MemBound;
@@ -115,9 +130,7 @@ RankCoords coords_of(const Layout& l, int rank);
 /// groups are the dp indices with the same dp % ep, times every cp index.
 std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
 
-const char* to_string(OpKind k);
-const char* to_string(Coll c);
-const char* to_string(GroupDim g);
-const char* to_string(Stream s);
+// to_string / parse_enum for OpKind, Coll, GroupDim, Stream and Phase come from their tables
+// (core/enum.hpp).
 
 }  // namespace tutti
