@@ -35,7 +35,6 @@ const char* moe_dispatch_name(const Workload& w) {
 }
 
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
-  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
@@ -53,21 +52,24 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
   s += "\nbreakdown (critical pipeline stage)\n";
   s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
-  for (int d = 0; d < 6; ++d)
+  for (GroupDim d : enum_values<GroupDim>())
     if (r.breakdown.exposed_comm_s[d] > 0)
-      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", kDims[d], seconds(r.breakdown.exposed_comm_s[d]),
-                       100 * r.breakdown.exposed_comm_s[d] / it);
+      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", d == GroupDim::DPxCP ? "dp x cp" : to_string(d),
+                       seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
   double moe = 0;
   for (double x : r.breakdown.moe_s) moe += x;
   if (moe > 0) {
+    // Labels in MoePart order (None first, not printed).
     static constexpr const char* kParts[] = {"", "router + top-k", "token permute", "expert GEMMs",
                                              "shared experts", "all-to-all"};
+    static_assert(std::size(kParts) == enum_count<MoePart>);
     s += "\nMoE layers (busy time per iteration, same stage; inside the rows above)\n";
-    for (int i = 1; i < kNumMoeParts; ++i)
-      s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[i], seconds(r.breakdown.moe_s[i]),
-                       100 * r.breakdown.moe_s[i] / it);
+    for (MoePart p : enum_values<MoePart>())
+      if (p != MoePart::None)
+        s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[enum_index(p)],
+                         seconds(r.breakdown.moe_s[p]), 100 * r.breakdown.moe_s[p] / it);
     const auto& t = w.model.tf;
     s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n", t.moe_imbalance,
                      t.moe_imbalance_set ? "stated" : "default: balanced",

@@ -1249,7 +1249,7 @@ ProgramSummary summarize(const Program& p) {
     std::vector<double> per_rank(cs.size(), 0.0);
     for (const auto& o : rc.ops) {
       ++s.ops;
-      ++s.ops_by_kind[static_cast<int>(o.kind)];
+      ++s.ops_by_kind[o.kind];
       s.flops_all_ranks += o.flops * rc.multiplicity;
       if (o.kind == OpKind::Send) s.p2p_bytes_all_ranks += o.bytes * rc.multiplicity;
       if (o.kind != OpKind::Collective) continue;

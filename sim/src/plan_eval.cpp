@@ -178,10 +178,11 @@ StageFigures lerp(const StageFigures& a, const StageFigures& b, double t) {
   r.st.bwd_s = f(a.st.bwd_s, b.st.bwd_s);
   r.st.p2p_s = f(a.st.p2p_s, b.st.p2p_s);
   r.st.dp_comm_s = f(a.st.dp_comm_s, b.st.dp_comm_s);
+  for (GroupDim d : enum_values<GroupDim>()) r.st.dp_comm_dim_s[d] = f(a.st.dp_comm_dim_s[d], b.st.dp_comm_dim_s[d]);
   r.st.dp_overlap_s = f(a.st.dp_overlap_s, b.st.dp_overlap_s);
   r.st.optimizer_s = f(a.st.optimizer_s, b.st.optimizer_s);
-  for (int d = 0; d < 6; ++d) r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
-  for (int p = 0; p < kNumMoeParts; ++p) r.st.moe_s[p] = f(a.st.moe_s[p], b.st.moe_s[p]);
+  for (GroupDim d : enum_values<GroupDim>()) r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
+  for (MoePart p : enum_values<MoePart>()) r.st.moe_s[p] = f(a.st.moe_s[p], b.st.moe_s[p]);
   r.gemm_s = f(a.gemm_s, b.gemm_s);
   r.mem_s = f(a.mem_s, b.mem_s);
   return r;
@@ -326,7 +327,7 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
   r.gemm_busy_s = c.gemm_s * scale;
   r.memory_busy_s = c.mem_s * scale;
   double comm = 0;
-  for (int d = 0; d < 6; ++d) comm += t.exposed_s[d];
+  for (double x : t.exposed_s) comm += x;
   r.comm_busy_s = std::min(t.iteration_s, comm + c.st.dp_overlap_s);
 }
 

@@ -13,8 +13,7 @@ double Breakdown::exposed_comm_total() const {
 void to_json(nlohmann::json& j, const SimResult& r) {
   using nlohmann::json;
   json exposed = json::object();
-  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dpxcp", "ep", "pp"};
-  for (int i = 0; i < 6; ++i) exposed[kDims[i]] = r.breakdown.exposed_comm_s[i];
+  for (GroupDim d : enum_values<GroupDim>()) exposed[to_string(d)] = r.breakdown.exposed_comm_s[d];
   json links = json::array();
   for (const auto& l : r.bottleneck_links)
     links.push_back({{"link", l.name}, {"tier", to_string(l.tier)},
@@ -41,8 +40,8 @@ void to_json(nlohmann::json& j, const SimResult& r) {
   for (double x : r.breakdown.moe_s) moe += x;
   if (moe > 0) {
     json parts = json::object();
-    for (int i = 1; i < kNumMoeParts; ++i)
-      parts[to_string(static_cast<MoePart>(i))] = r.breakdown.moe_s[i];
+    for (MoePart p : enum_values<MoePart>())
+      if (p != MoePart::None) parts[to_string(p)] = r.breakdown.moe_s[p];
     j["breakdown"]["moe_busy_s"] = parts;
   }
 }

@@ -33,7 +33,7 @@ Workload qwen(std::vector<std::string> extra = {}) {
   return load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/qwen3-30b-a3b.json", o);
 }
 
-double part(const SimResult& r, MoePart p) { return r.breakdown.moe_s[static_cast<int>(p)]; }
+double part(const SimResult& r, MoePart p) { return r.breakdown.moe_s[p]; }
 
 double op_bytes(const Program& p, const std::string& name) {
   double b = 0;
@@ -49,15 +49,16 @@ TEST_CASE("moe: the layer's parts are separate ops and every engine reports them
   const Workload w = qwen();
   const Layout l = resolve_layout(w, "tp=1,pp=1,ep=8,zero=1", c.gpus());
   const Program prog = expand_program(w, l);
-  int grouped = 0, parts[kNumMoeParts] = {};
+  int grouped = 0;
+  EnumArray<MoePart, int> parts{};
   for (const Op& op : prog.classes[0].ops) {
-    parts[static_cast<int>(op.moe_part)]++;
+    parts[op.moe_part]++;
     grouped += op.grouped != GroupedDim::None;
   }
-  for (int i = 1; i < kNumMoeParts; ++i) {
-    CAPTURE(to_string(static_cast<MoePart>(i)));
-    if (static_cast<MoePart>(i) == MoePart::SharedExpert) CHECK(parts[i] == 0);  // Qwen3: none
-    else CHECK(parts[i] > 0);
+  for (MoePart p : enum_values<MoePart>()) {
+    CAPTURE(to_string(p));
+    if (p == MoePart::SharedExpert) CHECK(parts[p] == 0);  // Qwen3: none
+    else if (p != MoePart::None) CHECK(parts[p] > 0);
   }
   // Forward up/down, backward 2 dgrad + 2 wgrad, per layer and micro-batch.
   CHECK(grouped == 6 * 2 * 1);

@@ -565,11 +565,11 @@ std::string ProgramRun::run() {
     }
     const Op& op = rc.ops[blocker];
     if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[static_cast<int>(op.group)] += to - from;
+      b.exposed_comm_s[op.group] += to - from;
     } else if (is_p2p(op.kind)) {
       const double rv = std::clamp(RV(blocker), from, to);
       b.bubble_s += rv - from;
-      b.exposed_comm_s[static_cast<int>(GroupDim::PP)] += to - rv;
+      b.exposed_comm_s[GroupDim::PP] += to - rv;
     } else {
       b.other_s += to - from;
     }
@@ -580,7 +580,7 @@ std::string ProgramRun::run() {
     if (op.stream != Stream::Compute) continue;
     const double dur = E(i) - S(i);
     if (is_compute(op.kind)) {
-      b.moe_s[static_cast<int>(op.moe_part)] += dur;
+      b.moe_s[op.moe_part] += dur;
       b.compute_s += dur;
       (op.kind == OpKind::MemBound ? mem : gemm) += dur;
     }
@@ -611,9 +611,9 @@ std::string ProgramRun::run() {
     if (!is_compute(rc.ops[i].kind)) {
       const double a = std::max(S(i), RV(i));
       iv.push_back({a, E(i)});
-      b.moe_s[static_cast<int>(rc.ops[i].moe_part)] += std::max(0.0, E(i) - a);
+      b.moe_s[rc.ops[i].moe_part] += std::max(0.0, E(i) - a);
     }
-  b.moe_s[static_cast<int>(MoePart::None)] = 0;
+  b.moe_s[MoePart::None] = 0;
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

@@ -1,17 +1,22 @@
 #pragma once
 // Parallel layout and numeric types shared by workloads, engines and the execution backend.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "tutti/core/enum.hpp"
+
 namespace tutti {
 
-enum class DType { FP32, TF32, BF16, FP16, FP8 };
+#define TUTTI_DTYPE_VALUES(X) X(FP32, "fp32") X(TF32, "tf32") X(BF16, "bf16") X(FP16, "fp16") X(FP8, "fp8")
+TUTTI_ENUM(DType, int, TUTTI_DTYPE_VALUES);
 /// Bytes per element of a dtype (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
 double dtype_bytes(DType d);
-const char* to_string(DType d);
 
-enum class Recompute { None, Selective, Full };
-enum class PipeSchedule { OneFOneB, Interleaved, GPipe };
+#define TUTTI_RECOMPUTE_VALUES(X) X(None, "none") X(Selective, "selective") X(Full, "full")
+TUTTI_ENUM(Recompute, int, TUTTI_RECOMPUTE_VALUES);
+#define TUTTI_PIPE_SCHEDULE_VALUES(X) X(OneFOneB, "1f1b") X(Interleaved, "interleaved") X(GPipe, "gpipe")
+TUTTI_ENUM(PipeSchedule, int, TUTTI_PIPE_SCHEDULE_VALUES);
 
 /// A parallel layout. GPUs = tp * pp * dp * cp. Experts are sharded over ep ranks: with the
 /// expert tensor parallelism equal to tp (the default), the ep ranks are taken from the
@@ -46,8 +51,7 @@ struct Layout {
 /// schedule=1f1b"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
-const char* to_string(Recompute r);     ///< "none", "selective", "full"
-const char* to_string(PipeSchedule s);  ///< "1f1b", "interleaved", "gpipe"
+// to_string / parse_enum for DType, Recompute and PipeSchedule come from their tables.
 std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."
 
 }  // namespace tutti

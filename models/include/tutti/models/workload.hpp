@@ -253,7 +253,7 @@ struct ProgramSummary {
     double bytes_all_ranks = 0;     ///< Sum over ranks (class totals x multiplicity).
   };
   std::uint64_t ops = 0;                     ///< Ops in the Program.
-  std::uint64_t ops_by_kind[6] = {};         ///< Index = OpKind.
+  EnumArray<OpKind, std::uint64_t> ops_by_kind{};  ///< Ops of each kind.
   double p2p_bytes_all_ranks = 0;            ///< Send bytes summed over ranks.
   double flops_all_ranks = 0;                ///< Sum of Op::flops over ranks.
   std::vector<CollectiveTotal> collectives;  ///< Sorted by (coll, group, size).
