@@ -65,7 +65,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
     static constexpr const char* kParts[] = {"", "router + top-k", "token permute", "expert GEMMs",
                                              "shared experts", "all-to-all"};
     static_assert(std::size(kParts) == enum_count<MoePart>);
-    s += "\nMoE layers (busy time per iteration, same stage; inside the rows above)\n";
+    s += "\nMoE layers (busy time per iteration on the stage with the most MoE work)\n";
     for (MoePart p : enum_values<MoePart>())
       if (p != MoePart::None)
         s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[enum_index(p)],

@@ -54,7 +54,17 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
   for (GroupDim d : enum_values<GroupDim>())
     if (ts.dp_comm_dim_s[d] > 0) t.exposed_s[d] += dp_tail * ts.dp_comm_dim_s[d] / ts.dp_comm_s;
   if (ts.dp_comm_s <= 0) t.exposed_s[GroupDim::DP] += dp_tail;
-  t.moe_s = c.moe_s;
+  // MoE parts: of the stage with the most MoE busy time (the critical one may be dense only).
+  double moe_best = 0;
+  for (const AnalyticStage& st : job.stages) {
+    double tot = 0;
+    for (MoePart q : enum_values<MoePart>())
+      if (q != MoePart::None) tot += st.moe_s[q];
+    if (tot > moe_best) {
+      moe_best = tot;
+      t.moe_s = st.moe_s;
+    }
+  }
   t.other_s = std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail -
                                 m * exposed_mb);
   return t;

@@ -784,7 +784,6 @@ void Des::breakdown(SimResult& r, double iter) {
     if (op.stream != Stream::Compute) continue;
     double dur = s.end[i] - s.start[i];
     if (is_compute(op.kind)) {
-      b.moe_s[op.moe_part] += dur;
       b.compute_s += dur;
       (op.kind == OpKind::MemBound ? mem : gemm) += dur;
     }
@@ -819,9 +818,25 @@ void Des::breakdown(SimResult& r, double iter) {
     if (!is_compute(rc.ops[i].kind)) {
       const double a = std::max(s.start[i], s.rendezvous[i]);
       iv.push_back({a, s.end[i]});
-      b.moe_s[rc.ops[i].moe_part] += std::max(0.0, s.end[i] - a);
     }
-  b.moe_s[MoePart::None] = 0;
+  // MoE parts: of the class with the most MoE busy time (the critical class may hold only dense
+  // layers, e.g. DeepSeek-V3's first stage).
+  double moe_best = 0;
+  for (const ClassState& cs : cls_) {
+    EnumArray<MoePart, double> m{};
+    double tot = 0;
+    for (std::size_t i = 0; i < cs.rc->ops.size(); ++i) {
+      const Op& op = cs.rc->ops[i];
+      if (op.moe_part == MoePart::None) continue;
+      const double a = is_compute(op.kind) ? cs.start[i] : std::max(cs.start[i], cs.rendezvous[i]);
+      m[op.moe_part] += std::max(0.0, cs.end[i] - a);
+      tot += std::max(0.0, cs.end[i] - a);
+    }
+    if (tot > moe_best) {
+      moe_best = tot;
+      b.moe_s = m;
+    }
+  }
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

@@ -197,14 +197,14 @@ TEST_CASE("program: invariants for MoE, encoder, ResNet, DLRM") {
   l4.training.global_batch = 64;
   check_program(l4, parse_layout_flag("tp=2,pp=4,dp=8,ep=8", resolve_layout(l4)));
   // Parallel folding: EP over tp x dp, experts not TP-sharded, the shared expert keeps TP.
-  check_program(l4, parse_layout_flag("tp=2,pp=4,dp=4,ep=8,etp=1", resolve_layout(l4)));
+  check_program(l4, parse_layout_flag("tp=2,pp=4,dp=4,ep=8,etp=1,sp=1", resolve_layout(l4)));
   Workload q3 = load("qwen3-30b-a3b");
   q3.training.global_batch = 64;
   q3.model.tf.moe_imbalance = 1.3;
   q3.model.tf.moe_dispatch_dtype = DType::FP8;
   q3.model.tf.moe_dispatch_dtype_set = true;
   check_program(q3, parse_layout_flag("tp=2,pp=2,dp=8,ep=8,zero=3", resolve_layout(q3)));
-  check_program(q3, parse_layout_flag("tp=4,pp=1,dp=4,ep=16,etp=1", resolve_layout(q3)));
+  check_program(q3, parse_layout_flag("tp=4,pp=1,dp=4,ep=16,etp=1,sp=1", resolve_layout(q3)));
   Workload bert = load("bert-large");
   check_program(bert, parse_layout_flag("tp=2,pp=2,dp=2", resolve_layout(bert)));
   Workload vit = load("vit-b16");

@@ -580,7 +580,6 @@ std::string ProgramRun::run() {
     if (op.stream != Stream::Compute) continue;
     const double dur = E(i) - S(i);
     if (is_compute(op.kind)) {
-      b.moe_s[op.moe_part] += dur;
       b.compute_s += dur;
       (op.kind == OpKind::MemBound ? mem : gemm) += dur;
     }
@@ -611,9 +610,33 @@ std::string ProgramRun::run() {
     if (!is_compute(rc.ops[i].kind)) {
       const double a = std::max(S(i), RV(i));
       iv.push_back({a, E(i)});
-      b.moe_s[rc.ops[i].moe_part] += std::max(0.0, E(i) - a);
     }
-  b.moe_s[MoePart::None] = 0;
+  // MoE parts: of the rank class (its first rank) with the most MoE busy time, as the native
+  // engine reports them.
+  {
+    double moe_best = 0;
+    std::vector<char> seen(cls_.size(), 0);
+    for (int rr = 0; rr < prog_.world; ++rr) {
+      const std::uint32_t c = class_of(rr);
+      if (seen[c]) continue;
+      seen[c] = 1;
+      const RankClass& k = *cls_[c].rc;
+      EnumArray<MoePart, double> m{};
+      double tot = 0;
+      for (std::size_t i = 0; i < k.ops.size(); ++i) {
+        const Op& op = k.ops[i];
+        if (op.moe_part == MoePart::None) continue;
+        const std::size_t at = offset_[rr] + i;
+        const double a = is_compute(op.kind) ? start_[at] : std::max(start_[at], rendezvous_[at]);
+        m[op.moe_part] += std::max(0.0, end_[at] - a);
+        tot += std::max(0.0, end_[at] - a);
+      }
+      if (tot > moe_best) {
+        moe_best = tot;
+        b.moe_s = m;
+      }
+    }
+  }
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

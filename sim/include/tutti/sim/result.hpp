@@ -18,7 +18,8 @@ struct Breakdown {
   EnumArray<GroupDim, double> exposed_comm_s{};  ///< One slot per GroupDim (its table sizes it).
   double bubble_s = 0;                     ///< Pipeline fill/drain idle time.
   double other_s = 0;
-  /// Busy seconds per iteration of the MoE layers' parts on the same rank class, indexed by
+  /// Busy seconds per iteration of the MoE layers' parts on the rank class (pipeline stage) with
+  /// the most MoE busy time (the critical stage above may hold only dense layers), indexed by
   /// MoePart (router, permute, expert GEMMs, shared experts, all-to-all; [None] stays 0): the sum
   /// of each part's op durations over all micro-batches, forward, backward and recompute. Not a
   /// term of the sum above: compute parts lie inside compute_s, the all-to-all's exposed share
