@@ -1,4 +1,6 @@
 // tutti simulate: simulate a training iteration and the whole run on a cluster.
+#include <algorithm>
+#include <cstdio>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -34,23 +36,56 @@ const char* moe_dispatch_name(const Workload& w) {
   return to_string(moe_dispatch_dtype(w));
 }
 
-std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r) {
+// The iteration as the run lives it: the simulated one, then thermal throttling, data-loading
+// stalls and failures (checkpoints, rework, restarts) added on top, each its own breakdown row
+// so the rows sum to the headline.
+struct Lived {
+  bool fac = false;
+  double T_sim = 0, T_thr = 0, T_stall = 0, T = 0, k = 1;
+};
+Lived lived(const SimResult& r, const FacilityResult& fr) {
+  Lived v;
+  v.T_sim = r.iteration_time_s;
+  const double n = r.iterations;
+  v.fac = n > 0 && fr.effective_time_to_train_s > 0 && v.T_sim > 0;
+  v.T_thr = v.fac ? std::max(v.T_sim, fr.cooling.times.iteration_s) : v.T_sim;
+  v.T_stall = v.fac ? std::max(v.T_thr, fr.time_to_train_s / n) : v.T_sim;
+  v.T = v.fac ? std::max(v.T_stall, fr.effective_time_to_train_s / n) : v.T_sim;
+  v.k = v.T > 0 ? v.T_sim / v.T : 1;  // rate scale: simulated -> lived
+  return v;
+}
+
+std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
+                  const FacilityResult& fr) {
+  const Lived v = lived(r, fr);
+  const bool fac = v.fac;
+  const double T_sim = v.T_sim, T_thr = v.T_thr, T_stall = v.T_stall, T = v.T, k = v.k;
+  const double n = r.iterations;
   std::string s;
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
   s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
-  s += fmt::format("iteration time       {}\n", seconds(r.iteration_time_s));
-  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu);
-  s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s);
-  s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu);
-  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu, 100 * r.hfu);
+  if (fac && T > T_sim * (1 + 1e-9))
+    s += fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n", seconds(T),
+                     seconds(T_sim));
+  else
+    s += fmt::format("iteration time       {}\n", seconds(T));
+  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu * k);
+  s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s * k);
+  s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu * k);
+  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu * k, 100 * r.hfu * k);
   s += fmt::format("memory per GPU       {:.1f} GiB of {:.0f} GiB\n", r.memory_per_gpu_bytes / kGiB,
                    c.gpu.hbm_bytes / kGiB);
-  if (r.time_to_train_s > 0)
-    s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
-                     seconds(r.time_to_train_s), r.iterations);
-  const double it = r.iteration_time_s > 0 ? r.iteration_time_s : 1;
-  s += "\nbreakdown (critical pipeline stage)\n";
+  if (r.time_to_train_s > 0) {
+    if (fac)
+      s += fmt::format("time to train        {}  ({:.0f} iterations; throttling, stalls and failures included)\n",
+                       seconds(n * T), n);
+    else
+      s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
+                       seconds(r.time_to_train_s), r.iterations);
+  }
+  const double it = T > 0 ? T : 1;
+  s += "\nbreakdown (critical pipeline stage; rows sum to the iteration time)\n";
   s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
   for (GroupDim d : enum_values<GroupDim>())
     if (r.breakdown.exposed_comm_s[d] > 0)
@@ -58,6 +93,25 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
                        seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
+  if (fac) {
+    s += fmt::format("  thermal throttle   {:>12}  {:5.1f}%\n", seconds(T_thr - T_sim), 100 * (T_thr - T_sim) / it);
+    s += fmt::format("  data stall         {:>12}  {:5.1f}%\n", seconds(T_stall - T_thr), 100 * (T_stall - T_thr) / it);
+    s += fmt::format("  failures, ckpt     {:>12}  {:5.1f}%\n", seconds(T - T_stall), 100 * (T - T_stall) / it);
+  }
+  // Bottleneck: the largest row.
+  {
+    std::pair<double, std::string> top{r.breakdown.compute_s, "compute"};
+    for (GroupDim d : enum_values<GroupDim>())
+      top = std::max(top, {r.breakdown.exposed_comm_s[d],
+                           std::string("exposed comm ") + (d == GroupDim::DPxCP ? "dp x cp" : to_string(d))});
+    top = std::max(top, {r.breakdown.bubble_s, std::string("pipeline bubble")});
+    if (fac) {
+      top = std::max(top, {T_thr - T_sim, std::string("thermal throttle")});
+      top = std::max(top, {T_stall - T_thr, std::string("data stall (storage)")});
+      top = std::max(top, {T - T_stall, std::string("failures and checkpoints")});
+    }
+    s += fmt::format("  bottleneck         {}\n", top.second);
+  }
   double moe = 0;
   for (double x : r.breakdown.moe_s) moe += x;
   if (moe > 0) {
@@ -108,7 +162,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   } else {
     std::string facility = "\nfacility\n";
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
-    emit(g, table(w, c, l, r) + facility);
+    emit(g, table(w, c, l, r, fr) + facility);
     note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   }
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
@@ -123,9 +177,24 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
   FacilityOptions fo = parse_facility_flag(facility_flag);
   fo.seed = options.seed;
+  // Progress on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
+  fo.progress = [](int retimings, double clock) {
+    std::fprintf(stderr, "tutti: cooling fixed point: %d re-timings, trying clock factor %.4f\n", retimings, clock);
+  };
   FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
   nlohmann::json j;
   to_json(j, r);
+  {
+    const Lived v = lived(r, fr);
+    j["lived"] = {{"iteration_time_s", v.T},
+                  {"simulated_iteration_time_s", v.T_sim},
+                  {"throttle_s", v.T_thr - v.T_sim},
+                  {"data_stall_s", v.T_stall - v.T_thr},
+                  {"failures_s", v.T - v.T_stall},
+                  {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu * v.k},
+                  {"mfu", r.mfu * v.k},
+                  {"time_to_train_s", r.iterations * v.T}};
+  }
   j["workload"] = w.name;
   j["cluster"] = c.name;
   j["gpus"] = l.gpus();

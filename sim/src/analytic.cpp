@@ -138,6 +138,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
         if (!fb) st.optimizer_s += t;
         compute_total += t;
+        (op.kind == OpKind::MemBound ? st.memory_busy_s : st.gemm_busy_s) += t;
         // Mini list schedule of compute vs DP streams (DP tail); blocking comm counted elsewhere.
         tc = std::max(tc, dep_t) + t;
         finish[i] = tc;
@@ -145,11 +146,13 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         double t = coll_time(op);
         st.dp_comm_s += t;
         st.dp_comm_dim_s[op.group] += t;
+        st.comm_busy_s += t;
         td = std::max(td, dep_t) + t;
         finish[i] = td;
       } else if (op.kind == OpKind::Collective) {
         double t = coll_time(op);
         st.moe_s[op.moe_part] += t;
+        st.comm_busy_s += t;
         if (in_mb0) schedule0(i, op, t, true);
         if (fb && op.microbatch == 0) {
           (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
@@ -157,10 +160,12 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         }
         finish[i] = dep_t;
       } else {
-        if (op.kind == OpKind::Send && op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) {
-          int a = first, b = first + op.peer_delta * per_stage;
-          bool cross = b < topo.num_gpus() && topo.node_of(a) != topo.node_of(b);
-          st.p2p_s = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+        if (op.kind == OpKind::Send) {
+          const int b = first + op.peer_delta * per_stage;
+          const bool cross = b >= 0 && b < topo.num_gpus() && topo.node_of(first) != topo.node_of(b);
+          const double t = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+          st.comm_busy_s += t;
+          if (op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) st.p2p_s = t;
         }
         finish[i] = dep_t;
         if (in_mb0) finish0[i] = ready(finish0, op);
@@ -209,6 +214,15 @@ SimResult simulate_program_analytic(const Program& program, const SimCluster& cl
   AnalyticTime t = analytic_iteration(job);
   SimResult r;
   record_analytic_time(t, r);
+  // Power-model busy times from op activity, of the class the native engine reports them for:
+  // the one whose last op ends last, which under 1F1B (plain or interleaved) is the first
+  // pipeline stage (it runs the last backward).
+  if (!job.stages.empty()) {
+    const AnalyticStage& first = job.stages.front();
+    r.gemm_busy_s = first.gemm_busy_s;
+    r.memory_busy_s = first.memory_busy_s;
+    r.comm_busy_s = std::min(t.iteration_s, first.comm_busy_s);
+  }
   finish_result(r, program, cluster, profile, options);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;

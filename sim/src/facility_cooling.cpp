@@ -1,7 +1,9 @@
 // Cooling and thermal throttling: the clock at which the heat fits, as a fixed point between
 // power and speed (docs/facility.md "Cooling and throttling").
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "tutti/core/error.hpp"
 #include "tutti/sim/facility.hpp"
@@ -59,43 +61,68 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   r.power_cap_factor = f_cap;
   r.heat_per_rack_unthrottled_W = heat_at(in, r.nodes_per_rack, in.times, 1.0).per_rack_W;
 
-  // Fixed point: time the iteration at slowdown s (engine or rescale), then, with the times
-  // rescaled locally around that point, find the largest clock factor whose heat fits; repeat
-  // with the new slowdown until it stops moving.
+  // Fixed point s = g(s): time the iteration at slowdown s (engine or rescale), then, with the
+  // times rescaled locally around that point, find the largest clock factor f whose heat fits;
+  // g(s) = 1 / f. g maps [1/f_cap, 1/f_min] into itself, so h(s) = g(s) - s is >= 0 at the low
+  // end and <= 0 at the high end and a root lies between. A plain iteration s <- g(s) can cycle
+  // when the engine's re-timing is not smooth (it did: 50 re-simulations, then an internal
+  // error), so the step is safeguarded: the bracket [a, b] around the root shrinks every step,
+  // taking the secant (or the plain step) when it lands inside and the midpoint otherwise.
   // in.times is the iteration at full clock: no re-simulation when nothing throttles.
   auto time_at = [&](double slowdown) { return slowdown == 1.0 ? in.times : retime(slowdown); };
-  double s = 1.0 / f_cap;
+  auto throttled_clock = [&](const IterationTimes& at, double s_at, bool& fit) {
+    auto local = [&](double f) { return rescale_times(at, (1.0 / f) / s_at); };
+    auto fits_at = [&](double f) { return fits(in, heat_at(in, r.nodes_per_rack, local(f), f)); };
+    fit = true;
+    if (fits_at(f_cap)) return f_cap;
+    if (!fits_at(f_min)) {
+      fit = false;
+      return f_min;
+    }
+    double lo = f_min, hi = f_cap;  // fits at lo, not at hi
+    for (int k = 0; k < 100 && hi - lo > 1e-12; ++k) {
+      double mid = 0.5 * (lo + hi);
+      (fits_at(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  };
+  const double s_lo = 1.0 / f_cap, s_hi = 1.0 / f_min, tol = 1e-6;
+  double s = s_lo;
   IterationTimes t = time_at(s);
   bool ok = true;
-  int it = 0;
-  for (it = 1; it <= 50; ++it) {
-    auto local = [&](double f) { return rescale_times(t, (1.0 / f) / s); };
-    auto fits_at = [&](double f) { return fits(in, heat_at(in, r.nodes_per_rack, local(f), f)); };
-    double f_new;
-    if (fits_at(f_cap)) {
-      f_new = f_cap;
-      ok = true;
-    } else if (!fits_at(f_min)) {
-      f_new = f_min;
-      ok = false;
-    } else {
-      double lo = f_min, hi = f_cap;  // fits at lo, not at hi
-      for (int k = 0; k < 100 && hi - lo > 1e-12; ++k) {
-        double mid = 0.5 * (lo + hi);
-        (fits_at(mid) ? lo : hi) = mid;
-      }
-      f_new = lo;
-      ok = true;
-    }
-    double s_new = 1.0 / f_new;
-    bool converged = std::abs(s_new - s) <= 1e-6 * s;
-    if (!converged) {
-      s = s_new;
-      t = time_at(s);
-    }
-    if (converged) break;
+  double g = 1.0 / throttled_clock(t, s, ok);
+  double a = s, ha = g - s, b = s_hi, hb = 0;
+  bool hb_known = false;
+  double width = 2 * (b - a);  // bracket width before the last step
+  int it = 1;
+  const int max_it = 60;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::abs(g - s) > tol * s && b - a > tol * s) {
+    if (++it > max_it)
+      throw InputError(fmt::format(
+          "facility: the cooling/throttling fixed point did not settle in {} re-timings (clock factor "
+          "between {:.6f} and {:.6f}); the engine's iteration time is not monotone in the clock here: "
+          "use the default linear re-timing or a power cap that keeps the heat inside the cooling",
+          max_it, 1.0 / b, 1.0 / a));
+    double next = hb_known && ha != hb ? a - ha * (b - a) / (hb - ha) : g;
+    // Bisect when the candidate falls outside or the last step did not halve the bracket
+    // (regula falsi can creep along one end): the bracket at least halves every two steps.
+    if (!(next > a && next < b) || b - a > 0.5 * width) next = 0.5 * (a + b);
+    width = b - a;
+    s = next;
+    t = time_at(s);
+    g = 1.0 / throttled_clock(t, s, ok);
+    const double h = g - s;
+    if (h > 0) a = s, ha = h;
+    else b = s, hb = h, hb_known = true;
+    if (o.progress && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1))
+      o.progress(it, 1.0 / s);
   }
-  check_internal(it <= 50, "solve_cooling: the power/speed fixed point did not converge");
+  if (std::abs(g - s) > tol * s) {  // bracket closed: settle at its fitting (slower) end
+    s = b;
+    t = time_at(s);
+    throttled_clock(t, s, ok);
+  }
   r.fixed_point_iterations = it;
   r.fits = ok;
   r.throttle_factor = 1.0 / s;

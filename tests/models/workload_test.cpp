@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <cmath>
 #include <string>
 
@@ -56,6 +58,15 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
     Workload w = load(c.file);
     CHECK(rel(params(w), c.total) < c.tol);
     CHECK(rel(active_params(w), c.active) < c.tol);
+  }
+  // Every shipped model file is checked against its published count (issue 16 point 4).
+  for (const auto& e : std::filesystem::directory_iterator(tutti::testing::src("models"))) {
+    if (e.path().extension() != ".json") continue;
+    std::string stem = e.path().stem().string();
+    CAPTURE(stem);
+    bool listed = false;
+    for (const auto& c : cases) listed = listed || stem == c.file;
+    CHECK_MESSAGE(listed, "models/" << stem << ".json has no published parameter count in this test");
   }
   CHECK(params(load("resnet50")) == 25557032.0);  // torchvision resnet50
   CHECK(params(load("vit-b16")) == 86567656.0);   // timm vit_base_patch16_224

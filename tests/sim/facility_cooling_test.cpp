@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "facility_fixture.hpp"
@@ -132,4 +133,40 @@ TEST_CASE("facility cooling: a power cap throttles without any cooling shortage"
   CHECK(c.time_to_train_s == doctest::Approx(1000 * (10 + 8 * (1 / f - 1))));
   in.gpu.power_cap_W = 100.5;  // leaves a clock below the floor
   CHECK_THROWS_AS(solve_cooling(in, {}), InputError);
+}
+
+TEST_CASE("facility cooling: a jumpy engine re-timing still settles (bracketed fixed point)") {
+  // An engine whose iteration time jumps with the slowdown (a schedule flipping between two
+  // orders) made the plain iteration s <- g(s) cycle for 50 steps and end in an internal error.
+  FacilityInputs in = testing::small_cluster();
+  in.gpu.overlap_extra_W = 0;
+  in.rack_cooling_W = 9000;
+  int calls = 0;
+  Retimer jumpy = [&](double s) {
+    ++calls;
+    IterationTimes t = rescale_times(in.times, s);
+    if (std::fmod(s * 1000, 2.0) < 1.0) t.iteration_s += 0.5;  // non-smooth in s
+    return t;
+  };
+  CoolingResult c = solve_cooling(in, {}, jumpy);
+  CHECK(c.throttle_factor < 1.0);
+  CHECK(c.throttle_factor >= 0.2);
+  CHECK(c.fixed_point_iterations <= 60);
+  CHECK(calls <= 62);
+  // The answer fits the cooling.
+  CHECK(c.heat_per_rack_W <= in.rack_cooling_W * (1 + 1e-6));
+}
+
+TEST_CASE("facility cooling: the 1,024-GPU partial throttle answers in well under a second") {
+  FacilityInputs in = testing::small_cluster();
+  in.gpus = 1024;
+  in.nodes = 128;
+  in.nodes_per_rack = 4;
+  in.rack_cooling_W = 4 * 5000;
+  auto t0 = std::chrono::steady_clock::now();
+  CoolingResult c = solve_cooling(in, {});
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(c.throttle_factor < 1.0);
+  CHECK(c.fits);
+  CHECK(wall < 1.0);
 }

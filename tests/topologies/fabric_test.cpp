@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fmt/format.h>
 #include <set>
 
 #include "tutti/core/error.hpp"
@@ -351,4 +352,73 @@ TEST_CASE("fabric: PXN routing keeps cross-rail traffic on the destination's rai
   CHECK(pxn.topology->links()[path[1]].dst == pxn.topology->gpu_device(1));
   pxn.topology->route(0, 8, 5, path);  // same rail: unchanged
   CHECK(path.size() == 4);
+}
+
+namespace {
+Cluster fat(const std::string& node, int nodes, const std::string& sw, double oversub, std::string transport = "") {
+  ClusterParams p;
+  p.node = node;
+  p.nodes = nodes;
+  p.fabric = "fat_tree";
+  p.switch_id = sw;
+  p.sets = {fmt::format("fabric.oversubscription={:g}", oversub)};
+  if (!transport.empty()) p.sets.push_back("transport.kind=" + transport);
+  return make_cluster(p);
+}
+}  // namespace
+
+TEST_CASE("fabric: RoCE 2-tier fat tree of 1,024 x 400G on 128-port (breakout) switches matches the closed form") {
+  // Non-blocking 2-tier folded Clos of k-port switches (k = 128 at 400G): k/2 hosts per leaf,
+  // leaves = N / (k/2), spines = leaves * (k/2) / k (Al-Fares et al., SIGCOMM 2008).
+  Cluster c = fat("dgx-h100", 128, "spectrum-4-sn5600", 1, "roce");
+  CHECK(c.facts.tiers == 2);
+  CHECK(switches(c, "leaf") == 16);
+  CHECK(switches(c, "spine") == 8);
+  CHECK(cables(c, Tier::LeafSpine) == 1024);
+  CHECK(cables(c, Tier::Access) == 1024);
+}
+
+TEST_CASE("fabric: oversubscription never raises the switch count or the network cost") {
+  for (const char* sw : {"spectrum-4-sn5600", "quantum-2-qm9700"})
+    for (int nodes : {4, 16, 48, 128, 250, 512}) {
+      CAPTURE(sw);
+      CAPTURE(nodes);
+      const std::string tr = std::string(sw).rfind("spectrum", 0) == 0 ? "roce" : "";
+      Cluster one = fat("dgx-h100", nodes, sw, 1, tr);
+      for (double r : {1.5, 2.0, 3.0, 4.0}) {
+        CAPTURE(r);
+        Cluster over = fat("dgx-h100", nodes, sw, r, tr);
+        CHECK(over.bom.switches <= one.bom.switches);
+        CHECK(over.bom.network_capex_usd <= one.bom.network_capex_usd + 1e-6);
+        CHECK(over.facts.bisection_Bps <= one.facts.bisection_Bps * (1 + 1e-9));
+      }
+    }
+  // The 2:1 RoCE fabric of the issue: was 43 spines at ~10% port use.
+  Cluster c = fat("dgx-h100", 128, "spectrum-4-sn5600", 2, "roce");
+  CHECK(switches(c, "spine") <= 8);
+  CHECK(fat("dgx-h100", 128, "spectrum-4-sn5600", 2, "roce").bom.network_capex_usd <
+        fat("dgx-h100", 128, "spectrum-4-sn5600", 1, "roce").bom.network_capex_usd);
+}
+
+TEST_CASE("fabric: a 2-node cluster is one switch, no spines and no uplinks") {
+  Cluster c = rail("dgx-h100", 2);
+  CHECK(c.bom.switches == 1);
+  CHECK(c.facts.tiers == 1);
+  CHECK(cables(c, Tier::LeafSpine) == 0);
+  CHECK(cables(c, Tier::Access) == 16);
+  // 16 nodes fill half a 32-node SU: leaves get uplinks for 16, not 32.
+  Cluster h = rail("dgx-h100", 16);
+  CHECK(cables(h, Tier::LeafSpine) == 8 * 16);
+  CHECK(switches(h, "spine") == 2);
+}
+
+TEST_CASE("fabric: both ends of an optical link share one media") {
+  // DGX H100 (ConnectX-7, multimode SR4 by default) on RoCE Spectrum-4 (single-mode DR8 default).
+  Cluster c = fat("dgx-h100", 16, "spectrum-4-sn5600", 1, "roce");
+  REQUIRE(!c.switch_optic.id.empty());
+  REQUIRE(!c.node_optic.id.empty());
+  CHECK(c.switch_optic.media == c.node_optic.media);
+  CHECK(c.node_optic.bandwidth_Bps >= c.nic.bandwidth_Bps);
+  Cluster ib = rail("dgx-h100", 31);
+  CHECK(ib.switch_optic.media == ib.node_optic.media);
 }

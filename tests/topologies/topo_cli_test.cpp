@@ -85,3 +85,12 @@ TEST_CASE("cli: tutti catalog list and errors") {
   CHECK(run_tutti({"catalog", "list", "widgets"}).rc == 2);
   CHECK(run_tutti({"catalog", "frobnicate"}).rc == 2);
 }
+
+TEST_CASE("cli: tutti topo refuses optics of two media on one link") {
+  auto bad = run_tutti({"topo", "topologies/roce-400g.json", "--set", "optics.node=osfp-400g-sr4"});
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("optics.node") != std::string::npos);
+  CHECK(bad.err.find("singlemode") != std::string::npos);
+  auto ok = run_tutti({"topo", "topologies/roce-400g.json", "--set", "optics.node=osfp-400g-dr4"});
+  CHECK(ok.rc == 0);
+}

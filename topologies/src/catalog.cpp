@@ -158,6 +158,10 @@ OpticSpec parse_optic(Obj& e) {
   read_head(e, o);
   o.kind = e.req("kind").choice({"transceiver", "fiber", "dac", "aoc"});
   o.is_cable = o.kind != "transceiver";
+  Value media = e.req("media");
+  o.media = media.choice({"multimode", "singlemode", "fiber", "copper", "integrated"});
+  if (!o.is_cable && o.media != "multimode" && o.media != "singlemode")
+    media.fail("multimode or singlemode for a transceiver");
   o.bandwidth_Bps = e.req("bandwidth").quantity(Dim::Bandwidth, 1e6);
   o.ports = static_cast<int>(e.req("ports").integer(1, 16));
   o.power_W = e.req("power").quantity(Dim::Power);

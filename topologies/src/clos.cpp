@@ -117,6 +117,10 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   };
   const int kl = radix_of(hw.leaf, "leaf_switch");
 
+  // All endpoints on one switch: that switch is the whole fabric (rails or not); no spines.
+  if (spec.tiers != 2 && spec.tiers != 3 && E <= kl && (spec.leaf_down_ports <= 0 || E <= spec.leaf_down_ports))
+    f.rails_ = false;
+
   // Leaves.
   if (f.rails_) {
     f.D_ = spec.nodes_per_su;
@@ -126,7 +130,15 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
                                     : static_cast<int>(std::floor(kl * r / (r + 1) + 1e-9));
     f.L_ = (E + f.D_ - 1) / f.D_;
   }
-  f.U_ = static_cast<int>(std::ceil(f.D_ / r - 1e-9));
+  // Uplinks serve the down ports in use: a rail leaf of a partly filled scalable unit is cabled
+  // up for the SU fraction populated (halves: 1/2, 1/4, ... of nodes_per_su, so a 31-node SU
+  // keeps the full 32-node uplinks of the reference design, and 2 nodes do not get 32 each).
+  int down_used = f.D_;
+  if (f.rails_)
+    while (down_used % 2 == 0 && down_used / 2 >= hw.nodes) down_used /= 2;
+  else
+    down_used = std::min(f.D_, E);
+  f.U_ = static_cast<int>(std::ceil(down_used / r - 1e-9));
   if (f.L_ == 1 && spec.tiers != 2 && spec.tiers != 3) f.U_ = 0;  // one switch is the whole fabric
   if (f.D_ + f.U_ > kl) {
     throw InputError(file, "fabric.leaf_switch", ports_text(hw.leaf, kl, B),
@@ -152,7 +164,22 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
       f.tiers_ = 2;
       f.pods_ = 1;
       f.PL_ = f.L_;
+      // Fewest spines that hold every uplink, with each leaf's U uplinks spread evenly (S | U).
+      // When U has no such divisor (U prime, say), take the fewest spines S and round U up to a
+      // multiple of S, giving back leaf down ports if the leaf is full (fat-tree only; the ratio
+      // only improves): so oversubscription never needs more spines than 1:1.
+      const int s_min = static_cast<int>((static_cast<long long>(f.L_) * f.U_ + ks - 1) / ks);
       f.S_ = smallest_divisor_covering(f.U_, static_cast<long long>(f.L_) * f.U_, ks);
+      for (int S = std::max(1, s_min); !f.rails_ && spec.leaf_down_ports <= 0 && S < f.S_; ++S) {
+        const int U = (f.U_ + S - 1) / S * S;
+        const int D = std::min(f.D_, kl - U);
+        if (D < 1) break;
+        const int L = (E + D - 1) / D;
+        if (static_cast<long long>(L) * (U / S) > ks || L > ks) continue;
+        f.S_ = S, f.U_ = U, f.D_ = D, f.L_ = L;
+        f.PL_ = L;
+        break;
+      }
       if (f.S_ == 0) f.S_ = f.U_;
     } else {
       f.tiers_ = 3;
@@ -258,7 +285,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   if (f.U_) bis = std::min(bis, static_cast<double>(f.L_) * f.U_ * B / 2);
   if (cores) bis = std::min(bis, static_cast<double>(spines) * f.V_ * B / 2);
   facts.bisection_Bps = bis * P;
-  const char* name = spec.kind == FabricKind::FatTree        ? "fat-tree"
+  const char* name = f.L_ == 1 && f.tiers_ == 1             ? "single switch"
+                     : spec.kind == FabricKind::FatTree        ? "fat-tree"
                      : spec.kind == FabricKind::DualPlane    ? "dual-plane rail-optimized fat-tree"
                                                               : "rail-optimized fat-tree";
   std::string sizes = fmt::format("{} leaf", P * f.L_);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -224,21 +225,49 @@ Cluster parse_cluster(const Doc& doc) {
   // Optics and cables: the switch's and NIC's defaults unless the file names others.
   if (fs.kind != FabricKind::None) {
     std::string so = c.leaf_switch.optic, no = c.nic.optic, cb = c.leaf_switch.cable;
+    std::optional<Value> so_v, no_v;
     if (auto v = root.opt("optics")) {
       Obj o = v->obj();
-      auto pick = [&](const char* key, std::string& id) {
+      auto pick = [&](const char* key, std::string& id, std::optional<Value>* keep) {
         if (auto x = o.opt(key)) {
           id = x->string();
           if (!id.empty()) resolve(*x, [&](const std::string& s) { return cat.optic(s).id; });
+          if (keep) *keep = *x;
         }
       };
-      pick("switch", so);
-      pick("node", no);
-      pick("cable", cb);
+      pick("switch", so, &so_v);
+      pick("node", no, &no_v);
+      pick("cable", cb, nullptr);
       o.done();
     }
     if (!so.empty()) c.switch_optic = cat.optic(so);
     if (!no.empty()) c.node_optic = cat.optic(no);
+    // Both ends of a link must be of one media (multimode SR to single-mode DR does not link).
+    // A default that disagrees with the other end is swapped for the catalog transceiver of the
+    // right media and the NIC's speed; two ends the user named that disagree are an error.
+    if (!c.switch_optic.id.empty() && !c.node_optic.id.empty() && !c.switch_optic.is_cable &&
+        !c.node_optic.is_cable && c.switch_optic.media != c.node_optic.media) {
+      if (no_v && so_v)
+        no_v->fail(fmt::format("a {} transceiver to match optics.switch \"{}\" ({} is {})",
+                               c.switch_optic.media, c.switch_optic.id, c.node_optic.id, c.node_optic.media));
+      const bool fix_node = !no_v;
+      const OpticSpec& keep = fix_node ? c.switch_optic : c.node_optic;
+      const double want_Bps = fix_node ? c.nic.bandwidth_Bps / std::max(1, c.nic.ports) : keep.bandwidth_Bps;
+      const OpticSpec* best = nullptr;
+      for (const auto& o : cat.optics())
+        if (!o.is_cable && o.media == keep.media && o.bandwidth_Bps >= want_Bps * (1 - 1e-9) &&
+            (!best || o.bandwidth_Bps < best->bandwidth_Bps))
+          best = &o;
+      if (!best) {
+        std::string want = fmt::format("a transceiver whose media matches the other end ({}); the catalog has "
+                                       "no {} transceiver at {}",
+                                       keep.media, keep.media, detail::gbps(want_Bps));
+        if (fix_node && so_v) so_v->fail(want);
+        if (!fix_node && no_v) no_v->fail(want);
+        throw InputError(file, "optics", c.switch_optic.id + " and " + c.node_optic.id, want);
+      }
+      (fix_node ? c.node_optic : c.switch_optic) = *best;
+    }
     c.cable = cat.optic(cb);
     if (fs.cable_latency_s == 0) fs.cable_latency_s = c.cable.latency_s;
   }

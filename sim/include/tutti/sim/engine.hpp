@@ -113,6 +113,10 @@ struct AnalyticStage {
   double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
   EnumArray<GroupDim, double> exposed_s{};  ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
   EnumArray<MoePart, double> moe_s{};  ///< Busy time per MoePart over the iteration.
+  // Per-iteration busy time of the stage's streams (all micro-batches), for the power model:
+  double gemm_busy_s = 0;      ///< Compute-bound ops (GEMM, attention).
+  double memory_busy_s = 0;    ///< Memory-bound ops (norms, activations, optimizer).
+  double comm_busy_s = 0;      ///< Collectives and pipeline sends (summed; streams may overlap).
 };
 
 struct AnalyticJob {

@@ -106,6 +106,9 @@ struct FacilityOptions {
   double maintenance_frac_per_year = 0.05;  ///< Of hardware capex per year (est.).
   double utilization = 1.0;          ///< Share of hours the owned cluster does paid work.
   double min_clock_factor = 0.2;     ///< Lowest DVFS clock / nominal before cooling "does not fit".
+  /// Called with (re-timings so far, clock factor being tried) while the cooling fixed point has
+  /// run for more than a second (the CLI prints it to stderr); empty = silent.
+  std::function<void(int, double)> progress;
   std::string reliability_profile = "llama3";
   double restart_s = -1;             ///< < 0: the profile's restart time.
   double checkpoint_interval_s = 0;  ///< 0: Young's optimum sqrt(2 C M).

@@ -91,6 +91,9 @@ struct SwitchSpec {
 struct OpticSpec {
   std::string id, name;
   std::string kind;        ///< "transceiver", "fiber", "dac" or "aoc" (cables with integrated ends).
+  /// "multimode" or "singlemode" (transceivers: both ends of a link must match), "fiber" (a patch
+  /// cable of either), "copper" (DAC) or "integrated" (AOC).
+  std::string media;
   double bandwidth_Bps = 0;
   int ports = 1;           ///< Network ports one transceiver serves (2 for twin-port OSFP).
   double power_W = 0, price_usd = 0;  ///< Per transceiver (optic) or per cable.
