@@ -21,7 +21,7 @@ Cluster dgx(int nodes) {
   p.name = "moe-test";
   p.node = "dgx-h100";
   p.nodes = nodes;
-  p.fabric = "fat-tree";
+  p.fabric = "fat_tree";
   p.nodes_per_su = 4;
   return make_cluster(p);
 }
@@ -158,7 +158,9 @@ TEST_CASE("moe: grouped GEMMs with few tokens per expert run below the dense rat
   const double td = op_time_s(dense, sc.gpu, prof), tg = op_time_s(grouped, sc.gpu, prof);
   const double h = prof.grouped_gemm_half_tokens;
   CHECK(tg > td);
-  CHECK(tg / td == doctest::Approx((256 + h) / 256).epsilon(0.05));
+  // The factor divides the FLOP-rate term only (the HBM term and the launch overhead stay).
+  CHECK(tg / td > 1.2);
+  CHECK(tg / td <= (256 + h) / 256 * (1 + 1e-9));
   // The wgrad form groups over k: the same factor on its token dimension.
   Op wg = dense;
   wg.m = 4096;
