@@ -37,6 +37,10 @@ std::string placement_line(const Cluster& c, int job_gpus) {
   return fmt::format("placement  {}", describe_placement(c, job_gpus));
 }
 
+const char* moe_dispatch_name(const Workload& w) {
+  return to_string(moe_dispatch_dtype(w));
+}
+
 // The iteration as the run lives it: the simulated one, then thermal throttling, data-loading
 // stalls and failures (checkpoints, rework, restarts) added on top, each its own breakdown row
 // so the rows sum to the headline.
@@ -58,7 +62,6 @@ Lived lived(const SimResult& r, const FacilityResult& fr) {
 
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
                   const FacilityResult& fr) {
-  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dp x cp", "ep", "pp"};
   const Lived v = lived(r, fr);
   const bool fac = v.fac;
   const double T_sim = v.T_sim, T_thr = v.T_thr, T_stall = v.T_stall, T = v.T, k = v.k;
@@ -90,10 +93,10 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   const double it = T > 0 ? T : 1;
   s += "\nbreakdown (critical pipeline stage; rows sum to the iteration time)\n";
   s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
-  for (int d = 0; d < 6; ++d)
+  for (GroupDim d : enum_values<GroupDim>())
     if (r.breakdown.exposed_comm_s[d] > 0)
-      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", kDims[d], seconds(r.breakdown.exposed_comm_s[d]),
-                       100 * r.breakdown.exposed_comm_s[d] / it);
+      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", d == GroupDim::DPxCP ? "dp x cp" : to_string(d),
+                       seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
   s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
   s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
   if (fac) {
@@ -104,8 +107,9 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   // Bottleneck: the largest row.
   {
     std::pair<double, std::string> top{r.breakdown.compute_s, "compute"};
-    for (int d = 0; d < 6; ++d)
-      top = std::max(top, {r.breakdown.exposed_comm_s[d], std::string("exposed comm ") + kDims[d]});
+    for (GroupDim d : enum_values<GroupDim>())
+      top = std::max(top, {r.breakdown.exposed_comm_s[d],
+                           std::string("exposed comm ") + (d == GroupDim::DPxCP ? "dp x cp" : to_string(d))});
     top = std::max(top, {r.breakdown.bubble_s, std::string("pipeline bubble")});
     if (fac) {
       top = std::max(top, {T_thr - T_sim, std::string("thermal throttle")});
@@ -113,6 +117,25 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
       top = std::max(top, {T - T_stall, std::string("failures and checkpoints")});
     }
     s += fmt::format("  bottleneck         {}\n", top.second);
+  }
+  double moe = 0;
+  for (double x : r.breakdown.moe_s) moe += x;
+  if (moe > 0) {
+    // Labels in MoePart order (None first, not printed).
+    static constexpr const char* kParts[] = {"", "router + top-k", "token permute", "expert GEMMs",
+                                             "shared experts", "all-to-all"};
+    static_assert(std::size(kParts) == enum_count<MoePart>);
+    s += "\nMoE layers (busy time per iteration on the stage with the most MoE work)\n";
+    for (MoePart p : enum_values<MoePart>())
+      if (p != MoePart::None)
+        s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[enum_index(p)],
+                         seconds(r.breakdown.moe_s[p]), 100 * r.breakdown.moe_s[p] / it);
+    const auto& t = w.model.tf;
+    s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n", t.moe_imbalance,
+                     t.moe_imbalance_set ? "stated" : "default: balanced",
+                     t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
+                                               : std::string("dropless"),
+                     moe_dispatch_name(w));
   }
   if (!r.bottleneck_links.empty()) {
     s += "\nbusiest links\n";
@@ -199,6 +222,14 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   }
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  if (w.model.tf.is_moe()) {
+    const auto& t = w.model.tf;
+    j["moe"] = {{"imbalance", t.moe_imbalance},
+                {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
+                {"capacity_factor", t.moe_capacity_factor},
+                {"dropless", t.moe_capacity_factor <= 0},
+                {"dispatch_dtype", moe_dispatch_name(w)}};
+  }
   j["facility"] = facility_to_json(fr);
   if (result) *result = std::move(r);
   if (facility) *facility = std::move(fr);

@@ -118,7 +118,7 @@ int run_show(const Globals& g, const ShowOptions& o) {
   prog["ops"] = s.ops;
   prog["names"] = p.names.size();
   nlohmann::json kinds;
-  for (int k = 0; k < 6; ++k) kinds[to_string(static_cast<OpKind>(k))] = s.ops_by_kind[k];
+  for (OpKind k : enum_values<OpKind>()) kinds[to_string(k)] = s.ops_by_kind[k];
   prog["ops_by_kind"] = kinds;
   prog["p2p_bytes_all_ranks"] = s.p2p_bytes_all_ranks;
   nlohmann::json colls = nlohmann::json::array();
@@ -159,8 +159,8 @@ int run_show(const Globals& g, const ShowOptions& o) {
     t += fmt::format("             fits in     {:>12} of HBM{}\n", gib(hbm),
                      gpu_id.empty() ? "" : " (" + gpu_id + ")");
   t += fmt::format("program    {} classes, {} ops (", p.classes.size(), s.ops);
-  for (int k = 0; k < 6; ++k)
-    t += fmt::format("{}{} {}", k ? ", " : "", s.ops_by_kind[k], to_string(static_cast<OpKind>(k)));
+  for (OpKind k : enum_values<OpKind>())
+    t += fmt::format("{}{} {}", k != OpKind{} ? ", " : "", s.ops_by_kind[k], to_string(k));
   t += ")\n";
   t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16}\n", "collective", "group", "size",
                    "ops", "max GiB/rank", "total GiB");
@@ -170,7 +170,7 @@ int run_show(const Globals& g, const ShowOptions& o) {
                      c.bytes_all_ranks / kGiB);
   if (s.p2p_bytes_all_ranks > 0)
     t += fmt::format("  {:<15} {:<6} {:>6} {:>8} {:>16} {:>16.1f}\n", "send/recv", "pp", 2,
-                     s.ops_by_kind[4], "", s.p2p_bytes_all_ranks / kGiB);
+                     s.ops_by_kind[OpKind::Send], "", s.p2p_bytes_all_ranks / kGiB);
   emit(g, t);
   return kOk;
 }

@@ -299,7 +299,11 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   // the ViT patch embedding and classifier.
   double replicated = 0;
   for (int i = 0; i < t.layers; ++i)
-    if (t.layer_is_moe(i)) replicated += passes * 2.0 * t.hidden * t.experts * s * gb;
+    // (Folded layouts route each rank's sequence shard: the router is not replicated.) Full
+    // recompute re-runs the router's forward with its layer.
+    if (t.layer_is_moe(i) && !l.folded())
+      replicated += (passes + (l.recompute == Recompute::Full ? 1.0 : 0.0)) * 2.0 * t.hidden *
+                    t.experts * s * gb;
   if (m.family == ModelFamily::Encoder)
     replicated += passes * 2.0 * double(t.hidden) * t.hidden * s * gb;
   f += (l.tp - 1) * replicated;
@@ -385,8 +389,10 @@ double activation_bytes_per_layer(const Workload& w, const Layout& l, int layer)
   double par = B * (2.0 * a * d + 2.0 * g * d);
   if (t.layer_is_moe(layer)) {
     double f = t.moe_ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
-    unpar += B * t.experts + 2.0 * B * t.top_k * h;  // router logits, dispatched in + expert out
-    par += B * (t.top_k + t.shared_experts) * (fu + f);
+    // Router logits, dispatched in + expert out; the busiest rank holds load x the mean tokens.
+    const double load = t.moe_load_factor();
+    unpar += B * t.experts + 2.0 * B * t.top_k * load * h;
+    par += B * (t.top_k * load + t.shared_experts) * (fu + f);
   } else {
     double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
     par += B * (fu + f);
@@ -430,8 +436,9 @@ StageParams stage_params(const Workload& w, const Layout& l, int stage) {
     for (int i = r.first; i < r.first + r.count; ++i) {
       auto lp = layer_params(t, i);
       sp.dense += lp.dense / l.tp;
-      sp.expert += lp.expert / (double(l.tp) * l.ep);
-      sp.layer_max = std::max(sp.layer_max, lp.dense / l.tp + lp.expert / (double(l.tp) * l.ep));
+      sp.expert += lp.expert / (double(l.expert_tp()) * l.ep);
+      sp.layer_max =
+          std::max(sp.layer_max, lp.dense / l.tp + lp.expert / (double(l.expert_tp()) * l.ep));
     }
   }
   if (stage == 0) sp.dense += input_params(m) / l.tp;
@@ -466,7 +473,8 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
   double Bp = param_bytes(tr.dtype), Bg = dtype_bytes(tr.grad_dtype);
   double Bo = optimizer_bytes_per_param(tr);
   double shard = double(l.dp) * l.cp;
-  double eshard = std::max(1.0, shard / l.ep);
+  // Expert states shard over the expert-data-parallel group: tp*cp*dp / (etp*ep) ranks.
+  double eshard = std::max(1.0, double(l.tp) * l.cp * l.dp / (double(l.expert_tp()) * l.ep));
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   for (int st = 0; st < l.pp; ++st) {
     MemoryBreakdown mb;
@@ -525,7 +533,8 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
       }
       if (l.recompute == Recompute::Full) mb.temporary_bytes += layer_max;  // recomputed layer
       if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;       // gathered + prefetch
-      if (t.is_moe()) mb.temporary_bytes += 2.0 * B * s * b * t.top_k * h;  // all-to-all buffers
+      if (t.is_moe())  // all-to-all buffers of the busiest rank
+        mb.temporary_bytes += 2.0 * B * s * b * t.top_k * t.moe_load_factor() * h;
     } else if (m.family == ModelFamily::ResNet) {
       // Stored activations per image: every conv output and its BN/ReLU output (16-bit).
       double per_image = 0;
@@ -621,8 +630,12 @@ std::string structural_problem(const Workload& w, const Layout& l) {
   if (t.kv_heads % l.tp != 0)
     return fmt::format("tp={} does not divide kv_heads ({}); use tp in {{{}}}", l.tp, t.kv_heads,
                        divisors(t.kv_heads, 64));
-  if (t.ffn_hidden % l.tp != 0 || (t.is_moe() && t.moe_ffn_hidden % l.tp != 0))
+  if (t.ffn_hidden % l.tp != 0 || (t.is_moe() && t.moe_ffn_hidden % l.expert_tp() != 0))
     return fmt::format("tp={} does not divide the MLP size", l.tp);
+  if (l.etp > 0 && l.etp != 1 && l.etp != l.tp)
+    return fmt::format(
+        "etp={} is not modelled: use etp=1 (parallel folding, EP across tp x dp) or etp=tp={}",
+        l.etp, l.tp);
   if (t.layers < l.pp * l.vp)
     return fmt::format("pp*vp = {}*{} exceeds the {} layers", l.pp, l.vp, t.layers);
   if (l.vp > 1 && (l.pp == 1 || l.schedule != PipeSchedule::Interleaved))
@@ -636,11 +649,22 @@ std::string structural_problem(const Workload& w, const Layout& l) {
     if (t.experts % l.ep != 0)
       return fmt::format("ep={} does not divide experts ({}); use ep in {{{}}}", l.ep, t.experts,
                          divisors(t.experts, 1024));
-    if (l.dp % l.ep != 0)
+    const int stage_ranks = l.tp * l.cp * l.dp;
+    if (l.folded()) {
+      if (stage_ranks % l.ep != 0)
+        return fmt::format("ep={} does not divide tp*cp*dp = {} (etp=1 folds EP over them)", l.ep,
+                           stage_ranks);
+      if (!l.sequence_parallel)
+        return fmt::format("etp=1 with tp={} needs sequence parallelism (sp=1): the MoE layer "
+                           "routes each rank's sequence shard",
+                           l.tp);
+    } else if (l.dp % l.ep != 0) {
       return fmt::format(
           "ep={} does not divide dp={} (EP groups are carved out of the data-parallel "
-          "ranks)",
-          l.ep, l.dp);
+          "ranks){}",
+          l.ep, l.dp,
+          l.tp > 1 && stage_ranks % l.ep == 0 ? "; etp=1 lets EP span tp x dp" : "");
+    }
   }
   if (l.cp > 1 && tr.seq_len % (2 * l.cp) != 0)
     return fmt::format(
@@ -765,6 +789,12 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
     for (std::size_t i = 0; i < fixes.size(); ++i) msg += (i ? ", or " : "") + fixes[i];
   }
   throw InputError(msg);
+}
+
+DType moe_dispatch_dtype(const Workload& w) {
+  const auto& t = w.model.tf;
+  if (t.moe_dispatch_dtype_set) return t.moe_dispatch_dtype;
+  return w.training.dtype == DType::FP8 ? DType::BF16 : w.training.dtype;
 }
 
 }  // namespace tutti

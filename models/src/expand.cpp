@@ -373,6 +373,187 @@ std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double exper
   return last;
 }
 
+/// The MoE layer's sizes on one rank (the busiest EP rank: lock-step all-to-alls and grouped
+/// GEMMs wait for it).
+struct MoeSizes {
+  double E = 0, k = 0, ep = 1, local = 1;  // experts, top-k, EP degree, experts per rank
+  double T = 0;           // tokens entering the layer on this rank (the SP shard when folded)
+  double et = 1;          // tensor parallelism of the expert weights
+  bool folded = false;    // etp = 1 with tp > 1 (Layout::folded)
+  double load = 1;        // busiest rank's tokens / mean (moe_load_factor)
+  double tokens = 0;      // mean tokens per local expert: T * k / local
+  double copies = 0;      // top-k copies this rank sends: T * k
+  double Bd = 2;          // bytes per element sent to the experts
+  double f = 0, fu = 0;   // expert FFN width (gate+up when gated)
+};
+
+MoeSizes moe_sizes(const Ctx& c, const TfShape& s) {
+  const auto& t = c.w.model.tf;
+  MoeSizes z;
+  z.E = t.experts;
+  z.k = t.top_k;
+  z.ep = c.l.ep;
+  z.local = z.E / z.ep;
+  z.load = t.moe_load_factor();
+  z.folded = c.l.folded();
+  z.T = z.folded ? s.Ts : s.T;
+  z.et = z.folded ? 1.0 : s.t;
+  z.copies = z.T * z.k;
+  z.tokens = z.copies / z.local;
+  // FP8 dispatch: 1 byte per element plus one fp32 scale per 128 elements (DeepSeek-V3 1x128 tiles).
+  const DType dd = moe_dispatch_dtype(c.w);
+  z.Bd = dd == DType::FP8 ? 1.0 + 4.0 / 128.0 : dtype_bytes(dd);
+  z.f = t.moe_ffn_hidden;
+  z.fu = t.gated_mlp ? 2.0 * z.f : z.f;
+  return z;
+}
+
+Op tagged(Op o, MoePart p, GroupedDim g = GroupedDim::None) {
+  o.moe_part = p;
+  o.grouped = g;
+  return o;
+}
+
+/// A grouped GEMM: timed on the busiest expert's tokens (`busy` in the grouped dimension) while
+/// `flops` keeps the mean-load FLOPs (Op::grouped).
+Op grouped_gemm(std::uint16_t name, double m, double n, double k, double batch, double load,
+                GroupedDim g, Phase ph, DType dt, std::uint32_t mb) {
+  Op o = gemm(name, g == GroupedDim::M ? m * load : m, n, g == GroupedDim::K ? k * load : k, batch,
+              ph, dt, mb);
+  o.flops = 2.0 * m * n * k * batch;
+  o.moe_part = MoePart::ExpertGemm;
+  o.grouped = g;
+  return o;
+}
+
+/// Forward of an MoE MLP as Megatron-Core's MoELayer with the all-to-all token dispatcher runs
+/// it: router GEMM and gating (softmax or sigmoid + top-k), permutation of the top-k copies
+/// (quantized to the dispatch dtype), dispatch all-to-all over EP, re-sort by local expert,
+/// grouped expert GEMMs, un-sort, combine all-to-all, un-permutation (weighted sum of the k
+/// copies), shared experts.
+void moe_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t mb) {
+  const auto& t = c.w.model.tf;
+  const MoeSizes z = moe_sizes(c, s);
+  const double B = c.B, h = s.h;
+  b.chain(tagged(gemm(b.name("moe.router"), z.T, z.E, h, 1, ph, c.dt, mb), MoePart::Router));
+  // Gating in fp32: read the logits, write the scores, write top-k weights (fp32) and ids (int64).
+  b.chain(tagged(membound(b.name("moe.router_topk"), z.T * (8.0 * z.E + 12.0 * z.k), ph, c.dt, mb),
+                 MoePart::Router));
+  b.chain(tagged(membound(b.name("moe.permute"), z.T * h * B + z.copies * h * z.Bd, ph, c.dt, mb),
+                 MoePart::Permute));
+  const double recv = z.copies * z.load;  // copies the busiest rank receives
+  if (z.ep > 1) {
+    b.chain(tagged(coll(b.name("moe.dispatch_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep,
+                        recv * h * z.Bd, Stream::CommEP, ph, c.dt, mb),
+                   MoePart::AllToAll));
+    if (z.local > 1)  // received chunks are ordered by source rank: re-sort by local expert
+      b.chain(tagged(membound(b.name("moe.sort_chunks"), 2.0 * recv * h * z.Bd, ph, c.dt, mb),
+                     MoePart::Permute));
+  }
+  b.chain(grouped_gemm(b.name("moe.expert_up"), z.tokens, z.fu / z.et, h, z.local, z.load,
+                       GroupedDim::M, ph, c.dt, mb));
+  b.chain(tagged(membound(b.name("moe.expert_act"), recv * (z.fu + z.f) / z.et * B, ph, c.dt, mb),
+                 MoePart::ExpertGemm));
+  b.chain(grouped_gemm(b.name("moe.expert_down"), z.tokens, h, z.f / z.et, z.local, z.load,
+                       GroupedDim::M, ph, c.dt, mb));
+  if (z.ep > 1) {
+    if (z.local > 1)
+      b.chain(tagged(membound(b.name("moe.unsort_chunks"), 2.0 * recv * h * B, ph, c.dt, mb),
+                     MoePart::Permute));
+    b.chain(tagged(coll(b.name("moe.combine_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep,
+                        recv * h * B, Stream::CommEP, ph, c.dt, mb),
+                   MoePart::AllToAll));
+  }
+  b.chain(tagged(membound(b.name("moe.unpermute"), z.copies * h * B + z.T * h * B, ph, c.dt, mb),
+                 MoePart::Permute));
+  if (t.shared_experts > 0) {
+    const double f = double(t.shared_experts) * z.f, fu = t.gated_mlp ? 2.0 * f : f;
+    // Folded: the shared experts are TP-sharded like the dense MLP, around their own
+    // all-gather / reduce-scatter of the sequence shards.
+    if (z.folded) tp_enter(c, b, s, "moe.shared_tp_allgather", ph, mb);
+    b.chain(tagged(gemm(b.name("moe.shared_up"), s.T, fu / s.t, h, 1, ph, c.dt, mb),
+                   MoePart::SharedExpert));
+    b.chain(tagged(membound(b.name("moe.shared_act"), s.T * (fu + f) / s.t * B, ph, c.dt, mb),
+                   MoePart::SharedExpert));
+    b.chain(tagged(gemm(b.name("moe.shared_down"), s.T, h, f / s.t, 1, ph, c.dt, mb),
+                   MoePart::SharedExpert));
+    if (z.folded) tp_exit(c, b, s, "moe.shared_tp_reducescatter", "moe.shared_tp_allreduce", ph, mb);
+  }
+}
+
+/// Backward of moe_forward, reversed. The all-to-all that carries output gradients into the
+/// experts (backward of combine) uses the dispatch dtype (DeepSeek-V3 quantizes the gradients
+/// before the down projection to FP8); the one returning input gradients runs in the training
+/// dtype. `regather` re-all-gathers the TP input for the router weight gradient (SP).
+template <class Regather>
+void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regather regather) {
+  const auto& t = c.w.model.tf;
+  const MoeSizes z = moe_sizes(c, s);
+  const double B = c.B, h = s.h;
+  const Phase ph = Phase::Backward;
+  auto mlp_bwd = [&](const char* names[5], double tokens, double f, double batch, double load,
+                     MoePart part, double tpd) {
+    const double fu = t.gated_mlp ? 2.0 * f : f;
+    const bool grp = part == MoePart::ExpertGemm;
+    auto g = [&](const char* n, double m_, double n_, double k_, GroupedDim d) {
+      return grp ? grouped_gemm(b.name(n), m_, n_, k_, batch, load, d, ph, c.dt, mb)
+                 : tagged(gemm(b.name(n), m_, n_, k_, batch, ph, c.dt, mb), part);
+    };
+    b.chain(g(names[0], tokens, f / tpd, h, GroupedDim::M));  // down dgrad
+    if (!c.frozen) b.chain(g(names[1], f / tpd, h, tokens, GroupedDim::K));  // down wgrad
+    b.chain(tagged(membound(b.name(names[2]), tokens * load * batch * 2.0 * (fu + f) / tpd * B, ph,
+                            c.dt, mb),
+                   part));
+    b.chain(g(names[3], tokens, h, fu / tpd, GroupedDim::M));  // up dgrad
+    if (!c.frozen) b.chain(g(names[4], h, fu / tpd, tokens, GroupedDim::K));  // up wgrad
+  };
+  if (t.shared_experts > 0) {
+    const char* n[5] = {"moe.shared_down_dgrad", "moe.shared_down_wgrad", "moe.shared_act_bwd",
+                        "moe.shared_up_dgrad", "moe.shared_up_wgrad"};
+    if (z.folded && c.l.tp > 1)  // backward of the shared experts' reduce-scatter
+      b.chain(tagged(coll(b.name("moe.shared_tp_allgather_bwd"), Coll::AllGather, GroupDim::TP,
+                          c.l.tp, s.T * h * B, Stream::CommTP, ph, c.dt, mb),
+                     MoePart::SharedExpert));
+    mlp_bwd(n, s.T, double(t.shared_experts) * z.f, 1, 1, MoePart::SharedExpert, s.t);
+    if (z.folded && c.l.tp > 1)
+      b.chain(tagged(coll(b.name("moe.shared_tp_reducescatter_bwd"), Coll::ReduceScatter,
+                          GroupDim::TP, c.l.tp, s.T * h * B, Stream::CommTP, ph, c.dt, mb),
+                     MoePart::SharedExpert));
+  }
+  b.chain(tagged(membound(b.name("moe.unpermute_bwd"), z.copies * h * z.Bd + z.T * h * B, ph, c.dt,
+                          mb),
+                 MoePart::Permute));
+  const double recv = z.copies * z.load;
+  if (z.ep > 1) {
+    b.chain(tagged(coll(b.name("moe.combine_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep,
+                        recv * h * z.Bd, Stream::CommEP, ph, c.dt, mb),
+                   MoePart::AllToAll));
+    if (z.local > 1)
+      b.chain(tagged(membound(b.name("moe.unsort_chunks_bwd"), 2.0 * recv * h * z.Bd, ph, c.dt, mb),
+                     MoePart::Permute));
+  }
+  const char* n[5] = {"moe.expert_down_dgrad", "moe.expert_down_wgrad", "moe.expert_act_bwd",
+                      "moe.expert_up_dgrad", "moe.expert_up_wgrad"};
+  mlp_bwd(n, z.tokens, z.f, z.local, z.load, MoePart::ExpertGemm, z.et);
+  if (z.ep > 1) {
+    if (z.local > 1)
+      b.chain(tagged(membound(b.name("moe.sort_chunks_bwd"), 2.0 * recv * h * B, ph, c.dt, mb),
+                     MoePart::Permute));
+    b.chain(tagged(coll(b.name("moe.dispatch_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep,
+                        recv * h * B, Stream::CommEP, ph, c.dt, mb),
+                   MoePart::AllToAll));
+  }
+  b.chain(tagged(membound(b.name("moe.permute_bwd"), z.copies * h * B + z.T * h * B, ph, c.dt, mb),
+                 MoePart::Permute));
+  b.chain(tagged(membound(b.name("moe.router_topk_bwd"), z.T * 12.0 * z.E, ph, c.dt, mb),
+                 MoePart::Router));
+  if (!z.folded) regather();
+  b.chain(tagged(gemm(b.name("moe.router_dgrad"), z.T, h, z.E, 1, ph, c.dt, mb), MoePart::Router));
+  if (!c.frozen)
+    b.chain(tagged(gemm(b.name("moe.router_wgrad"), h, z.E, z.T, 1, ph, c.dt, mb),
+                   MoePart::Router));
+}
+
 void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, std::uint32_t mb,
                    std::uint32_t gather) {
   const auto& t = c.w.model.tf;
@@ -398,35 +579,10 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   b.chain(membound(b.name("attn.residual"), residual_bytes(s, B), ph, c.dt, mb));
   b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb));
   const bool dense_mlp = !t.layer_is_moe(layer);
-  if (!dense_mlp) tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
-  auto mlp = [&](const char* up, const char* act, const char* down, double tokens, double f,
-                 double batch) {
-    double fu = t.gated_mlp ? 2.0 * f : f;
-    b.chain(gemm(b.name(up), tokens, fu / s.t, s.h, batch, ph, c.dt, mb));
-    b.chain(membound(b.name(act), tokens * batch * (fu + f) / s.t * B, ph, c.dt, mb));
-    b.chain(gemm(b.name(down), tokens, s.h, f / s.t, batch, ph, c.dt, mb));
-  };
+  if (!dense_mlp && !c.l.folded()) tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
   if (t.layer_is_moe(layer)) {
-    double E = t.experts, k = t.top_k, ep = c.l.ep;
-    double local = E / ep;
-    b.chain(gemm(b.name("moe.router"), s.T, E, s.h, 1, ph, c.dt, mb));
-    double disp = s.T * k * s.h * B;
-    if (ep > 1)
-      b.chain(coll(b.name("moe.dispatch_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
-                   Stream::CommEP, ph, c.dt, mb));
-    else
-      b.chain(membound(b.name("moe.permute"), 2.0 * disp, ph, c.dt, mb));
-    mlp("moe.expert_up", "moe.expert_act", "moe.expert_down", s.T * k / local, t.moe_ffn_hidden,
-        local);
-    if (ep > 1)
-      b.chain(coll(b.name("moe.combine_alltoall"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
-                   Stream::CommEP, ph, c.dt, mb));
-    else
-      b.chain(membound(b.name("moe.unpermute"), 2.0 * disp, ph, c.dt, mb));
-    if (t.shared_experts > 0)
-      mlp("moe.shared_up", "moe.shared_act", "moe.shared_down", s.T,
-          double(t.shared_experts) * t.moe_ffn_hidden, 1);
-    tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
+    moe_forward(c, b, s, ph, mb);
+    if (!c.l.folded()) tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
   } else {
     const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
     ag_then_gemm(c, b, s, "mlp.tp_allgather",
@@ -487,7 +643,8 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     b.chain(tp_coll(rs, Coll::ReduceScatter));
   };
   const bool dense_ovl = ovl && !t.layer_is_moe(layer);
-  if (!dense_ovl) tp_grad_in("mlp.tp_allgather_bwd");
+  const bool folded_moe = t.layer_is_moe(layer) && c.l.folded();  // MoE stays on the SP shard
+  if (!dense_ovl && !folded_moe) tp_grad_in("mlp.tp_allgather_bwd");
   auto mlp = [&](const char* up_d, const char* up_w, const char* act, const char* down_d,
                  const char* down_w, double tokens, double f, double batch, bool regather) {
     double fu = t.gated_mlp ? 2.0 * f : f;
@@ -499,28 +656,8 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     b.chain(gemm(b.name(up_w), s.h, fu / s.t, tokens, batch, ph, c.dt, mb));
   };
   if (t.layer_is_moe(layer)) {
-    double E = t.experts, k = t.top_k, ep = c.l.ep;
-    double local = E / ep;
-    double disp = s.T * k * s.h * B;
-    if (t.shared_experts > 0)
-      mlp("moe.shared_up_dgrad", "moe.shared_up_wgrad", "moe.shared_act_bwd",
-          "moe.shared_down_dgrad", "moe.shared_down_wgrad", s.T,
-          double(t.shared_experts) * t.moe_ffn_hidden, 1, false);
-    if (ep > 1)
-      b.chain(coll(b.name("moe.combine_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
-                   Stream::CommEP, ph, c.dt, mb));
-    else
-      b.chain(membound(b.name("moe.unpermute_bwd"), 2.0 * disp, ph, c.dt, mb));
-    mlp("moe.expert_up_dgrad", "moe.expert_up_wgrad", "moe.expert_act_bwd", "moe.expert_down_dgrad",
-        "moe.expert_down_wgrad", s.T * k / local, t.moe_ffn_hidden, local, false);
-    if (ep > 1)
-      b.chain(coll(b.name("moe.dispatch_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep, disp,
-                   Stream::CommEP, ph, c.dt, mb));
-    else
-      b.chain(membound(b.name("moe.permute_bwd"), 2.0 * disp, ph, c.dt, mb));
-    tp_input_regather("mlp.tp_allgather_input");
-    gemm_bwd(c, b, "moe.router_dgrad", "moe.router_wgrad", s.T, E, s.h, 1, mb);
-    tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
+    moe_backward(c, b, s, mb, [&] { tp_input_regather("mlp.tp_allgather_input"); });
+    if (!folded_moe) tp_grad_out("mlp.tp_reducescatter_bwd", "mlp.tp_allreduce_bwd");
   } else if (dense_ovl) {
     const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
     ag_then_gemm(c, b, s, "mlp.tp_allgather_bwd",
@@ -718,7 +855,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   auto layer_local = [&](int i, double& dense, double& expert) {
     auto lp = layer_params(t, i);
     dense = lp.dense / l.tp;
-    expert = lp.expert / (double(l.tp) * l.ep);
+    expert = lp.expert / (double(l.expert_tp()) * l.ep);
   };
   ModelSpec m = w.model;
   double in_params = input_params(m) / l.tp;
@@ -1074,7 +1211,7 @@ Program expand_program(const Workload& w, const Layout& l) {
   c.Bg = dtype_bytes(w.training.grad_dtype);
   c.dp_dim = l.cp > 1 ? GroupDim::DPxCP : GroupDim::DP;
   c.dp_size = static_cast<std::uint32_t>(l.dp * l.cp);
-  c.edp_size = static_cast<std::uint32_t>(std::max(1, l.dp * l.cp / l.ep));
+  c.edp_size = static_cast<std::uint32_t>(std::max(1, l.edp()));
   c.bucket_params = std::max(kMegatronBucketParams, 1e6 * l.dp);
   c.frozen = w.training.frozen_weights;
   p.classes.resize(l.pp);
@@ -1112,7 +1249,7 @@ ProgramSummary summarize(const Program& p) {
     std::vector<double> per_rank(cs.size(), 0.0);
     for (const auto& o : rc.ops) {
       ++s.ops;
-      ++s.ops_by_kind[static_cast<int>(o.kind)];
+      ++s.ops_by_kind[o.kind];
       s.flops_all_ranks += o.flops * rc.multiplicity;
       if (o.kind == OpKind::Send) s.p2p_bytes_all_ranks += o.bytes * rc.multiplicity;
       if (o.kind != OpKind::Collective) continue;

@@ -23,49 +23,12 @@ double dtype_bytes(DType d) {
   return 2;
 }
 
-const char* to_string(DType d) {
-  switch (d) {
-    case DType::FP32:
-      return "fp32";
-    case DType::TF32:
-      return "tf32";
-    case DType::BF16:
-      return "bf16";
-    case DType::FP16:
-      return "fp16";
-    case DType::FP8:
-      return "fp8";
-  }
-  return "?";
-}
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::None:
-      return "none";
-    case Recompute::Selective:
-      return "selective";
-    case Recompute::Full:
-      return "full";
-  }
-  return "?";
-}
-const char* to_string(PipeSchedule s) {
-  switch (s) {
-    case PipeSchedule::OneFOneB:
-      return "1f1b";
-    case PipeSchedule::Interleaved:
-      return "interleaved";
-    case PipeSchedule::GPipe:
-      return "gpipe";
-  }
-  return "?";
-}
 
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
-      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, vp, zero, mb, sp, tp_overlap, fsdp, "
+      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, mb, sp, tp_overlap, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
@@ -81,6 +44,8 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       l.cp = integer(1, 1 << 20);
     else if (key == "ep")
       l.ep = integer(1, 1 << 20);
+    else if (key == "etp")
+      l.etp = integer(1, 1 << 20);
     else if (key == "vp")
       l.vp = integer(1, 1024);
     else if (key == "zero")
@@ -95,23 +60,13 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       l.fsdp = integer(0, 1) == 1;
       if (l.fsdp) l.zero = 3;
     } else if (key == "recompute") {
-      if (val == "none")
-        l.recompute = Recompute::None;
-      else if (val == "selective")
-        l.recompute = Recompute::Selective;
-      else if (val == "full")
-        l.recompute = Recompute::Full;
-      else
-        throw InputError(flag, "recompute", "\"" + val + "\"", "none, selective or full");
+      auto r = parse_enum<Recompute>(val);
+      if (!r) throw InputError(flag, "recompute", "\"" + val + "\"", "one of " + enum_names<Recompute>(", "));
+      l.recompute = *r;
     } else if (key == "schedule") {
-      if (val == "1f1b")
-        l.schedule = PipeSchedule::OneFOneB;
-      else if (val == "interleaved")
-        l.schedule = PipeSchedule::Interleaved;
-      else if (val == "gpipe")
-        l.schedule = PipeSchedule::GPipe;
-      else
-        throw InputError(flag, "schedule", "\"" + val + "\"", "1f1b, interleaved or gpipe");
+      auto sc = parse_enum<PipeSchedule>(val);
+      if (!sc) throw InputError(flag, "schedule", "\"" + val + "\"", "one of " + enum_names<PipeSchedule>(", "));
+      l.schedule = *sc;
     } else {
       throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
     }
@@ -125,7 +80,8 @@ std::string to_string(const Layout& l) {
       "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}", l.tp,
       l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
       to_string(l.recompute), to_string(l.schedule)) +
-         (l.tp_overlap ? ",tp_overlap=1" : "");  // only when on: existing strings stay as they were
+         (l.tp_overlap ? ",tp_overlap=1" : "") +  // only when on: existing strings stay as they were
+         (l.etp > 0 ? fmt::format(",etp={}", l.etp) : std::string());
 }
 
 }  // namespace tutti

@@ -45,6 +45,12 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
         for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
       break;
     case GroupDim::EP: {
+      if (l.folded()) {  // ep consecutive local indices tp + tp*(cp + cp*dp) of the stage
+        const int per = l.tp * l.cp * l.dp, first = c.pp * per;
+        const int base = ((rank - first) / l.ep) * l.ep;
+        for (int i = 0; i < l.ep; ++i) g.push_back(first + base + i);
+        break;
+      }
       int base = (c.dp / l.ep) * l.ep;
       for (int i = 0; i < l.ep; ++i) g.push_back(rank_of(l, c.tp, c.cp, base + i, c.pp));
       break;
@@ -53,80 +59,16 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
       for (int i = 0; i < l.pp; ++i) g.push_back(rank_of(l, c.tp, c.cp, c.dp, i));
       break;
     case GroupDim::EDP:
+      if (l.folded()) {  // the same position in every EP group of the stage
+        const int per = l.tp * l.cp * l.dp, first = c.pp * per;
+        for (int i = (rank - first) % l.ep; i < per; i += l.ep) g.push_back(first + i);
+        break;
+      }
       for (int d = c.dp % l.ep; d < l.dp; d += l.ep)
         for (int i = 0; i < l.cp; ++i) g.push_back(rank_of(l, c.tp, i, d, c.pp));
       break;
   }
   return g;
-}
-
-const char* to_string(OpKind k) {
-  switch (k) {
-    case OpKind::Gemm:
-      return "gemm";
-    case OpKind::Attention:
-      return "attention";
-    case OpKind::MemBound:
-      return "membound";
-    case OpKind::Collective:
-      return "collective";
-    case OpKind::Send:
-      return "send";
-    case OpKind::Recv:
-      return "recv";
-  }
-  return "?";
-}
-const char* to_string(Coll c) {
-  switch (c) {
-    case Coll::AllReduce:
-      return "all_reduce";
-    case Coll::AllGather:
-      return "all_gather";
-    case Coll::ReduceScatter:
-      return "reduce_scatter";
-    case Coll::AllToAll:
-      return "alltoall";
-    case Coll::Broadcast:
-      return "broadcast";
-  }
-  return "?";
-}
-const char* to_string(GroupDim g) {
-  switch (g) {
-    case GroupDim::TP:
-      return "tp";
-    case GroupDim::CP:
-      return "cp";
-    case GroupDim::DP:
-      return "dp";
-    case GroupDim::DPxCP:
-      return "dpxcp";
-    case GroupDim::EP:
-      return "ep";
-    case GroupDim::PP:
-      return "pp";
-    case GroupDim::EDP:
-      return "edp";
-  }
-  return "?";
-}
-const char* to_string(Stream s) {
-  switch (s) {
-    case Stream::Compute:
-      return "compute";
-    case Stream::CommTP:
-      return "comm_tp";
-    case Stream::CommCP:
-      return "comm_cp";
-    case Stream::CommDP:
-      return "comm_dp";
-    case Stream::CommEP:
-      return "comm_ep";
-    case Stream::CommPP:
-      return "comm_pp";
-  }
-  return "?";
 }
 
 }  // namespace tutti

@@ -70,8 +70,20 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
       t.moe_ffn_hidden = opt_int(m, "moe_ffn_hidden", t.ffn_hidden, 1);
       t.shared_experts = opt_int(m, "shared_experts", 0, 0, 1 << 10);
       t.dense_layers = opt_int(m, "dense_layers", 0, 0, t.layers - 1);
+      t.moe_layer_freq = opt_int(m, "moe_layer_freq", 1, 1, t.layers);
+      t.moe_capacity_factor = m.number_or("moe_capacity_factor", 0.0, 0.0, 1e6);
+      if (t.moe_capacity_factor > 0 && t.moe_capacity_factor < 1.0)
+        m.req("moe_capacity_factor").fail("0 (dropless) or >= 1.0 (capacity per expert / mean)");
+      t.moe_imbalance_set = m.has("moe_imbalance");
+      t.moe_imbalance = m.number_or("moe_imbalance", 1.0, 1.0, double(t.experts) / t.top_k);
+      if (m.has("moe_dispatch_dtype")) {
+        t.moe_dispatch_dtype = parse_dtype(m.req("moe_dispatch_dtype"));
+        t.moe_dispatch_dtype_set = true;
+      }
     } else {
-      for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers"})
+      for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers",
+                            "moe_layer_freq", "moe_capacity_factor", "moe_imbalance",
+                            "moe_dispatch_dtype"})
         if (m.has(k)) m.req(k).fail("no MoE keys when \"experts\" is absent or 0");
     }
   }
@@ -133,6 +145,7 @@ Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
   l.dp = opt_int(p, "dp", 1, 1, 1 << 24);
   l.cp = opt_int(p, "cp", 1, 1, 1 << 20);
   l.ep = opt_int(p, "ep", 1, 1, 1 << 20);
+  l.etp = opt_int(p, "etp", 0, 1, 1 << 20);
   l.vp = opt_int(p, "vp", 1, 1, 1024);
   l.zero = opt_int(p, "zero", 1, 0, 3);
   l.fsdp = p.boolean_or("fsdp", false);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -41,12 +42,8 @@ double first_of(const json& j, std::initializer_list<const char*> ptrs) {
   return kNaN;
 }
 
-struct Dim {
-  const char* key;
-  const char* label;
-};
-constexpr Dim kDims[] = {{"tp", "TP"},       {"cp", "CP"}, {"dp", "DP"},
-                         {"dpxcp", "DP×CP"}, {"ep", "EP"}, {"pp", "PP"}};
+constexpr auto kDims = enum_values<GroupDim>();
+constexpr int kNumDims = static_cast<int>(kDims.size());
 
 struct Arch {
   std::string name, file, description, error, layout;
@@ -55,7 +52,11 @@ struct Arch {
   double gpus = kNaN;
   double iter_s = kNaN, ttt_s = kNaN, tok_per_s_gpu = kNaN, mfu = kNaN, exposed_s = kNaN;
   double compute_s = kNaN, bubble_s = kNaN, other_s = kNaN;
-  double dims_s[6] = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  std::array<double, kNumDims> dims_s = [] {
+    std::array<double, kNumDims> a;
+    a.fill(kNaN);
+    return a;
+  }();
   double net_capex_usd = kNaN, net_power_W = kNaN, capex_usd = kNaN, cost_run_usd = kNaN;
   double usd_per_mtok = kNaN, energy_J = kNaN, cloud_run_usd = kNaN, avg_it_W = kNaN;
   double effective_ttt_s = kNaN, goodput = kNaN;
@@ -87,8 +88,8 @@ Arch read_arch(const json& a, double tokens) {
   r.other_s = get(s, "/breakdown/other_s");
   double exposed = 0;
   bool any = false;
-  for (int i = 0; i < 6; ++i) {
-    r.dims_s[i] = get(s, (std::string("/breakdown/exposed_comm_s/") + kDims[i].key).c_str());
+  for (int i = 0; i < kNumDims; ++i) {
+    r.dims_s[i] = get(s, (std::string("/breakdown/exposed_comm_s/") + to_string(kDims[i])).c_str());
     if (std::isfinite(r.dims_s[i])) {
       exposed += r.dims_s[i];
       any = true;
@@ -341,8 +342,8 @@ Section iteration_section(const std::vector<Arch>& as) {
     if (nonzero) c.series.push_back(std::move(se));
   };
   add_series("Compute", [](const Arch& a) { return a.compute_s; });
-  for (int d = 0; d < 6; ++d)
-    add_series(std::string("Exposed ") + kDims[d].label,
+  for (int d = 0; d < kNumDims; ++d)
+    add_series(std::string("Exposed ") + dim_label(kDims[d]),
                [d](const Arch& a) { return a.dims_s[d]; });
   add_series("Pipeline bubble", [](const Arch& a) { return a.bubble_s; });
   add_series("Other", [](const Arch& a) { return a.other_s; });
@@ -381,13 +382,13 @@ Section comm_section(const std::vector<Arch>& as) {
   c.y_label = "Exposed time per iteration";
   c.y_unit = Unit::Seconds;
   std::vector<int> dims;
-  for (int d = 0; d < 6; ++d)
+  for (int d = 0; d < kNumDims; ++d)
     for (const Arch* a : oks)
       if (std::isfinite(a->dims_s[d]) && a->dims_s[d] > 0) {
         dims.push_back(d);
         break;
       }
-  for (int d : dims) c.categories.push_back(kDims[d].label);
+  for (int d : dims) c.categories.push_back(dim_label(kDims[d]));
   for (const Arch* a : oks) {
     Series se{a->name, {}};
     for (int d : dims) se.values.push_back(a->dims_s[d]);
@@ -404,9 +405,9 @@ Section comm_section(const std::vector<Arch>& as) {
   t.id = "exposed-comm";
   t.title = "Exposed communication per iteration";
   t.columns = {{"architecture", "Architecture", Unit::Text, ""}};
-  for (const auto& d : kDims)
-    t.columns.push_back({std::string(d.key) + "_s", d.label, Unit::Seconds,
-                         std::string("Exposed ") + d.label + " communication"});
+  for (GroupDim d : kDims)
+    t.columns.push_back({std::string(to_string(d)) + "_s", dim_label(d), Unit::Seconds,
+                         "Exposed " + dim_label(d) + " communication"});
   t.columns.push_back({"total_s", "Total", Unit::Seconds, ""});
   t.columns.push_back({"share_of_iteration", "Share of iteration", Unit::Fraction, ""});
   for (const Arch* a : oks) {

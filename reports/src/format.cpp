@@ -1,3 +1,4 @@
+#include <cctype>
 #include "tutti/reports/format.hpp"
 
 #include <fmt/format.h>
@@ -143,6 +144,13 @@ const char* unit_suffix(Unit u) {
       return "%";
   }
   return "";
+}
+
+std::string dim_label(GroupDim d) {
+  if (d == GroupDim::DPxCP) return "DP×CP";
+  std::string s = to_string(d);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 const char* unit_name(Unit u) {

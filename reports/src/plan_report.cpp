@@ -226,11 +226,8 @@ Table breakdown_table(const json& rec) {
     t.rows.push_back({Cell::str(name), Cell::num(v), Cell::num(iter > 0 ? v / iter : kNaN)});
   };
   add("Compute", num(rec, {"/breakdown/compute_s"}));
-  for (const char* d : {"tp", "cp", "dp", "dpxcp", "ep", "pp"}) {
-    std::string label = std::string(d) == "dpxcp" ? "DP×CP" : d;
-    for (auto& ch : label) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    add("Exposed " + label, num(rec, {(std::string("/breakdown/exposed_comm_s/") + d).c_str()}));
-  }
+  for (GroupDim d : enum_values<GroupDim>())
+    add("Exposed " + dim_label(d), num(rec, {(std::string("/breakdown/exposed_comm_s/") + to_string(d)).c_str()}));
   add("Pipeline bubble", num(rec, {"/breakdown/bubble_s"}));
   add("Other", num(rec, {"/breakdown/other_s"}));
   if (!t.rows.empty())

@@ -11,7 +11,9 @@ namespace tutti {
 
 namespace {
 bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
-bool is_dp(GroupDim g) { return g == GroupDim::DP || g == GroupDim::DPxCP; }
+// Gradient and parameter groups of data parallelism (dense and expert): their collectives run on the
+// DP stream, overlapped with backward, and count in the DP tail rather than on the compute path.
+bool is_dp(GroupDim g) { return g == GroupDim::DP || g == GroupDim::DPxCP || g == GroupDim::EDP; }
 }  // namespace
 
 AnalyticTime analytic_iteration(const AnalyticJob& job) {
@@ -20,7 +22,7 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
   if (p == 0) return t;
   const double m = std::max(1, job.microbatches);
   const double v = std::max(1, job.virtual_stages);
-  std::size_t crit = 0;
+  std::size_t crit = 0, tail_stage = 0;
   double tcrit = -1, sum = 0, p2p = 0, tail = 0;
   for (std::size_t s = 0; s < p; ++s) {
     const AnalyticStage& st = job.stages[s];
@@ -31,19 +33,38 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
       crit = s;
     }
     if (s + 1 < p) p2p += st.p2p_s;
-    tail = std::max(tail, std::max(0.0, st.dp_comm_s - st.dp_overlap_s) + st.optimizer_s);
+    const double tail_s = std::max(0.0, st.dp_comm_s - st.dp_overlap_s) + st.optimizer_s;
+    if (tail_s > tail) {
+      tail = tail_s;
+      tail_stage = s;
+    }
   }
   const AnalyticStage& c = job.stages[crit];
   double exposed_mb = 0;
-  for (int d = 0; d < 6; ++d) exposed_mb += c.exposed_s[d];
+  for (double x : c.exposed_s) exposed_mb += x;
   const double fill = (sum - tcrit) / v;
   t.iteration_s = m * tcrit + fill + 2 * p2p + tail;
   t.compute_s = m * (tcrit - exposed_mb) + c.optimizer_s;
   t.bubble_s = fill;
-  for (int d = 0; d < 6; ++d) t.exposed_s[d] = m * c.exposed_s[d];
-  t.exposed_s[static_cast<int>(GroupDim::PP)] += 2 * p2p;
+  for (GroupDim d : enum_values<GroupDim>()) t.exposed_s[d] = m * c.exposed_s[d];
+  t.exposed_s[GroupDim::PP] += 2 * p2p;
   double dp_tail = std::max(0.0, tail - c.optimizer_s);
-  t.exposed_s[static_cast<int>(GroupDim::DP)] += dp_tail;
+  // The exposed DP tail, shared among the gradient groups in proportion to their traffic time.
+  const AnalyticStage& ts = job.stages[tail_stage];
+  for (GroupDim d : enum_values<GroupDim>())
+    if (ts.dp_comm_dim_s[d] > 0) t.exposed_s[d] += dp_tail * ts.dp_comm_dim_s[d] / ts.dp_comm_s;
+  if (ts.dp_comm_s <= 0) t.exposed_s[GroupDim::DP] += dp_tail;
+  // MoE parts: of the stage with the most MoE busy time (the critical one may be dense only).
+  double moe_best = 0;
+  for (const AnalyticStage& st : job.stages) {
+    double tot = 0;
+    for (MoePart q : enum_values<MoePart>())
+      if (q != MoePart::None) tot += st.moe_s[q];
+    if (tot > moe_best) {
+      moe_best = tot;
+      t.moe_s = st.moe_s;
+    }
+  }
   t.other_s = std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail -
                                 m * exposed_mb);
   return t;
@@ -91,7 +112,8 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     const bool overlap = L.tp_overlap;
     std::vector<double> finish0(overlap ? rc.ops.size() : 0, 0.0);
     double c0 = 0, k0 = 0;
-    double lo[2] = {1e300, 1e300}, hi[2] = {0, 0}, comp[2] = {0, 0}, comm[2][6] = {};
+    double lo[2] = {1e300, 1e300}, hi[2] = {0, 0}, comp[2] = {0, 0};
+    EnumArray<GroupDim, double> comm[2] = {};
     auto schedule0 = [&](std::size_t i, const Op& op, double t, bool on_comm) {
       double& line = on_comm ? k0 : c0;
       const double start = std::max(line, ready(finish0, op));
@@ -100,7 +122,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       const int b = op.phase == Phase::Forward ? 0 : 1;
       lo[b] = std::min(lo[b], start);
       hi[b] = std::max(hi[b], line);
-      if (on_comm) comm[b][static_cast<int>(op.group)] += t;
+      if (on_comm) comm[b][op.group] += t;
       else comp[b] += t;
     };
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
@@ -111,6 +133,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       const bool in_mb0 = overlap && fb && op.microbatch == 0;  // on micro-batch 0's timelines
       if (is_compute(op.kind)) {
         double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
+        st.moe_s[op.moe_part] += t;
         if (in_mb0) schedule0(i, op, t, false);
         if (fb && op.microbatch == 0) (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
         if (!fb) st.optimizer_s += t;
@@ -122,16 +145,18 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       } else if (op.kind == OpKind::Collective && is_dp(op.group)) {
         double t = coll_time(op);
         st.dp_comm_s += t;
+        st.dp_comm_dim_s[op.group] += t;
         st.comm_busy_s += t;
         td = std::max(td, dep_t) + t;
         finish[i] = td;
       } else if (op.kind == OpKind::Collective) {
         double t = coll_time(op);
+        st.moe_s[op.moe_part] += t;
         st.comm_busy_s += t;
         if (in_mb0) schedule0(i, op, t, true);
         if (fb && op.microbatch == 0) {
           (op.phase == Phase::Forward ? st.fwd_s : st.bwd_s) += t;
-          st.exposed_s[static_cast<int>(op.group)] += t;
+          st.exposed_s[op.group] += t;
         }
         finish[i] = dep_t;
       } else {
@@ -156,7 +181,7 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
         for (double x : comm[b]) total += x;
         const double exposed = std::max(0.0, span - comp[b]);
         const double share = total > 0 ? std::min(1.0, exposed / total) : 0.0;
-        for (int d = 0; d < 6; ++d) st.exposed_s[d] += comm[b][d] * share;
+        for (GroupDim d : enum_values<GroupDim>()) st.exposed_s[d] += comm[b][d] * share;
         (b == 0 ? st.fwd_s : st.bwd_s) = comp[b] + std::min(exposed, total);
       }
     }
@@ -172,7 +197,9 @@ void record_analytic_time(const AnalyticTime& t, SimResult& r) {
   r.breakdown.compute_s = t.compute_s;
   r.breakdown.bubble_s = t.bubble_s;
   r.breakdown.other_s = t.other_s;
-  for (int d = 0; d < 6; ++d) r.breakdown.exposed_comm_s[d] = t.exposed_s[d];
+  r.breakdown.exposed_comm_s = t.exposed_s;
+  r.breakdown.moe_s = t.moe_s;
+  r.breakdown.moe_s[MoePart::None] = 0;
 }
 
 SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,

@@ -140,6 +140,7 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   p.membound = parse_kernel(compute.req("membound").obj(), fitted);
   if (auto v = compute.opt("tp_overlap_gemm_slowdown")) p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
   if (auto v = compute.opt("flash_attention_1_speed")) p.flash_attention_1_speed = v->number(0.01, 1.0);
+  if (auto v = compute.opt("grouped_gemm_half_tokens")) p.grouped_gemm_half_tokens = v->number(0.0, 1e6);
   if (auto dv = compute.opt("devices")) {
     Obj devs = dv->obj();
     for (const auto& id : devs.keys()) {
@@ -319,6 +320,7 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"membound", kernel_json(p.membound)},
              {"tp_overlap_gemm_slowdown", p.tp_overlap_gemm_slowdown},
              {"flash_attention_1_speed", p.flash_attention_1_speed},
+             {"grouped_gemm_half_tokens", p.grouped_gemm_half_tokens},
              {"devices", devices}}},
            {"network", {{"tiers", tiers}}},
            {"nccl",

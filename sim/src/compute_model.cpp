@@ -44,6 +44,13 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     auto tiled = [&](double x) { return x / (std::ceil(x / km->tile) * km->tile); };
     if (km->tile > 0 && m > 0 && n > 0) shape *= tiled(m) * tiled(n);
     if (km->half_k > 0 && k > 0) shape *= k / (k + km->half_k);
+    if (op.grouped != GroupedDim::None) {
+      // Timed on the padded (busiest-expert) shape; op.flops keeps the useful FLOPs.
+      flops = 2.0 * m * n * k * batch;
+      const double tokens = op.grouped == GroupedDim::M ? m : k;
+      const double h = profile.grouped_gemm_half_tokens;
+      if (h > 0 && tokens > 0) shape *= tokens / (tokens + h);
+    }
   } else if (op.kind == OpKind::Attention) {
     if (bytes <= 0) bytes = batch * (2.0 * m * k + 2.0 * n * k) * eb;
   }

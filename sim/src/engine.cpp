@@ -34,8 +34,6 @@ bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention |
 bool is_p2p(OpKind k) { return k == OpKind::Send || k == OpKind::Recv; }
 
 
-int dim_index(GroupDim g) { return static_cast<int>(g); }
-
 std::string fmt_us(double seconds) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
@@ -723,11 +721,11 @@ void Des::breakdown(SimResult& r, double iter) {
   const RankClass& rc = *s.rc;
   Breakdown& b = r.breakdown;
   // Intervals in which class c's compute stream waited on one of its own collectives.
-  std::map<std::size_t, std::vector<std::tuple<double, double, int>>> blocked_cache;
-  auto blocked_intervals = [&](std::size_t c) -> const std::vector<std::tuple<double, double, int>>& {
+  std::map<std::size_t, std::vector<std::tuple<double, double, GroupDim>>> blocked_cache;
+  auto blocked_intervals = [&](std::size_t c) -> const std::vector<std::tuple<double, double, GroupDim>>& {
     auto it = blocked_cache.find(c);
     if (it != blocked_cache.end()) return it->second;
-    std::vector<std::tuple<double, double, int>> out;
+    std::vector<std::tuple<double, double, GroupDim>> out;
     const ClassState& cs = cls_[c];
     const RankClass& k = *cs.rc;
     double pe = 0;
@@ -744,7 +742,7 @@ void Des::breakdown(SimResult& r, double iter) {
         }
       }
       if (bl >= 0 && k.ops[bl].kind == OpKind::Collective && cs.start[i] > pe)
-        out.emplace_back(pe, cs.start[i], dim_index(k.ops[bl].group));
+        out.emplace_back(pe, cs.start[i], k.ops[bl].group);
       pe = std::max(pe, cs.end[i]);
     }
     return blocked_cache.emplace(c, std::move(out)).first->second;
@@ -757,7 +755,7 @@ void Des::breakdown(SimResult& r, double iter) {
     }
     const Op& op = rc.ops[blocker];
     if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[dim_index(op.group)] += to - from;
+      b.exposed_comm_s[op.group] += to - from;
     } else if (is_p2p(op.kind)) {
       double rv = std::clamp(s.rendezvous[blocker], from, to);
       // Waiting for the peer stage: where that stage was itself blocked on a collective in
@@ -774,7 +772,7 @@ void Des::breakdown(SimResult& r, double iter) {
         }
       }
       b.bubble_s += std::max(0.0, rv - from - blocked);
-      b.exposed_comm_s[dim_index(GroupDim::PP)] += to - rv;
+      b.exposed_comm_s[GroupDim::PP] += to - rv;
     } else {
       b.other_s += to - from;
     }
@@ -817,7 +815,28 @@ void Des::breakdown(SimResult& r, double iter) {
   // Communication busy time: union of comm op intervals.
   std::vector<std::pair<double, double>> iv;
   for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(s.start[i], s.rendezvous[i]), s.end[i]});
+    if (!is_compute(rc.ops[i].kind)) {
+      const double a = std::max(s.start[i], s.rendezvous[i]);
+      iv.push_back({a, s.end[i]});
+    }
+  // MoE parts: of the class with the most MoE busy time (the critical class may hold only dense
+  // layers, e.g. DeepSeek-V3's first stage).
+  double moe_best = 0;
+  for (const ClassState& cs : cls_) {
+    EnumArray<MoePart, double> m{};
+    double tot = 0;
+    for (std::size_t i = 0; i < cs.rc->ops.size(); ++i) {
+      const Op& op = cs.rc->ops[i];
+      if (op.moe_part == MoePart::None) continue;
+      const double a = is_compute(op.kind) ? cs.start[i] : std::max(cs.start[i], cs.rendezvous[i]);
+      m[op.moe_part] += std::max(0.0, cs.end[i] - a);
+      tot += std::max(0.0, cs.end[i] - a);
+    }
+    if (tot > moe_best) {
+      moe_best = tot;
+      b.moe_s = m;
+    }
+  }
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

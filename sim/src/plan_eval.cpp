@@ -181,9 +181,11 @@ StageFigures lerp(const StageFigures& a, const StageFigures& b, double t) {
   r.st.bwd_s = f(a.st.bwd_s, b.st.bwd_s);
   r.st.p2p_s = f(a.st.p2p_s, b.st.p2p_s);
   r.st.dp_comm_s = f(a.st.dp_comm_s, b.st.dp_comm_s);
+  for (GroupDim d : enum_values<GroupDim>()) r.st.dp_comm_dim_s[d] = f(a.st.dp_comm_dim_s[d], b.st.dp_comm_dim_s[d]);
   r.st.dp_overlap_s = f(a.st.dp_overlap_s, b.st.dp_overlap_s);
   r.st.optimizer_s = f(a.st.optimizer_s, b.st.optimizer_s);
-  for (int d = 0; d < 6; ++d) r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
+  for (GroupDim d : enum_values<GroupDim>()) r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
+  for (MoePart p : enum_values<MoePart>()) r.st.moe_s[p] = f(a.st.moe_s[p], b.st.moe_s[p]);
   r.gemm_s = f(a.gemm_s, b.gemm_s);
   r.mem_s = f(a.mem_s, b.mem_s);
   return r;
@@ -195,7 +197,7 @@ bool homogeneous_layers(const Workload& w) {
   const auto& m = w.model;
   if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder || m.family == ModelFamily::ViT))
     return false;
-  return !(m.tf.experts > 0 && m.tf.dense_layers > 0);
+  return !(m.tf.experts > 0 && (m.tf.dense_layers > 0 || m.tf.moe_layer_freq > 1));
 }
 
 }  // namespace
@@ -219,7 +221,7 @@ bool homogeneous_layers(const Workload& w) {
 // oversubscription, network) and the key carries that context.
 struct PerfCache {
   std::map<std::string, int> contexts;
-  std::map<std::array<int, 9>, std::array<std::vector<StageFigures>, 2>> reduced;
+  std::map<std::array<int, 10>, std::array<std::vector<StageFigures>, 2>> reduced;
 };
 
 std::shared_ptr<PerfCache> make_perf_cache() { return std::make_shared<PerfCache>(); }
@@ -243,7 +245,7 @@ std::vector<StageFigures> stage_figures(const HardwareModel& hw, const Workload&
     auto name = fmt::format("{}|{}|{}|{}", h.node, h.fabric, h.oversubscription, to_string(h.network));
     context = cache->contexts.emplace(name, static_cast<int>(cache->contexts.size())).first->second;
   }
-  std::array<int, 9> key{context, l.tp, l.cp, l.dp, l.ep, l.micro_batch, static_cast<int>(l.recompute), l.zero, ppr};
+  std::array<int, 10> key{context, l.tp, l.cp, l.dp, l.ep, l.etp, l.micro_batch, static_cast<int>(l.recompute), l.zero, ppr};
   std::array<std::vector<StageFigures>, 2>* red = nullptr;
   std::array<std::vector<StageFigures>, 2> local;
   if (cache != nullptr) {
@@ -328,7 +330,7 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
   r.gemm_busy_s = c.gemm_s * scale;
   r.memory_busy_s = c.mem_s * scale;
   double comm = 0;
-  for (int d = 0; d < 6; ++d) comm += t.exposed_s[d];
+  for (double x : t.exposed_s) comm += x;
   r.comm_busy_s = std::min(t.iteration_s, comm + c.st.dp_overlap_s);
 }
 

@@ -18,16 +18,25 @@ const char* violation_name(int bit) {
   return bit >= 0 && bit < kNumViolations ? kNames[bit] : "?";
 }
 
+/// Exposed gradient-group communication: DP, DPxCP and EDP (expert gradients) together.
+static double dp_family_s(const Breakdown& b) {
+  return b.exposed_comm_s[GroupDim::DP] + b.exposed_comm_s[GroupDim::DPxCP] + b.exposed_comm_s[GroupDim::EDP];
+}
+
 const char* bottleneck_name(const Breakdown& b) {
-  static constexpr const char* kComm[6] = {"TP communication", "CP communication",
-                                           "DP communication", "DP communication",
-                                           "EP communication", "PP communication"};
+  // The gradient groups (DP, DPxCP, EDP) count as one DP communication.
+  const std::pair<const char*, double> comm[] = {
+      {"TP communication", b.exposed_comm_s[GroupDim::TP]},
+      {"CP communication", b.exposed_comm_s[GroupDim::CP]},
+      {"DP communication", dp_family_s(b)},
+      {"EP communication", b.exposed_comm_s[GroupDim::EP]},
+      {"PP communication", b.exposed_comm_s[GroupDim::PP]}};
   const char* name = "compute";
   double best = b.compute_s;
-  for (int i = 0; i < 6; ++i)
-    if (b.exposed_comm_s[i] > best) {
-      best = b.exposed_comm_s[i];
-      name = kComm[i];
+  for (const auto& [n, v] : comm)
+    if (v > best) {
+      best = v;
+      name = n;
     }
   if (b.bubble_s > best) {
     best = b.bubble_s;
@@ -43,6 +52,7 @@ std::string layout_text(const Layout& l) {
   std::string s = fmt::format("tp={} pp={} dp={}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" cp={}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep={}", l.ep);
+  if (l.etp > 0) s += fmt::format(" etp={}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp={}", l.vp);
   s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, to_string(l.recompute));
   return s;
@@ -53,6 +63,7 @@ std::string layout_short(const Layout& l) {
   std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
   if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+  if (l.etp > 0) s += fmt::format(" etp{}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
   s += fmt::format(" mb{} z{} {}", l.micro_batch, l.zero,
                    l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
@@ -70,6 +81,7 @@ Json layout_json(const Layout& l) {
               {"dp", l.dp},
               {"cp", l.cp},
               {"ep", l.ep},
+              {"etp", l.expert_tp()},
               {"vp", l.vp},
               {"micro_batch", l.micro_batch},
               {"zero", l.zero},
@@ -82,11 +94,11 @@ Json layout_json(const Layout& l) {
 Json breakdown_json(const Breakdown& b) {
   return Json{{"compute_s", b.compute_s},
               {"exposed_comm_s",
-               {{"tp", b.exposed_comm_s[0]},
-                {"cp", b.exposed_comm_s[1]},
-                {"dp", b.exposed_comm_s[2] + b.exposed_comm_s[3]},
-                {"ep", b.exposed_comm_s[4]},
-                {"pp", b.exposed_comm_s[5]}}},
+               {{"tp", b.exposed_comm_s[GroupDim::TP]},
+                {"cp", b.exposed_comm_s[GroupDim::CP]},
+                {"dp", dp_family_s(b)},
+                {"ep", b.exposed_comm_s[GroupDim::EP]},
+                {"pp", b.exposed_comm_s[GroupDim::PP]}}},
               {"bubble_s", b.bubble_s},
               {"other_s", b.other_s}};
 }
@@ -315,9 +327,10 @@ std::string Planner::to_text(const PlanResult& r) const {
     const Breakdown& b = e.breakdown;
     double it = e.iteration_time_s;
     line(fmt::format("  iteration   compute {} | TP {} | CP {} | DP {} | EP {} | PP {} | bubble {} | other {}",
-                     pct(b.compute_s, it), pct(b.exposed_comm_s[0], it), pct(b.exposed_comm_s[1], it),
-                     pct(b.exposed_comm_s[2] + b.exposed_comm_s[3], it), pct(b.exposed_comm_s[4], it),
-                     pct(b.exposed_comm_s[5], it), pct(b.bubble_s, it), pct(b.other_s, it)));
+                     pct(b.compute_s, it), pct(b.exposed_comm_s[GroupDim::TP], it),
+                     pct(b.exposed_comm_s[GroupDim::CP], it), pct(dp_family_s(b), it),
+                     pct(b.exposed_comm_s[GroupDim::EP], it), pct(b.exposed_comm_s[GroupDim::PP], it),
+                     pct(b.bubble_s, it), pct(b.other_s, it)));
     line(fmt::format("  bottleneck  {}", bottleneck_name(b)));
     if (e.acquisition == Acquisition::Buy)
       line(fmt::format("  cost        {} total = {} capex + {} electricity and upkeep over the run",

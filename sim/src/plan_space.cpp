@@ -50,14 +50,20 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
   if (!f.transformer) L.tp = L.pp = L.cp = L.ep = L.vp = {1};
   for (int tp : L.tp) {
     if (f.heads % tp != 0 || f.kv_heads % tp != 0 || gpus % tp != 0) continue;
-    if (f.ffn_hidden % tp != 0 || (f.experts > 0 && f.moe_ffn_hidden % tp != 0)) continue;
+    if (f.ffn_hidden % tp != 0) continue;
     for (int pp : L.pp) {
       if (pp > f.layers || (gpus / tp) % pp != 0) continue;  // Uneven stages are allowed.
       for (int cp : L.cp) {
         if ((gpus / tp / pp) % cp != 0 || f.seq_len % (2 * cp) != 0) continue;
         int dp = gpus / tp / pp / cp;
         for (int ep : L.ep) {
-          if (ep > 1 && (f.experts == 0 || f.experts % ep != 0 || dp % ep != 0)) continue;
+          if (ep > 1 && (f.experts == 0 || f.experts % ep != 0)) continue;
+          // etp = tp (0): EP carved out of dp, experts TP-sharded. etp = 1 (parallel folding):
+          // EP spans tp x cp x dp, tried for MoE layouts with tp > 1.
+          for (int etp : {0, 1}) {
+          if (etp == 0 && (ep > 1 && dp % ep != 0)) continue;
+          if (etp == 0 && f.experts > 0 && f.moe_ffn_hidden % tp != 0) continue;
+          if (etp == 1 && (tp == 1 || ep == 1 || (tp * cp * dp) % ep != 0)) continue;
           for (int vp : L.vp) {
             if (vp > 1 && (pp == 1 || pp * vp > f.layers)) continue;
             for (int mb : L.mb) {
@@ -74,6 +80,7 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
                   l.cp = cp;
                   l.dp = dp;
                   l.ep = ep;
+                  l.etp = etp;
                   l.vp = vp;
                   l.micro_batch = mb;
                   l.zero = zero;
@@ -85,6 +92,7 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
                 }
               }
             }
+          }
           }
         }
       }

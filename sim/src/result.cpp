@@ -13,8 +13,7 @@ double Breakdown::exposed_comm_total() const {
 void to_json(nlohmann::json& j, const SimResult& r) {
   using nlohmann::json;
   json exposed = json::object();
-  static constexpr const char* kDims[] = {"tp", "cp", "dp", "dpxcp", "ep", "pp"};
-  for (int i = 0; i < 6; ++i) exposed[kDims[i]] = r.breakdown.exposed_comm_s[i];
+  for (GroupDim d : enum_values<GroupDim>()) exposed[to_string(d)] = r.breakdown.exposed_comm_s[d];
   json links = json::array();
   for (const auto& l : r.bottleneck_links)
     links.push_back({{"link", l.name}, {"tier", to_string(l.tier)},
@@ -37,6 +36,15 @@ void to_json(nlohmann::json& j, const SimResult& r) {
            {"memory_per_gpu_bytes", r.memory_per_gpu_bytes}};
   // wall_s (the engine's own run time) is left out on purpose: the JSON is a result, byte-identical
   // across runs of the same inputs; the CLI prints the wall time on stderr.
+  // MoE parts only where there are MoE layers (dense outputs keep their keys).
+  double moe = 0;
+  for (double x : r.breakdown.moe_s) moe += x;
+  if (moe > 0) {
+    json parts = json::object();
+    for (MoePart p : enum_values<MoePart>())
+      if (p != MoePart::None) parts[to_string(p)] = r.breakdown.moe_s[p];
+    j["breakdown"]["moe_busy_s"] = parts;
+  }
 }
 
 }  // namespace tutti

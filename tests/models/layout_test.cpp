@@ -62,3 +62,25 @@ TEST_CASE("layout: EP groups are consecutive dp indices, EDP groups the same EP 
   CHECK(edp.size() == std::size_t(l.dp * l.cp / l.ep));
   CHECK(std::string(to_string(GroupDim::EDP)) == "edp");
 }
+
+TEST_CASE("layout: etp=1 folds EP over tp x cp x dp (Megatron parallel folding)") {
+  Layout l = parse_layout_flag("tp=4,pp=2,dp=4,ep=8,etp=1");
+  CHECK(l.etp == 1);
+  CHECK(l.folded());
+  CHECK(l.expert_tp() == 1);
+  CHECK(l.edp() == 2);
+  CHECK(to_string(l).find(",etp=1") != std::string::npos);
+  // Stage 1 starts at rank 16; EP groups are 8 consecutive ranks of the stage (two dp indices
+  // of four tp ranks), EDP groups the ranks at the same position in each EP group.
+  const int r = rank_of(l, 1, 0, 2, 1);  // 16 + 1 + 4*2 = 25
+  CHECK(r == 25);
+  CHECK(group_ranks(l, r, GroupDim::EP) == std::vector<int>{24, 25, 26, 27, 28, 29, 30, 31});
+  CHECK(group_ranks(l, r, GroupDim::EDP) == std::vector<int>{17, 25});
+  // Unfolded (etp = tp): EP over dp only.
+  Layout u = parse_layout_flag("tp=4,pp=2,dp=4,ep=2");
+  CHECK_FALSE(u.folded());
+  CHECK(u.expert_tp() == 4);
+  CHECK(u.edp() == 2);
+  CHECK(to_string(u).find("etp") == std::string::npos);
+  CHECK_THROWS_AS(parse_layout_flag("etp=0"), InputError);
+}

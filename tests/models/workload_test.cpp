@@ -39,6 +39,13 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
       {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01},
       // "37B activated" is rounded to two digits; we count 37.5B (approximate MLA, same params).
       {"deepseek-v3", 671e9, 37e9, 0.016},
+      // Model card: 30.5B / "3.3B activated" (two digits, truncated: we count 3.353B, 1.6% above;
+      // the total and the card's 29.9B non-embedding count agree within 0.2%).
+      {"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.017},
+      {"qwen3-235b-a22b", 235e9, 22e9, 0.01},
+      {"mixtral-8x22b", 141e9, 39e9, 0.01},
+      // "17B active" is rounded to two digits: we count 17.18B (1.1% above); 400.7B total.
+      {"llama4-maverick", 400e9, 17e9, 0.011},
       {"resnet50", 25.6e6, 25.6e6, 0.01},
       {"bert-large", 336e6, 336e6, 0.01},  // the paper's "340M" is rounded: 1.1% above the count
       // MLPerf reference: 187,767,399 rows x 128 + 2,368,897 MLP parameters.
@@ -81,7 +88,8 @@ TEST_CASE("workload: GPT FLOPs equal Narayanan et al. 2021 (eq. 3) exactly") {
 
 TEST_CASE("workload: FLOPs per token = 6N + attention term within 1% for every token model") {
   for (const char* f : {"gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
-                        "deepseek-v3", "bert-large", "tiny-gpt"}) {
+                        "deepseek-v3", "bert-large", "tiny-gpt", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                        "mixtral-8x22b", "llama4-maverick"}) {
     CAPTURE(f);
     Workload w = load(f);
     const auto& t = w.model.tf;
@@ -240,4 +248,33 @@ TEST_CASE("workload: strict parsing names unknown keys and bad values") {
   Workload w = parse_workload(ok, "w.json");
   CHECK(w.training.tokens_to_train == 1e9);
   CHECK(tokens_to_train(w) == 1e9);
+}
+
+TEST_CASE("workload: etp=1 counts expert memory over ep and shards its states over tp*cp*dp/ep") {
+  Workload w = load("qwen3-235b-a22b");
+  // ep=16 carved out of dp (experts also split over tp=2) vs ep=32 folded over tp x dp:
+  // the same expert weights per rank (E/32) and the same EDP shard (4 ranks).
+  Layout a = parse_layout_flag("tp=2,pp=2,dp=64,ep=16", resolve_layout(w));
+  Layout b = parse_layout_flag("tp=2,pp=2,dp=64,ep=32,etp=1", resolve_layout(w));
+  CHECK(a.edp() == 4);
+  CHECK(b.edp() == 4);
+  MemoryBreakdown ma = memory_per_gpu(w, a), mb = memory_per_gpu(w, b);
+  CHECK(mb.weights_bytes == doctest::Approx(ma.weights_bytes).epsilon(1e-9));
+  CHECK(mb.optimizer_bytes == doctest::Approx(ma.optimizer_bytes).epsilon(1e-9));
+  // ep=128 does not divide dp=64 unless EP folds over tp x dp.
+  Layout c = parse_layout_flag("tp=2,pp=2,dp=64,ep=128", resolve_layout(w));
+  try {
+    check_layout(w, c);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("etp=1 lets EP span tp x dp") != std::string::npos);
+  }
+  Layout d = parse_layout_flag("tp=2,pp=2,dp=64,ep=128,etp=1", resolve_layout(w));
+  CHECK_NOTHROW(check_layout(w, d));
+  CHECK(memory_per_gpu(w, d).weights_bytes < ma.weights_bytes);
+  // etp between 1 and tp is not modelled; folding needs sequence parallelism.
+  CHECK_THROWS_AS(check_layout(w, parse_layout_flag("tp=4,pp=2,dp=32,ep=16,etp=2", resolve_layout(w))),
+                  InputError);
+  CHECK_THROWS_AS(check_layout(w, parse_layout_flag("tp=2,pp=2,dp=64,ep=32,etp=1,sp=0", resolve_layout(w))),
+                  InputError);
 }

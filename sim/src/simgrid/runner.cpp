@@ -565,11 +565,11 @@ std::string ProgramRun::run() {
     }
     const Op& op = rc.ops[blocker];
     if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[static_cast<int>(op.group)] += to - from;
+      b.exposed_comm_s[op.group] += to - from;
     } else if (is_p2p(op.kind)) {
       const double rv = std::clamp(RV(blocker), from, to);
       b.bubble_s += rv - from;
-      b.exposed_comm_s[static_cast<int>(GroupDim::PP)] += to - rv;
+      b.exposed_comm_s[GroupDim::PP] += to - rv;
     } else {
       b.other_s += to - from;
     }
@@ -607,7 +607,36 @@ std::string ProgramRun::run() {
   b.other_s += std::max(0.0, iter - std::max(prev_end, le));
   std::vector<std::pair<double, double>> iv;
   for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(S(i), RV(i)), E(i)});
+    if (!is_compute(rc.ops[i].kind)) {
+      const double a = std::max(S(i), RV(i));
+      iv.push_back({a, E(i)});
+    }
+  // MoE parts: of the rank class (its first rank) with the most MoE busy time, as the native
+  // engine reports them.
+  {
+    double moe_best = 0;
+    std::vector<char> seen(cls_.size(), 0);
+    for (int rr = 0; rr < prog_.world; ++rr) {
+      const std::uint32_t c = class_of(rr);
+      if (seen[c]) continue;
+      seen[c] = 1;
+      const RankClass& k = *cls_[c].rc;
+      EnumArray<MoePart, double> m{};
+      double tot = 0;
+      for (std::size_t i = 0; i < k.ops.size(); ++i) {
+        const Op& op = k.ops[i];
+        if (op.moe_part == MoePart::None) continue;
+        const std::size_t at = offset_[rr] + i;
+        const double a = is_compute(op.kind) ? start_[at] : std::max(start_[at], rendezvous_[at]);
+        m[op.moe_part] += std::max(0.0, end_[at] - a);
+        tot += std::max(0.0, end_[at] - a);
+      }
+      if (tot > moe_best) {
+        moe_best = tot;
+        b.moe_s = m;
+      }
+    }
+  }
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {
@@ -631,6 +660,7 @@ std::string ProgramRun::run() {
   put(os, gemm);
   put(os, mem);
   put(os, busy);
+  for (double x : b.moe_s) put(os, x);
   const auto& lb = world.link_bytes();
   std::size_t used = 0;
   for (double x : lb) used += x > 0;
@@ -721,6 +751,7 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   r.gemm_busy_s = get(is);
   r.memory_busy_s = get(is);
   r.comm_busy_s = get(is);
+  for (double& x : r.breakdown.moe_s) x = get(is);
   const auto used = static_cast<std::size_t>(get(is));
   const Topology& topo = *cluster.topology;
   const double iter = r.iteration_time_s;

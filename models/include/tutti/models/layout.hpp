@@ -1,22 +1,31 @@
 #pragma once
 // Parallel layout and numeric types shared by workloads, engines and the execution backend.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "tutti/core/enum.hpp"
+
 namespace tutti {
 
-enum class DType { FP32, TF32, BF16, FP16, FP8 };
+#define TUTTI_DTYPE_VALUES(X) X(FP32, "fp32") X(TF32, "tf32") X(BF16, "bf16") X(FP16, "fp16") X(FP8, "fp8")
+TUTTI_ENUM(DType, int, TUTTI_DTYPE_VALUES);
 /// Bytes per element of a dtype (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
 double dtype_bytes(DType d);
-const char* to_string(DType d);
 
-enum class Recompute { None, Selective, Full };
-enum class PipeSchedule { OneFOneB, Interleaved, GPipe };
+#define TUTTI_RECOMPUTE_VALUES(X) X(None, "none") X(Selective, "selective") X(Full, "full")
+TUTTI_ENUM(Recompute, int, TUTTI_RECOMPUTE_VALUES);
+#define TUTTI_PIPE_SCHEDULE_VALUES(X) X(OneFOneB, "1f1b") X(Interleaved, "interleaved") X(GPipe, "gpipe")
+TUTTI_ENUM(PipeSchedule, int, TUTTI_PIPE_SCHEDULE_VALUES);
 
-/// A parallel layout. GPUs = tp * pp * dp * cp; ep divides dp*cp (experts are sharded over ep ranks
-/// taken from the data-parallel ranks, as Megatron-Core does).
+/// A parallel layout. GPUs = tp * pp * dp * cp. Experts are sharded over ep ranks: with the
+/// expert tensor parallelism equal to tp (the default), the ep ranks are taken from the
+/// data-parallel ranks and ep divides dp; with etp = 1 (Megatron-Core "parallel folding",
+/// --expert-tensor-parallel-size 1), the expert layers re-fold each stage's tp*cp*dp ranks as
+/// ep (fastest) x edp, so ep may span tp x dp and must divide tp*cp*dp.
 struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  int etp = 0;  ///< Expert tensor parallelism: 0 = tp (default), or 1 (parallel folding).
   int vp = 1;         ///< Virtual stages per rank (interleaved 1F1B when > 1).
   int zero = 1;       ///< ZeRO stage 0..3 (3 == FSDP full sharding).
   bool fsdp = false;  ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
@@ -29,14 +38,20 @@ struct Layout {
   Recompute recompute = Recompute::None;
 
   int gpus() const { return tp * pp * dp * cp; }
+  /// Tensor-parallel degree of the expert weights (etp, or tp when etp is 0).
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// True when the expert layers fold the stage's ranks (etp = 1 with tp > 1): EP groups span
+  /// tp x cp x dp, tokens stay sequence-parallel through the MoE layer.
+  bool folded() const { return etp == 1 && tp > 1; }
+  /// Ranks that hold the same experts (expert-data-parallel group size).
+  int edp() const { return tp * cp * dp / (expert_tp() * ep); }
 };
 
-/// Parses "tp=8,pp=4,cp=1,ep=1,zero=1,vp=2,mb=1,dp=4,sp=1,tp_overlap=0,recompute=selective,
+/// Parses "tp=8,pp=4,cp=1,ep=1,etp=1,zero=1,vp=2,mb=1,dp=4,sp=1,tp_overlap=0,recompute=selective,
 /// schedule=1f1b"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
-const char* to_string(Recompute r);     ///< "none", "selective", "full"
-const char* to_string(PipeSchedule s);  ///< "1f1b", "interleaved", "gpipe"
+// to_string / parse_enum for DType, Recompute and PipeSchedule come from their tables.
 std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."
 
 }  // namespace tutti

@@ -13,36 +13,67 @@
 #include <string>
 #include <vector>
 
+#include "tutti/core/enum.hpp"
 #include "tutti/models/layout.hpp"
 
 namespace tutti {
 
-enum class OpKind : std::uint8_t {
-  Gemm,        ///< C[m,n] += A[m,k] B[k,n], `batch` independent GEMMs of that shape.
-  Attention,   ///< Fused attention (flash-style): batch*heads, seq_q, seq_kv, head_dim.
-  MemBound,    ///< Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
-  Collective,  ///< NCCL-style collective over a group (see Coll, GroupDim).
-  Send,        ///< Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
-               ///< Eager: starts when its deps are met and its stream reaches it, without
-               ///< waiting for the receiver; the bytes flow from then.
-  Recv,        ///< Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
-               ///< Completes when the matching Send's bytes have arrived.
-};
+/// Op kinds (table: name in traces and stats).
+///   Gemm        C[m,n] += A[m,k] B[k,n], `batch` independent GEMMs of that shape.
+///   Attention   Fused attention (flash-style): batch*heads, seq_q, seq_kv, head_dim.
+///   MemBound    Element-wise / norm / softmax / optimizer step: `bytes` moved through HBM.
+///   Collective  NCCL-style collective over a group (see Coll, GroupDim).
+///   Send        Point-to-point to pipeline stage (stage + peer_delta); matched by `tag`.
+///               Eager: starts when its deps are met and its stream reaches it, without
+///               waiting for the receiver; the bytes flow from then.
+///   Recv        Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
+///               Completes when the matching Send's bytes have arrived.
+#define TUTTI_OP_KIND_VALUES(X) \
+  X(Gemm, "gemm") X(Attention, "attention") X(MemBound, "membound") X(Collective, "collective") \
+  X(Send, "send") X(Recv, "recv")
+TUTTI_ENUM(OpKind, std::uint8_t, TUTTI_OP_KIND_VALUES);
 
-enum class Coll : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+#define TUTTI_COLL_VALUES(X)                                                           \
+  X(AllReduce, "all_reduce") X(AllGather, "all_gather") X(ReduceScatter, "reduce_scatter") \
+  X(AllToAll, "alltoall") X(Broadcast, "broadcast")
+TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
 
 /// The parallel dimension a communication group spans. DPxCP is the data-parallel gradient group
 /// when context parallelism is on (Megatron reduces gradients over dp*cp ranks). EDP is the
 /// expert-data-parallel group of MoE expert weights: the dp*cp/ep ranks that hold the same
 /// experts (same tp, pp and position in their EP group), over which expert gradients are reduced.
-enum class GroupDim : std::uint8_t { TP, CP, DP, DPxCP, EP, PP, EDP };
+/// Per-dimension quantities are EnumArray<GroupDim, T> (core/enum.hpp), sized by this table.
+#define TUTTI_GROUP_DIM_VALUES(X) \
+  X(TP, "tp") X(CP, "cp") X(DP, "dp") X(DPxCP, "dpxcp") X(EP, "ep") X(PP, "pp") X(EDP, "edp")
+TUTTI_ENUM(GroupDim, std::uint8_t, TUTTI_GROUP_DIM_VALUES);
 
 /// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so
 /// DP gradient reduction overlaps backward compute, and PP sends overlap the next micro-batch.
-enum class Stream : std::uint8_t { Compute, CommTP, CommCP, CommDP, CommEP, CommPP };
-constexpr int kNumStreams = 6;
+#define TUTTI_STREAM_VALUES(X)                                                             \
+  X(Compute, "compute") X(CommTP, "comm_tp") X(CommCP, "comm_cp") X(CommDP, "comm_dp") \
+  X(CommEP, "comm_ep") X(CommPP, "comm_pp")
+TUTTI_ENUM(Stream, std::uint8_t, TUTTI_STREAM_VALUES);
+constexpr int kNumStreams = static_cast<int>(enum_count<Stream>);
 
-enum class Phase : std::uint8_t { Forward, Backward, Recompute, Optimizer, Other };
+#define TUTTI_PHASE_VALUES(X) \
+  X(Forward, "forward") X(Backward, "backward") X(Recompute, "recompute") X(Optimizer, "optimizer") X(Other, "other")
+TUTTI_ENUM(Phase, std::uint8_t, TUTTI_PHASE_VALUES);
+
+/// Which part of a mixture-of-experts layer an op belongs to (None outside MoE layers), so that
+/// every engine reports the MoE layer's parts separately (SimResult::Breakdown::moe_s).
+/// Router: the router GEMM and its gating (softmax/sigmoid + top-k). Permute: the token
+/// permutations around the all-to-alls (gathers/scatters of the hidden states, top-k copies).
+/// ExpertGemm: the routed experts' grouped GEMMs and activation. SharedExpert: the shared
+/// experts' MLP. AllToAll: the EP dispatch and combine all-to-alls (forward and backward).
+/// Per-part quantities are EnumArray<MoePart, T>.
+#define TUTTI_MOE_PART_VALUES(X)                                                         \
+  X(None, "none") X(Router, "router") X(Permute, "permute") X(ExpertGemm, "expert_gemm") \
+  X(SharedExpert, "shared_expert") X(AllToAll, "alltoall")
+TUTTI_ENUM(MoePart, std::uint8_t, TUTTI_MOE_PART_VALUES);
+
+/// Which GEMM dimension of a grouped (per-expert) GEMM holds the tokens (Op::grouped).
+#define TUTTI_GROUPED_DIM_VALUES(X) X(None, "none") X(M, "m") X(K, "k")
+TUTTI_ENUM(GroupedDim, std::uint8_t, TUTTI_GROUPED_DIM_VALUES);
 
 struct Op {
   OpKind kind = OpKind::MemBound;
@@ -67,6 +98,13 @@ struct Op {
   /// userbuffers), sharing the SMs with it; engines slow it by the calibration's
   /// compute.tp_overlap_gemm_slowdown.
   bool tp_overlap = false;
+  /// Gemm: a grouped GEMM over `batch` experts (Megatron-Core GroupedMLP, DeepGEMM). M: the
+  /// tokens per expert are the m dimension (forward, dgrad); K: they are the k dimension (wgrad).
+  /// Engines time it on 2*m*n*k*batch (m or k = the busiest expert's tokens, all groups padded
+  /// to it) while `flops` keeps the useful (mean-load) FLOPs, and apply the calibration's
+  /// grouped-GEMM factor tokens / (tokens + compute.grouped_gemm_half_tokens).
+  GroupedDim grouped = GroupedDim::None;
+  MoePart moe_part = MoePart::None;  ///< The MoE layer part this op belongs to.
   double flops = 0;  ///< FLOPs this op executes on this rank (2mnk*batch for a Gemm).
   /// MemBound: bytes read+written in HBM. Collective: the buffer size as nccl-tests reports
   /// "size" (all_reduce: the buffer; all_gather: the gathered output; reduce_scatter: the full
@@ -112,12 +150,12 @@ RankCoords coords_of(const Layout& l, int rank);
 
 /// The global ranks of the `dim` group that contains `rank`, in ring order.
 /// O(group size). EP groups are `ep` consecutive dp indices (within the same tp, cp, pp); EDP
-/// groups are the dp indices with the same dp % ep, times every cp index.
+/// groups are the dp indices with the same dp % ep, times every cp index. Folded layouts
+/// (Layout::folded, etp = 1): EP groups are `ep` consecutive ranks of the stage (spanning tp,
+/// then cp and dp), EDP groups the stage's ranks with the same position in their EP group.
 std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
 
-const char* to_string(OpKind k);
-const char* to_string(Coll c);
-const char* to_string(GroupDim g);
-const char* to_string(Stream s);
+// to_string / parse_enum for OpKind, Coll, GroupDim, Stream, Phase, MoePart and GroupedDim come from their tables
+// (core/enum.hpp).
 
 }  // namespace tutti

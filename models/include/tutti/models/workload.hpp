@@ -47,6 +47,26 @@ struct TransformerSpec {
   int shared_experts = 0;
   int moe_ffn_hidden = 0;
   int dense_layers = 0;  ///< The first `dense_layers` layers use the dense MLP (DeepSeek-V3: 3).
+  /// Every `moe_layer_freq`-th layer after the dense ones is MoE, the others dense (Llama 4
+  /// Maverick: 2, HF interleave_moe_layer_step). 1: all of them.
+  int moe_layer_freq = 1;
+  /// Expert capacity as a multiple of the mean tokens per expert (Megatron
+  /// --moe-expert-capacity-factor); 0 = dropless (every routed token is computed).
+  double moe_capacity_factor = 0;
+  /// Load skew: tokens of the busiest expert (and the busiest EP rank's all-to-all share) over the
+  /// mean. Lock-step EP makes the busiest set the time. Default 1.0 (perfectly balanced; stated in
+  /// the output). With a capacity factor the effective skew is min(imbalance, capacity factor).
+  double moe_imbalance = 1.0;
+  bool moe_imbalance_set = false;  ///< Stated in the workload (false: the 1.0 default applies).
+  /// Dtype of the tokens sent to the experts (forward dispatch and the backward all-to-all that
+  /// carries gradients into the experts). DeepSeek-V3 dispatches FP8 (1 byte per element plus one
+  /// fp32 scale per 128) and combines in BF16. Defaults to the training dtype.
+  DType moe_dispatch_dtype = DType::BF16;
+  bool moe_dispatch_dtype_set = false;
+  /// Effective per-expert load over the mean: min(imbalance, capacity) or imbalance if dropless.
+  double moe_load_factor() const {
+    return moe_capacity_factor > 0 ? std::min(moe_imbalance, moe_capacity_factor) : moe_imbalance;
+  }
   // Encoder extras.
   int type_vocab = 0;   ///< Token-type embeddings (BERT: 2).
   bool pooler = false;  ///< BERT pooler + NSP head.
@@ -55,7 +75,9 @@ struct TransformerSpec {
 
   int hd() const { return head_dim > 0 ? head_dim : hidden / heads; }
   bool is_moe() const { return experts > 0; }
-  bool layer_is_moe(int layer) const { return experts > 0 && layer >= dense_layers; }
+  bool layer_is_moe(int layer) const {
+    return experts > 0 && layer >= dense_layers && (layer - dense_layers) % moe_layer_freq == 0;
+  }
 };
 
 /// ResNet with bottleneck blocks (ResNet-50: blocks {3, 4, 6, 3}, width 64).
@@ -143,6 +165,10 @@ Layout fit_layout(const Workload& w, const std::string& parallel_flag, int clust
 
 /// Total trainable parameters.
 double params(const Workload& w);
+/// Dtype of the tokens an MoE layer sends to its experts: model.moe_dispatch_dtype, else the
+/// training dtype (BF16 under FP8 training: FP8 recipes quantize only inside the GEMMs).
+DType moe_dispatch_dtype(const Workload& w);
+
 /// Parameters used per token (MoE: top_k routed + shared experts); == params() for dense models.
 double active_params(const Workload& w);
 /// Tokens (token models) or samples to train; 0 when the file gives neither.
@@ -235,7 +261,7 @@ struct ProgramSummary {
     double bytes_all_ranks = 0;     ///< Sum over ranks (class totals x multiplicity).
   };
   std::uint64_t ops = 0;                     ///< Ops in the Program.
-  std::uint64_t ops_by_kind[6] = {};         ///< Index = OpKind.
+  EnumArray<OpKind, std::uint64_t> ops_by_kind{};  ///< Ops of each kind.
   double p2p_bytes_all_ranks = 0;            ///< Send bytes summed over ranks.
   double flops_all_ranks = 0;                ///< Sum of Op::flops over ranks.
   std::vector<CollectiveTotal> collectives;  ///< Sorted by (coll, group, size).

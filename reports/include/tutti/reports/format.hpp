@@ -3,6 +3,7 @@
 // unless stated. CSV and JSON never use these: they carry the raw value.
 #include <string>
 
+#include "tutti/models/program.hpp"
 #include "tutti/reports/document.hpp"
 
 namespace tutti::reports {
@@ -26,6 +27,10 @@ std::string format_exact(double v);
 const char* unit_suffix(Unit u);
 /// Machine name of a unit ("seconds", "usd", ...), used in JSON output.
 const char* unit_name(Unit u);
+
+/// Label of a parallel dimension in reports: its table name upper-cased, "DP×CP" for DPxCP
+/// ("TP", "EDP"). The JSON key is to_string(d).
+std::string dim_label(GroupDim d);
 
 /// Signed relative difference of `a` against `b` in percent: (a - b) / b * 100.
 double percent_diff(double a, double b);

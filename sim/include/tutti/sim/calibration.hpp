@@ -30,7 +30,7 @@
 //   }
 // Any object may also carry "fitted_to": [...] (FittedTo below): what its values were fitted to.
 // Every key is required except "notes", "fitted_to", each kernel's "half_time", "tp_overlap_gemm_slowdown",
-// "flash_attention_1_speed", "devices" (and each device's "peak"/"hbm_bandwidth"/
+// "flash_attention_1_speed", "grouped_gemm_half_tokens", "devices" (and each device's "peak"/"hbm_bandwidth"/
 // "gemm_efficiency"/"attention_efficiency"/"source"),
 // and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
 #include <array>
@@ -147,6 +147,10 @@ struct CalibrationProfile {
   /// Rate of the original FlashAttention kernel (Op::flash_v1) as a fraction of the attention
   /// family's (FlashAttention-2-class) rate on the same device.
   double flash_attention_1_speed = 1.0;
+  /// Grouped (per-expert) GEMMs (Op::grouped) run at the GEMM model's rate times
+  /// tokens / (tokens + grouped_gemm_half_tokens), tokens = the busiest expert's rows (m of the
+  /// forward and dgrad, k of the wgrad). 0: no penalty.
+  double grouped_gemm_half_tokens = 0;
   std::vector<DeviceOverride> devices;
   std::array<TierModel, 8> tiers;  ///< Indexed by Tier.
   NcclModel nccl;

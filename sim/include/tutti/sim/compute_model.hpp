@@ -4,7 +4,9 @@
 //   t = max(flops / (peak(dtype) * eff_flops(flops) * shape(d)),  bytes / (hbm_bw * eff_bw(bytes)))
 //       + launch_overhead
 // where eff_*(x) = max * x / (x + half), shape(d) = d / (d + half_dim) with d = min(m, n, k) for
-// GEMMs (skinny GEMMs are inefficient), 1 otherwise. Each op kind (gemm, attention, membound)
+// GEMMs (skinny GEMMs are inefficient), 1 otherwise. Grouped GEMMs (Op::grouped, MoE experts)
+// are timed on 2*m*n*k*batch (the busiest expert's rows, all groups padded to it) and their shape
+// factor is multiplied by tokens / (tokens + grouped_gemm_half_tokens). Each op kind (gemm, attention, membound)
 // has its own curves. Peak FLOP/s and HBM bandwidth come from the catalog GpuSpec unless the
 // profile overrides them for that device (a calibrated CPU host, a measured GPU).
 #include "tutti/models/program.hpp"

@@ -27,6 +27,7 @@
 //
 // The planner's fast path is AnalyticJob: per-stage costs in closed form (no Program expansion),
 // evaluated by analytic_iteration() in well under a microsecond per configuration.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -107,9 +108,11 @@ struct AnalyticStage {
   double bwd_s = 0;            ///< Backward (incl. recompute) + exposed blocking comm.
   double p2p_s = 0;            ///< One activation send/recv between stages (0 for the last stage).
   double dp_comm_s = 0;        ///< Gradient/parameter collectives per iteration (alpha-beta).
+  EnumArray<GroupDim, double> dp_comm_dim_s{};  ///< dp_comm_s by group (DP, DPxCP, EDP).
   double dp_overlap_s = 0;     ///< Backward time available to hide dp_comm_s behind.
   double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
-  double exposed_s[6] = {};    ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+  EnumArray<GroupDim, double> exposed_s{};  ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+  EnumArray<MoePart, double> moe_s{};  ///< Busy time per MoePart over the iteration.
   // Per-iteration busy time of the stage's streams (all micro-batches), for the power model:
   double gemm_busy_s = 0;      ///< Compute-bound ops (GEMM, attention).
   double memory_busy_s = 0;    ///< Memory-bound ops (norms, activations, optimizer).
@@ -127,8 +130,9 @@ struct AnalyticTime {
   double iteration_s = 0;
   double compute_s = 0;    ///< On the critical stage.
   double bubble_s = 0;
-  double exposed_s[6] = {};
+  EnumArray<GroupDim, double> exposed_s{};
   double other_s = 0;
+  EnumArray<MoePart, double> moe_s{};  ///< The critical stage's MoE part busy times.
 };
 
 /// Closed-form iteration: critical stage i* = argmax (fwd+bwd); steady state m*(fwd+bwd) of

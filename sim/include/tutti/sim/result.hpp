@@ -15,9 +15,16 @@ namespace tutti {
 /// compute_s + sum(exposed_comm_s) + bubble_s + other_s == iteration_time_s.
 struct Breakdown {
   double compute_s = 0;
-  std::array<double, 6> exposed_comm_s{};  ///< Indexed by GroupDim (TP, CP, DP, DPxCP, EP, PP).
+  EnumArray<GroupDim, double> exposed_comm_s{};  ///< One slot per GroupDim (its table sizes it).
   double bubble_s = 0;                     ///< Pipeline fill/drain idle time.
   double other_s = 0;
+  /// Busy seconds per iteration of the MoE layers' parts on the rank class (pipeline stage) with
+  /// the most MoE busy time (the critical stage above may hold only dense layers), indexed by
+  /// MoePart (router, permute, expert GEMMs, shared experts, all-to-all; [None] stays 0): the sum
+  /// of each part's op durations over all micro-batches, forward, backward and recompute. Not a
+  /// term of the sum above: compute parts lie inside compute_s, the all-to-all's exposed share
+  /// inside exposed_comm_s[EP]. All zero for dense models.
+  EnumArray<MoePart, double> moe_s{};
   double exposed_comm_total() const;
 };
 
@@ -48,7 +55,7 @@ struct SimResult {
 };
 
 /// JSON with keys iteration_time_s, tokens_per_s_per_gpu, samples_per_s, tflops_per_gpu, mfu,
-/// breakdown{compute_s, exposed_comm_s{tp,cp,dp,ep,pp}, bubble_s, other_s}, bottleneck_links,
+/// breakdown{compute_s, exposed_comm_s{one key per GroupDim name}, bubble_s, other_s}, bottleneck_links,
 /// iterations, time_to_train_s, engine.
 void to_json(nlohmann::json& j, const SimResult& r);
 
