@@ -37,10 +37,11 @@ TEST_CASE("large bf16 GEMM: compute-bound roofline with the default efficiency c
   CHECK(std::fmod(8192.0, p.gemm.tile) == 0);
   double expect = F / (989.4e12 * eff) + p.gemm.launch_overhead_s;
   CHECK(op_time_s(op, gpu, p) == doctest::Approx(expect).epsilon(1e-12));
-  // Achieved rate of a big GEMM lands in the published 650-760 TFLOP/s range.
+  // Achieved rate of a big GEMM: below the best rate measured on H100 SXM over a whole shape search
+  // (794.5 TFLOP/s, sim/calibration/microbench/gemm-mamf.json) and not far from it.
   double rate = F / op_time_s(op, gpu, p);
-  CHECK(rate > 650e12);
-  CHECK(rate < 760e12);
+  CHECK(rate > 700e12);
+  CHECK(rate < 794.5e12);
 }
 
 TEST_CASE("GEMM shape terms: tile quantization, short k, and a size curve in time, not FLOPs") {
@@ -149,11 +150,13 @@ TEST_CASE("device GEMM and attention efficiencies replace the family's maximum f
   g.dtype = DType::FP16;  // no value for this dtype: the family's maximum stays
   double g16 = g0 * gpu.peak(DType::BF16) / gpu.peak(DType::FP16);
   CHECK(op_time_s(g, gpu, p) == doctest::Approx(g16));
-  // The shipped profile: FP8 GEMMs on H100 at the cuBLASLt microbenchmark's 1290-1377 TFLOP/s.
+  // The shipped profile: FP8 GEMMs on H100 near the best measured rate over a shape search
+  // (1402.6 TFLOP/s, sim/calibration/microbench/gemm-mamf.json); the ceiling is the efficiency
+  // maximum, so it sits above the best achieved rate, within the curve's size terms.
   const CalibrationProfile& d = default_calibration();
   const DeviceOverride* h = d.device("h100-sxm-80gb");
   REQUIRE(h != nullptr);
-  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 > 1290 * 0.98);
-  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 < 1377 * 1.02);
+  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 > 1402.6 * 0.95);
+  CHECK(h->gemm_efficiency[static_cast<int>(DType::FP8)] * 1979 < 1402.6 * 1.06);
   CHECK_FALSE(h->source.empty());
 }
