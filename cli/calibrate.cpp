@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "tutti/exec/fit.hpp"
 #include "tutti/exec/measurements.hpp"
 #include "tutti/sim/calibration.hpp"
+#include "tutti/sim/calibration_fit.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -362,6 +364,15 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
       report["network"] = rep.json;
     }
   }
+  // What this run refitted is fitted to these measurements, not to the default's data.
+  auto refitted = [&](const std::string& path) {
+    bool compute = !gemm.empty() || !mem.empty();
+    bool network = !colls.empty() && cluster;
+    return (compute && path.rfind("compute", 0) == 0) || (network && path.rfind("network", 0) == 0);
+  };
+  prof.fitted_to.erase(std::remove_if(prof.fitted_to.begin(), prof.fitted_to.end(),
+                                      [&](const FittedTo& f) { return refitted(f.path); }),
+                       prof.fitted_to.end());
   prof.source = "tutti calibrate from " + files + (cluster ? " on cluster " + cluster->name : "") +
                 "; compute curves least-squares fitted to the GEMM/copy sweeps, link efficiency and latencies to "
                 "the collective benches (relative errors in the calibration report); other parameters: " +
@@ -378,6 +389,86 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
   return kOk;
 }
 
+struct DefaultsOptions {
+  bool check = false;
+  double tolerance = 0.005;
+  std::string root, profile;
+};
+
+/// `tutti calibrate defaults`: refit every fitted constant of the default profile from the
+/// microbenchmark files it names (sim/calibration/microbench/), print old vs new; --check fails
+/// when the profile differs from its data beyond the tolerance or does not declare its data.
+int run_calibrate_defaults(Globals& g, const DefaultsOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string root = o.root;
+  if (root.empty()) root = fs::is_regular_file("sim/calibration/default.json", ec) ? "." : TUTTI_SOURCE_DIR;
+  std::string profile_path = o.profile.empty() ? (fs::path(root) / "sim/calibration/default.json").string() : o.profile;
+  CalibrationProfile prof = load_calibration(profile_path);
+  std::vector<std::string> files = microbench_files(root);
+  DefaultsFit fit = fit_defaults(prof, files, root);
+
+  std::vector<std::string> problems;
+  nlohmann::json jfits = nlohmann::json::array();
+  std::string t = fmt::format("tutti calibrate defaults: {} constants refitted from {} microbenchmark files ({})\n",
+                              fit.fits.size(), files.size(), profile_path);
+  t += fmt::format("{:<52} {:<44} {:>6} {:>9} {:>9} {:>8} {:>8}  {}\n", "constant", "data", "points", "current",
+                   "fitted", "diff", "rms_err", "fitted_to");
+  for (const auto& f : fit.fits) {
+    double diff = f.current > 0 ? (f.fitted - f.current) / f.current : 1.0;
+    t += fmt::format("{:<52} {:<44} {:>6} {:>9.4g} {:>9.4g} {:>+7.2f}% {:>7.2f}%  {}\n", f.constant, f.file, f.points,
+                     f.current, f.fitted, diff * 100, f.rms_log_error * 100, f.declared ? "yes" : "MISSING");
+    if (std::fabs(diff) > o.tolerance)
+      problems.push_back(fmt::format("{} is {:.4g} in the profile, {:.4g} fitted to {} ({:+.2f}%, tolerance {:.2f}%)",
+                                     f.constant, f.current, f.fitted, f.file, diff * 100, o.tolerance * 100));
+    if (!f.declared)
+      problems.push_back(fmt::format("{}: the fitted_to of {} does not list \"file:{}\"", f.constant,
+                                     f.holder.empty() ? "the root" : f.holder, f.file));
+    jfits.push_back({{"constant", f.constant}, {"file", f.file}, {"points", f.points}, {"current", f.current},
+                     {"fitted", f.fitted}, {"diff_pct", diff * 100}, {"rms_log_error", f.rms_log_error},
+                     {"declared", f.declared}});
+  }
+  // Every "file:" entry of a microbenchmark file must be backed by a fit of that object.
+  for (const auto& ft : prof.fitted_to)
+    for (const auto& target : ft.targets) {
+      if (target.rfind("file:sim/calibration/microbench/", 0) != 0) continue;
+      bool backed = false;
+      for (const auto& f : fit.fits) backed = backed || (f.holder == ft.path && "file:" + f.file == target);
+      if (!backed)
+        problems.push_back(fmt::format("{}: fitted_to names \"{}\" but that file fits no constant of this object",
+                                       ft.path.empty() ? "(root)" : ft.path, target));
+    }
+  nlohmann::json jpoints = nlohmann::json::array();
+  t += "\nmicrobenchmark points, model under the fitted constants:\n";
+  t += fmt::format("{:<48} {:<14} {:<50} {:>12} {:>10} {:>10} {:>8}  {}\n", "file", "id", "what", "metric",
+                   "measured", "model", "error", "role");
+  for (const auto& p : fit.points) {
+    double err = (p.predicted - p.measured) / p.measured;
+    std::string role = p.fits.empty() ? "check" : "fit: " + p.fits.front() + (p.fits.size() > 1 ? " ..." : "");
+    t += fmt::format("{:<48} {:<14} {:<50} {:>12} {:>10.4g} {:>10.4g} {:>+7.1f}%  {}\n", p.file, p.id, p.what,
+                     p.metric, p.measured, p.predicted, err * 100, role);
+    jpoints.push_back({{"file", p.file}, {"id", p.id}, {"what", p.what}, {"metric", p.metric},
+                       {"measured", p.measured}, {"predicted", p.predicted}, {"error_pct", err * 100},
+                       {"fits", p.fits}});
+  }
+  if (o.check) {
+    t += problems.empty() ? fmt::format("\ncheck: OK, every fitted constant within {:.2f}% of its data and declared\n",
+                                        o.tolerance * 100)
+                          : "\ncheck: FAILED\n";
+    for (const auto& pr : problems) t += "  " + pr + "\n";
+  }
+  if (g.json)
+    emit_json(g, {{"profile", profile_path}, {"files", files}, {"fits", jfits}, {"points", jpoints},
+                  {"tolerance", o.tolerance}, {"problems", problems}});
+  else
+    emit(g, t);
+  if (o.check && !problems.empty()) {
+    if (g.json) std::fputs(t.c_str(), stderr);
+    return kNo;
+  }
+  return kOk;
+}
+
 }  // namespace
 
 void setup_calibrate(CLI::App& app, Globals& g) {
@@ -387,11 +478,31 @@ void setup_calibrate(CLI::App& app, Globals& g) {
       "Fit the simulator's compute curves and link/collective parameters to `tutti exec bench` measurements; "
       "writes a calibration profile (-o profile.json) for `tutti simulate --calibration`");
   sub->add_option("measurements", o.files, "Measurement files from `tutti exec bench` (GEMM sweeps, collective benches)")
-      ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--cluster", o.cluster, "The cluster the measurements ran on (needed for link fits; names the device)");
   sub->add_option("--name", o.name, "Profile name")->capture_default_str();
-  sub->callback([&g] { g.run = [&g] { return run_calibrate(g, o); }; });
+  sub->callback([&g, sub] {
+    if (sub->got_subcommand("defaults")) return;
+    if (o.files.empty()) throw CLI::RequiredError("measurements");
+    g.run = [&g] { return run_calibrate(g, o); };
+  });
+
+  static DefaultsOptions d;
+  sub->require_subcommand(0, 1);  // `calibrate defaults`, or measurements and no subcommand
+  auto* def = sub->add_subcommand(
+      "defaults",
+      "Refit every fitted constant of sim/calibration/default.json from the microbenchmark files it names "
+      "(sim/calibration/microbench/*.json) with the models' own formulas; prints current vs fitted and the "
+      "model's error on every point");
+  def->add_flag("--check", d.check, "Exit 1 when a constant differs from its fit beyond --tolerance or does not "
+                                    "name its data in fitted_to");
+  def->add_option("--tolerance", d.tolerance, "Relative tolerance of --check")->capture_default_str()->check(
+      CLI::Range(0.0, 1.0));
+  def->add_option("--root", d.root, "Repository root holding sim/calibration (default: . when it has one, else the "
+                                    "source tree of this binary)");
+  def->add_option("--profile", d.profile, "Profile to check (default: <root>/sim/calibration/default.json)")
+      ->check(CLI::ExistingFile);
+  def->callback([&g] { g.run = [&g] { return run_calibrate_defaults(g, d); }; });
 }
 
 }  // namespace tutti::cli

@@ -1,5 +1,6 @@
 #include "tutti/sim/calibration.hpp"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
@@ -20,7 +21,75 @@ constexpr const char* kAlgoKeys[4] = {"ring", "tree", "nvls", "collnet"};
 constexpr const char* kHwKeys[3] = {"nvlink", "pci", "net"};
 constexpr const char* kDtypeKeys[5] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 
-KernelModel parse_kernel(Obj o) {
+/// Where "fitted_to" entries go, and the repository root their "file:" paths are checked
+/// against ("" = the embedded default in a binary far from its source tree: syntax only).
+struct FittedReader {
+  std::vector<FittedTo>* out = nullptr;
+  std::string root;
+};
+
+/// "" when `rel` is a plain repo-relative path of an existing file under `root`, else why not.
+std::string check_repo_file(const std::string& rel, const std::string& root) {
+  namespace fs = std::filesystem;
+  fs::path p(rel);
+  if (p.is_absolute()) return "is relative to the repository root (got an absolute path)";
+  for (const auto& part : p)
+    if (part == "..") return "stays inside the repository (no \"..\")";
+  if (root.empty()) return "";
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(root) / p, ec)) return "names an existing file of the repository at " + root;
+  return "";
+}
+
+/// The source tree this binary was built from, or "" when it is not there (a relocated binary:
+/// "file:" entries are then checked for syntax only).
+std::string source_root() {
+  std::error_code ec;
+  return std::filesystem::is_directory(TUTTI_SOURCE_DIR, ec) ? TUTTI_SOURCE_DIR : "";
+}
+
+/// The repository a profile file belongs to: the nearest folder above it holding
+/// sim/calibration and CMakeLists.txt, else the source tree this binary was built from.
+std::string repo_root_of(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(file), ec).parent_path();
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_directory(dir / "sim" / "calibration", ec) && fs::exists(dir / "CMakeLists.txt", ec)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return source_root();
+}
+
+/// Reads the optional "fitted_to" of object `o` (see FittedTo in the header).
+void read_fitted_to(Obj& o, FittedReader& fitted) {
+  auto v = o.opt("fitted_to");
+  if (!v) return;
+  constexpr const char* kExpected =
+      "a non-empty array of strings \"case:<case id>\", \"source:<source key>\" or \"file:<repo-relative path>\"";
+  if (!v->is_array()) v->fail(kExpected);
+  Arr a = v->arr();
+  if (a.size() == 0) v->fail(kExpected);
+  FittedTo f;
+  f.path = o.path();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Value e = a.at(i);
+    if (!e.is_string()) e.fail(kExpected);
+    std::string s = e.string();
+    auto colon = s.find(':');
+    std::string kind = colon == std::string::npos ? "" : s.substr(0, colon);
+    std::string rest = colon == std::string::npos ? "" : s.substr(colon + 1);
+    if ((kind != "case" && kind != "source" && kind != "file") || rest.empty()) e.fail(kExpected);
+    if (kind == "file") {
+      std::string why = check_repo_file(rest, fitted.root);
+      if (!why.empty()) e.fail("a \"file:\" path that " + why);
+    }
+    f.targets.push_back(s);
+  }
+  fitted.out->push_back(std::move(f));
+}
+
+KernelModel parse_kernel(Obj o, FittedReader& fitted) {
   KernelModel k;
   k.flops.eff_max = o.req("flops_efficiency_max").number(1e-6, 1.0);
   k.flops.half = o.req("half_flops").number(0, 1e18);
@@ -31,6 +100,7 @@ KernelModel parse_kernel(Obj o) {
   k.bandwidth.eff_max = o.req("bandwidth_efficiency_max").number(1e-6, 1.0);
   k.bandwidth.half = o.req("half_bytes").quantity(Dim::Bytes, 0, 1e15);
   k.launch_overhead_s = o.req("launch_overhead").quantity(Dim::Time, 0, 1.0);
+  read_fitted_to(o, fitted);
   o.done();
   return k;
 }
@@ -49,9 +119,10 @@ nlohmann::json kernel_json(const KernelModel& k) {
 
 std::string us(double s) { return std::to_string(s * 1e6) + "us"; }
 
-CalibrationProfile parse_doc(const Doc& doc) {
+CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   CalibrationProfile p;
   p.file = doc.name();
+  FittedReader fitted{&p.fitted_to, repo_root};
   Obj root = doc.root();
   p.name = root.req("name").string();
   p.source = root.req("source").string();
@@ -59,14 +130,15 @@ CalibrationProfile parse_doc(const Doc& doc) {
 
   Obj compute = root.req("compute").obj();
   compute.allow("source");
-  p.gemm = parse_kernel(compute.req("gemm").obj());
-  p.attention = parse_kernel(compute.req("attention").obj());
-  p.membound = parse_kernel(compute.req("membound").obj());
+  p.gemm = parse_kernel(compute.req("gemm").obj(), fitted);
+  p.attention = parse_kernel(compute.req("attention").obj(), fitted);
+  p.membound = parse_kernel(compute.req("membound").obj(), fitted);
   if (auto v = compute.opt("tp_overlap_gemm_slowdown")) p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
   if (auto v = compute.opt("flash_attention_1_speed")) p.flash_attention_1_speed = v->number(0.01, 1.0);
   if (auto dv = compute.opt("devices")) {
     Obj devs = dv->obj();
     for (const auto& id : devs.keys()) {
+      if (id == "fitted_to") continue;  // read below, not a device id
       Obj d = devs.req(id).obj();
       DeviceOverride o;
       o.gpu = id;
@@ -74,6 +146,7 @@ CalibrationProfile parse_doc(const Doc& doc) {
         Obj peak = pk->obj();
         for (int i = 0; i < 5; ++i)
           if (auto v = peak.opt(kDtypeKeys[i])) o.peak_flops[i] = v->quantity(Dim::FlopRate, 1.0);
+        read_fitted_to(peak, fitted);
         peak.done();
       }
       if (auto bw = d.opt("hbm_bandwidth")) o.hbm_bw_Bps = bw->quantity(Dim::Bandwidth, 1.0);
@@ -81,15 +154,19 @@ CalibrationProfile parse_doc(const Doc& doc) {
         Obj eff = ge->obj();
         for (int i = 0; i < 5; ++i)
           if (auto v = eff.opt(kDtypeKeys[i])) o.gemm_efficiency[i] = v->number(1e-6, 1.0);
+        read_fitted_to(eff, fitted);
         eff.done();
       }
       if (auto ae = d.opt("attention_efficiency")) o.attention_efficiency = ae->number(1e-6, 1.0);
       if (auto src = d.opt("source")) o.source = src->string();
+      read_fitted_to(d, fitted);
       d.done();
       p.devices.push_back(o);
     }
+    read_fitted_to(devs, fitted);
     devs.done();
   }
+  read_fitted_to(compute, fitted);
   compute.done();
 
   Obj network = root.req("network").obj();
@@ -99,9 +176,12 @@ CalibrationProfile parse_doc(const Doc& doc) {
     Obj t = tiers.req(kTierKeys[i]).obj();
     p.tiers[i].bandwidth_efficiency = t.req("bandwidth_efficiency").number(1e-6, 1.0);
     p.tiers[i].extra_latency_s = t.req("latency").quantity(Dim::Time, 0, 1.0);
+    read_fitted_to(t, fitted);
     t.done();
   }
+  read_fitted_to(tiers, fitted);
   tiers.done();
+  read_fitted_to(network, fitted);
   network.done();
 
   Obj nccl = root.req("nccl").obj();
@@ -112,8 +192,10 @@ CalibrationProfile parse_doc(const Doc& doc) {
     p.nccl.protocols[i].bandwidth_efficiency = pr.req("bandwidth_efficiency").number(1e-6, 1.0);
     p.nccl.protocols[i].max_bytes = pr.req("max_bytes").quantity(Dim::Bytes, 0);
     p.nccl.protocols[i].max_bandwidth_Bps = pr.req("max_bandwidth").quantity(Dim::Bandwidth, 0);
+    read_fitted_to(pr, fitted);
     pr.done();
   }
+  read_fitted_to(protos, fitted);
   protos.done();
   Obj algos = nccl.req("algorithms").obj();
   for (int a = 0; a < 4; ++a) {
@@ -122,6 +204,7 @@ CalibrationProfile parse_doc(const Doc& doc) {
     Obj base = al.req("base_latency").obj();
     for (int i = 0; i < 3; ++i)
       if (auto v = base.opt(kProtoKeys[i])) A.base_latency_s[i] = v->quantity(Dim::Time, 0, 1.0);
+    read_fitted_to(base, fitted);
     base.done();
     bool any = false;
     for (int i = 0; i < 3; ++i) any = any || A.base_latency_s[i] >= 0;
@@ -133,11 +216,15 @@ CalibrationProfile parse_doc(const Doc& doc) {
         if (A.base_latency_s[i] >= 0)
           A.step_latency_s[h][i] = hw.req(kProtoKeys[i]).quantity(Dim::Time, 0, 1.0);
       }
+      read_fitted_to(hw, fitted);
       hw.done();
     }
+    read_fitted_to(steps, fitted);
     steps.done();
+    read_fitted_to(al, fitted);
     al.done();
   }
+  read_fitted_to(algos, fitted);
   algos.done();
   p.nccl.p2p_latency_s = nccl.req("p2p_latency").quantity(Dim::Time, 0, 1.0);
   p.nccl.enable_tree = nccl.req("enable_tree").boolean();
@@ -146,7 +233,9 @@ CalibrationProfile parse_doc(const Doc& doc) {
   p.nccl.max_channels = static_cast<int>(nccl.req("max_channels").integer(1, 1024));
   p.nccl.nvls_bandwidth_efficiency = nccl.req("nvls_bandwidth_efficiency").number(1e-6, 1.0);
   p.nccl.nvls_max_bandwidth_Bps = nccl.req("nvls_max_bandwidth").quantity(Dim::Bandwidth, 0);
+  read_fitted_to(nccl, fitted);
   nccl.done();
+  read_fitted_to(root, fitted);
   root.done();
   return p;
 }
@@ -163,17 +252,19 @@ const DeviceOverride* CalibrationProfile::device(const std::string& gpu_id) cons
 
 const CalibrationProfile& default_calibration() {
   static const CalibrationProfile p = [] {
-    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"));
+    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"), source_root());
     q.file.clear();
     return q;
   }();
   return p;
 }
 
-CalibrationProfile load_calibration(const std::string& path) { return parse_doc(Doc::load(path)); }
+CalibrationProfile load_calibration(const std::string& path) {
+  return parse_doc(Doc::load(path), repo_root_of(path));
+}
 
 CalibrationProfile parse_calibration(const std::string& text, const std::string& name) {
-  return parse_doc(Doc::parse(text, name));
+  return parse_doc(Doc::parse(text, name), source_root());
 }
 
 void to_json(nlohmann::json& j, const CalibrationProfile& p) {
@@ -236,6 +327,17 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"max_channels", p.nccl.max_channels},
              {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
              {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
+  for (const auto& f : p.fitted_to) {  // back where each was read
+    json* node = &j;
+    std::size_t start = 0;
+    while (start < f.path.size()) {
+      std::size_t dot = f.path.find('.', start);
+      if (dot == std::string::npos) dot = f.path.size();
+      node = &(*node)[f.path.substr(start, dot - start)];
+      start = dot + 1;
+    }
+    (*node)["fitted_to"] = f.targets;
+  }
 }
 
 const char* to_string(NcclProto p) {

@@ -10,10 +10,12 @@
 using namespace tutti::testing;
 
 namespace {
-// The issue's goals, documented in docs/validation.md ("Goals"): MAPE <= 10% over the public
-// cases, below Calculon's 3.65% on the Korthikanti et al. 2022 subset.
-constexpr double kMapeBoundPct = 10.0;
-constexpr double kKorthikantiBoundPct = 3.65;
+// Regression bounds at the measured values rounded up to the next whole percent (issue 16): since
+// the default calibration was refitted to non-reserved microbenchmarks only (`tutti calibrate
+// defaults`), MAPE 13.1% over the public cases and 4.6% on the Korthikanti et al. 2022 subset.
+// The goals stay as documented in docs/validation.md ("Goals"): 10%, and below Calculon's 3.65%.
+constexpr double kMapeBoundPct = 14.0;
+constexpr double kKorthikantiBoundPct = 5.0;
 }  // namespace
 
 TEST_CASE("validation: published cases are predicted, errors reported, MAPE within bound") {

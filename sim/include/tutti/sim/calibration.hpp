@@ -28,7 +28,8 @@
 //       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s"
 //     }
 //   }
-// Every key is required except "notes", each kernel's "half_time", "tp_overlap_gemm_slowdown",
+// Any object may also carry "fitted_to": [...] (FittedTo below): what its values were fitted to.
+// Every key is required except "notes", "fitted_to", each kernel's "half_time", "tp_overlap_gemm_slowdown",
 // "flash_attention_1_speed", "devices" (and each device's "peak"/"hbm_bandwidth"/
 // "gemm_efficiency"/"attention_efficiency"/"source"),
 // and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
@@ -126,6 +127,15 @@ struct NcclModel {
   std::string source;
 };
 
+/// What one object of the profile was fitted to: its "fitted_to" array. Entries are
+/// "case:<validation case id>", "source:<source key>" or "file:<repo-relative path>" (a file that
+/// must exist, e.g. sim/calibration/microbench/gemm-mamf.json). `tutti validate` scores cases that a
+/// constant was fitted to apart from the rest; `tutti calibrate defaults` refits the "file:" ones.
+struct FittedTo {
+  std::string path;                  ///< Key path of the object ("compute.gemm"; "" = the root).
+  std::vector<std::string> targets;  ///< The entries, in file order.
+};
+
 struct CalibrationProfile {
   std::string name = "default";
   std::string source;  ///< Where the numbers come from (publications or the calibration run).
@@ -140,6 +150,7 @@ struct CalibrationProfile {
   std::vector<DeviceOverride> devices;
   std::array<TierModel, 8> tiers;  ///< Indexed by Tier.
   NcclModel nccl;
+  std::vector<FittedTo> fitted_to;  ///< Every "fitted_to" in the file, in reading order.
 
   /// The override for `gpu_id` (exact id first, then "*"), or nullptr.
   const DeviceOverride* device(const std::string& gpu_id) const;
