@@ -44,7 +44,7 @@ TEST_CASE("analytic and event engines agree within 2% on uncongested pipelines w
     SimResult a = simulate_program_analytic(prog, cl, prof);
     CAPTURE(m);
     CHECK(a.iteration_time_s == doctest::Approx(r.iteration_time_s).epsilon(0.02));
-    CHECK(r.breakdown.exposed_comm_s[static_cast<int>(GroupDim::TP)] > 0);
+    CHECK(r.breakdown.exposed_comm_s[GroupDim::TP] > 0);
     double sum = r.breakdown.compute_s + r.breakdown.exposed_comm_total() + r.breakdown.bubble_s +
                  r.breakdown.other_s;
     CHECK(sum == doctest::Approx(r.iteration_time_s).epsilon(1e-9));
