@@ -241,7 +241,8 @@ void setup_simulate(CLI::App& app, Globals& g) {
   auto* sub = app.add_subcommand("simulate", "Simulate a training iteration and the whole run on a cluster");
   sub->add_option("--workload,-w", o->workload, "Workload file (models/*.json)")->required();
   sub->add_option("--cluster,-c", o->cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
-  sub->add_option("--parallel,-p", o->parallel, "Layout on top of the workload's: tp=8,pp=4,vp=2,mb=1,...");
+  sub->add_option("--parallel,-p", o->parallel, "Layout on top of the workload's: tp=8,pp=4,vp=2,mb=1,zero=0..3,shard_group=N,reshard=0|1,... "
+                  "(keys: tutti workload show --help)");
   sub->add_option("--engine", o->engine, "native (flow-level events), analytic (closed forms) or simgrid")
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
   sub->add_option("--calibration", o->calibration, "Calibration profile (sim/calibration/default.json format)");

@@ -187,6 +187,7 @@ void setup_workload(CLI::App& app, Globals& g) {
   show->add_option("file", opts->file, "Workload JSON file (models/*.json)")->required();
   show->add_option("--parallel", opts->parallel,
                    "Layout over the file's: tp=8,pp=4,dp=2,cp=1,ep=1,vp=2,zero=1,mb=1,sp=1,fsdp=0,"
+                   "shard_group=N (hybrid sharding, 0 = all dp ranks),reshard=0|1 (zero=3),"
                    "recompute=none|selective|full,schedule=1f1b|interleaved|gpipe");
   show->add_option("--gpus", opts->gpus,
                    "GPU count; dp = gpus / (tp*pp*cp) unless --parallel names dp")

@@ -472,8 +472,9 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
   const auto& tr = w.training;
   double Bp = param_bytes(tr.dtype), Bg = dtype_bytes(tr.grad_dtype);
   double Bo = optimizer_bytes_per_param(tr);
-  double shard = double(l.dp) * l.cp;
-  // Expert states shard over the expert-data-parallel group: tp*cp*dp / (etp*ep) ranks.
+  // Dense states shard over the sharding group (hybrid sharding: shard_group ranks); expert
+  // states over their expert-data-parallel group: tp*cp*dp / (etp*ep) ranks.
+  double shard = l.shard_size();
   double eshard = std::max(1.0, double(l.tp) * l.cp * l.dp / (double(l.expert_tp()) * l.ep));
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   for (int st = 0; st < l.pp; ++st) {
@@ -533,6 +534,10 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
       }
       if (l.recompute == Recompute::Full) mb.temporary_bytes += layer_max;  // recomputed layer
       if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;       // gathered + prefetch
+      // reshard=0: every layer gathered in forward stays until its backward, so at the end of the
+      // forward the stage's parameters are all unsharded (FSDP reshard_after_forward=False).
+      if (l.zero >= 3 && !l.reshard_after_forward())
+        mb.temporary_bytes += (sp.dense + sp.expert - dense_w - exp_w) * Bp;
       if (t.is_moe())  // all-to-all buffers of the busiest rank
         mb.temporary_bytes += 2.0 * B * s * b * t.top_k * t.moe_load_factor() * h;
     } else if (m.family == ModelFamily::ResNet) {
@@ -596,6 +601,14 @@ std::string structural_problem(const Workload& w, const Layout& l) {
         "global_batch {} is not divisible by micro_batch*dp = {}*{}; use a dp that "
         "divides {}",
         tr.global_batch, l.micro_batch, l.dp, tr.global_batch / l.micro_batch);
+  if (l.shard_group < 0 || (l.shard_group > 0 && (l.dp * l.cp) % l.shard_group != 0))
+    return fmt::format("shard_group={} does not divide the {} data-parallel ranks (dp*cp); 0 shards over all of them",
+                       l.shard_group, l.dp * l.cp);
+  if (l.shard_group > 0 && l.shard_group < l.dp * l.cp && l.zero == 0)
+    return fmt::format("shard_group={} needs zero >= 1 (zero=0 shards nothing)", l.shard_group);
+  if (l.reshard >= 0 && l.zero < 3)
+    return fmt::format("reshard={} applies to zero=3 only (zero={} keeps every parameter on every rank)",
+                       l.reshard, l.zero);
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   {
     // Checked before anything allocates per pass (the Program, memory estimates).
@@ -615,6 +628,8 @@ std::string structural_problem(const Workload& w, const Layout& l) {
           "family {} runs data-parallel only here (tp=pp=cp=ep=vp=1; DLRM shards "
           "its tables over all dp ranks)",
           to_string(m.family));
+    if (l.shard_group > 0 && l.shard_group < l.dp * l.cp)
+      return fmt::format("shard_group={}: hybrid sharding is modelled for transformer models only", l.shard_group);
     return "";
   }
   const auto& t = m.tf;

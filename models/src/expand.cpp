@@ -129,6 +129,10 @@ struct Ctx {
   // Data-parallel groups.
   GroupDim dp_dim = GroupDim::DP;
   std::uint32_t dp_size = 1, edp_size = 1;
+  // Dense-state sharding group (hybrid sharding: shard_group ranks, else the whole DP group) and
+  // the number of its replicas (> 1 only with hybrid sharding).
+  GroupDim shard_dim = GroupDim::DP;
+  std::uint32_t shard_size = 1, replicas = 1;
   double bucket_params = kMegatronBucketParams;
   bool frozen = false;  // LoRA / adapter fine-tuning: the base weights get no gradients
 };
@@ -140,16 +144,34 @@ struct Buckets {
   std::vector<std::pair<double, double>> sizes;  // (dense, expert) params of each bucket
 };
 
+/// The dense gradient reduction of `params` parameters after op `after`: a reduce-scatter (or,
+/// with zero=0, an all-reduce) over the sharding group, then with hybrid sharding an all-reduce
+/// of the reduced shard (params/shard_size) across the group's replicas (FSDP HYBRID_SHARD).
+/// Appends the ops the optimizer must wait for to `out`.
+void dense_grad_reduce(Ctx& c, Builder& b, const char* name, Coll kind, double params, std::uint32_t after,
+                       std::uint32_t mb, std::vector<std::uint32_t>& out) {
+  const DType gd = c.w.training.grad_dtype;
+  std::uint32_t r = after;
+  if (c.shard_size > 1) {
+    r = b.add(coll(b.name(name), kind, c.shard_dim, c.shard_size, params * c.Bg, Stream::CommDP,
+                   Phase::Backward, gd, mb),
+              {after});
+    out.push_back(r);
+  }
+  if (c.replicas > 1)
+    out.push_back(b.add(coll(b.name("dp.grad_allreduce_replicas"), Coll::AllReduce, GroupDim::DPReplica,
+                             c.replicas, params * c.Bg / c.shard_size, Stream::CommDP, Phase::Backward,
+                             gd, mb),
+                        {r}));
+}
+
 void flush_bucket(Ctx& c, Builder& b, Buckets& bk, std::uint32_t after, bool force) {
   if (c.frozen) return;
   if (!force && bk.dense + bk.expert < c.bucket_params) return;
   if (bk.dense + bk.expert <= 0) return;
   Coll kind = c.l.zero == 0 ? Coll::AllReduce : Coll::ReduceScatter;
   if (bk.dense > 0 && c.dp_size > 1)
-    bk.reduce_ops.push_back(
-        b.add(coll(b.name("dp.grad_reduce"), kind, c.dp_dim, c.dp_size, bk.dense * c.Bg,
-                   Stream::CommDP, Phase::Backward, c.w.training.grad_dtype, 0),
-              {after}));
+    dense_grad_reduce(c, b, "dp.grad_reduce", kind, bk.dense, after, 0, bk.reduce_ops);
   if (bk.expert > 0 && c.edp_size > 1)
     bk.reduce_ops.push_back(
         b.add(coll(b.name("edp.grad_reduce"), kind, GroupDim::EDP, c.edp_size, bk.expert * c.Bg,
@@ -361,10 +383,10 @@ void attention_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) 
 std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double expert_params, Phase ph,
                            std::uint32_t mb, std::uint32_t prefetch_after) {
   std::uint32_t last = kNone;
-  if (dense_params > 0 && c.dp_size > 1)
+  if (dense_params > 0 && c.shard_size > 1)
     last = b.add(
         coll(b.name(c.l.fsdp ? "fsdp.param_allgather" : "zero3.param_allgather"), Coll::AllGather,
-             c.dp_dim, c.dp_size, dense_params * c.Bp, Stream::CommDP, ph, c.dt, mb),
+             c.shard_dim, c.shard_size, dense_params * c.Bp, Stream::CommDP, ph, c.dt, mb),
         {prefetch_after});
   if (expert_params > 0 && c.edp_size > 1)
     last = b.add(coll(b.name("zero3.expert_allgather"), Coll::AllGather, GroupDim::EDP, c.edp_size,
@@ -852,6 +874,20 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   std::vector<Buckets> buckets(l.vp);
   bool zero3 = l.zero >= 3;
   const bool reduce_grads = !c.frozen;
+  // ZeRO-3 / FSDP with gradient accumulation, as PyTorch FSDP2 runs it (state what is modelled):
+  // - Without pipelining, every micro-batch gathers each layer before its forward and (reshard=1)
+  //   again before its backward, and reduce-scatters its gradients after its backward (FSDP's
+  //   default, no no_sync). reshard=0 keeps the forward's gather for the backward.
+  // - With pipelining (torch.distributed.pipelining, as torchtitan and Megatron-FSDP use it), the
+  //   stage disables gradient sync and reshard-after-backward for every backward and runs the
+  //   reduce-scatters once, after the last micro-batch (stage.py backward_maybe_with_nosync).
+  //   reshard=1 gathers every layer for each micro-batch's forward and backward; reshard=0 (the
+  //   torchtitan default with PP) gathers each layer once per iteration and keeps it.
+  // DeepSpeed rejects ZeRO-2/3 with its pipeline engine; Megatron-FSDP follows FSDP2 here.
+  const bool keep_params = zero3 && !l.reshard_after_forward();
+  const bool pp_sync = l.pp > 1;
+  auto forward_gather = [&](std::uint32_t m) { return zero3 && !(keep_params && pp_sync && m > 0); };
+  const bool backward_gather = zero3 && !keep_params;
   auto layer_local = [&](int i, double& dense, double& expert) {
     auto lp = layer_params(t, i);
     dense = lp.dense / l.tp;
@@ -885,12 +921,12 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       std::uint32_t prefetch_after = kNone;
       if (v == 0) {
         std::uint32_t g =
-            zero3 ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
+            forward_gather(mb) ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
         embed_forward(c, b, s, mb, g);
       }
       for (int i = r.first; i < r.first + r.count; ++i) {
         std::uint32_t g = kNone;
-        if (zero3) {
+        if (forward_gather(mb)) {
           double dn, ex;
           layer_local(i, dn, ex);
           g = zero3_gather(c, b, dn, ex, Phase::Forward, mb, prefetch_after);
@@ -900,8 +936,9 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
         prefetch_after = start;  // the next layer's gather may start once this layer starts
       }
       if (v == c.V - 1) {
-        std::uint32_t g =
-            zero3 ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after) : kNone;
+        std::uint32_t g = forward_gather(mb)
+                              ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after)
+                              : kNone;
         head_forward(c, b, s, mb, g);
       } else {
         Op o;
@@ -935,15 +972,13 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       b.chain(o);
     } else {
       std::uint32_t g =
-          zero3 ? zero3_gather(c, b, out_params, 0, Phase::Backward, mb, kNone) : kNone;
+          backward_gather ? zero3_gather(c, b, out_params, 0, Phase::Backward, mb, kNone) : kNone;
       if (g != kNone) b.set_prev(g);
       head_backward(c, b, s, mb);
       if (zero3) {
-        if (c.dp_size > 1 && reduce_grads)
-          bk.reduce_ops.push_back(b.add(
-              coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
-                   out_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
-              {b.prev()}));
+        if (c.dp_size > 1 && reduce_grads && (!pp_sync || last_mb))
+          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, out_params, b.prev(), mb,
+                            bk.reduce_ops);
       } else if (last_mb) {
         bk.dense += out_params;
         flush_bucket(c, b, bk, b.prev(), false);
@@ -954,7 +989,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       double dn = 0, ex = 0;
       layer_local(i, dn, ex);
       std::uint32_t g =
-          zero3 ? zero3_gather(c, b, dn, ex, Phase::Backward, mb, prefetch_after) : kNone;
+          backward_gather ? zero3_gather(c, b, dn, ex, Phase::Backward, mb, prefetch_after) : kNone;
       std::uint32_t start = static_cast<std::uint32_t>(b.size());
       if (l.recompute == Recompute::Full) {
         layer_forward(c, b, s, i, Phase::Recompute, mb, g);
@@ -963,20 +998,17 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
         layer_backward(c, b, s, i, mb, g);
       }
       prefetch_after = start;
-      if (zero3) {
+      if (zero3 && (!pp_sync || last_mb)) {
         if (c.dp_size > 1 && reduce_grads)
-          bk.reduce_ops.push_back(
-              b.add(coll(b.name(l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter"),
-                         Coll::ReduceScatter, c.dp_dim, c.dp_size, dn * c.Bg, Stream::CommDP,
-                         Phase::Backward, w.training.grad_dtype, mb),
-                    {b.prev()}));
+          dense_grad_reduce(c, b, l.fsdp ? "fsdp.grad_reducescatter" : "zero3.grad_reducescatter",
+                            Coll::ReduceScatter, dn, b.prev(), mb, bk.reduce_ops);
         if (ex > 0 && c.edp_size > 1 && reduce_grads)
           bk.reduce_ops.push_back(
               b.add(coll(b.name("zero3.expert_grad_reducescatter"), Coll::ReduceScatter,
                          GroupDim::EDP, c.edp_size, ex * c.Bg, Stream::CommDP, Phase::Backward,
                          w.training.grad_dtype, mb),
                     {b.prev()}));
-      } else if (last_mb) {
+      } else if (!zero3 && last_mb) {
         bk.dense += dn;
         bk.expert += ex;
         flush_bucket(c, b, bk, b.prev(), false);
@@ -985,11 +1017,9 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
     if (v == 0) {
       embed_backward(c, b, s, mb);
       if (zero3) {
-        if (c.dp_size > 1 && reduce_grads)
-          bk.reduce_ops.push_back(b.add(
-              coll(b.name("zero3.grad_reducescatter"), Coll::ReduceScatter, c.dp_dim, c.dp_size,
-                   in_params * c.Bg, Stream::CommDP, Phase::Backward, w.training.grad_dtype, mb),
-              {b.prev()}));
+        if (c.dp_size > 1 && reduce_grads && (!pp_sync || last_mb))
+          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, in_params, b.prev(), mb,
+                            bk.reduce_ops);
       } else if (last_mb) {
         bk.dense += in_params;
       }
@@ -1020,7 +1050,7 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
     }
   if (st == 0) local_dense += in_params;
   if (st == l.pp - 1) local_dense += out_params;
-  double shard_params = l.zero >= 1 ? local_dense / c.dp_size + local_expert / c.edp_size
+  double shard_params = l.zero >= 1 ? local_dense / c.shard_size + local_expert / c.edp_size
                                     : local_dense + local_expert;
   if (c.frozen) shard_params = 0;  // adapters only: their step is negligible
   double opt_bytes = shard_params * (2.0 * optimizer_bytes_per_param(w.training) + c.Bg + c.Bp);
@@ -1036,8 +1066,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   if (l.zero == 1 || l.zero == 2) {
     for (auto& bk : buckets)
       for (auto [dense, expert] : bk.sizes) {
-        if (dense > 0 && c.dp_size > 1)
-          b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.dp_dim, c.dp_size,
+        if (dense > 0 && c.shard_size > 1)
+          b.add(coll(b.name("dp.param_allgather"), Coll::AllGather, c.shard_dim, c.shard_size,
                      dense * c.Bp, Stream::CommDP, Phase::Optimizer, c.dt, 0),
                 {opt_i});
         if (expert > 0 && c.edp_size > 1)
@@ -1212,6 +1242,9 @@ Program expand_program(const Workload& w, const Layout& l) {
   c.dp_dim = l.cp > 1 ? GroupDim::DPxCP : GroupDim::DP;
   c.dp_size = static_cast<std::uint32_t>(l.dp * l.cp);
   c.edp_size = static_cast<std::uint32_t>(std::max(1, l.edp()));
+  c.shard_size = static_cast<std::uint32_t>(l.shard_size());
+  c.replicas = c.dp_size / std::max<std::uint32_t>(1, c.shard_size);
+  c.shard_dim = c.replicas > 1 ? GroupDim::DPShard : c.dp_dim;
   c.bucket_params = std::max(kMegatronBucketParams, 1e6 * l.dp);
   c.frozen = w.training.frozen_weights;
   p.classes.resize(l.pp);

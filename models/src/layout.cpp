@@ -28,7 +28,8 @@ double dtype_bytes(DType d) {
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
-      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, mb, sp, tp_overlap, fsdp, "
+      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, shard_group, reshard, mb, sp, "
+      "tp_overlap, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
@@ -50,6 +51,10 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       l.vp = integer(1, 1024);
     else if (key == "zero")
       l.zero = integer(0, 3);
+    else if (key == "shard_group")
+      l.shard_group = integer(0, 1 << 24);
+    else if (key == "reshard")
+      l.reshard = integer(0, 1);
     else if (key == "mb")
       l.micro_batch = integer(1, 1 << 20);
     else if (key == "sp")
@@ -81,7 +86,9 @@ std::string to_string(const Layout& l) {
       l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
       to_string(l.recompute), to_string(l.schedule)) +
          (l.tp_overlap ? ",tp_overlap=1" : "") +  // only when on: existing strings stay as they were
-         (l.etp > 0 ? fmt::format(",etp={}", l.etp) : std::string());
+         (l.etp > 0 ? fmt::format(",etp={}", l.etp) : std::string()) +
+         (l.shard_group > 0 && l.shard_group < l.dp * l.cp ? fmt::format(",shard_group={}", l.shard_group) : "") +
+         (l.zero >= 3 ? fmt::format(",reshard={}", l.reshard_after_forward() ? 1 : 0) : "");
 }
 
 }  // namespace tutti

@@ -58,6 +58,17 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
     case GroupDim::PP:
       for (int i = 0; i < l.pp; ++i) g.push_back(rank_of(l, c.tp, c.cp, c.dp, i));
       break;
+    case GroupDim::DPShard: {
+      // Index j = dp * cp + cp_index of the DPxCP group; shard groups are runs of shard_size.
+      const int n = l.shard_size(), j = c.dp * l.cp + c.cp, base = j / n * n;
+      for (int k = base; k < base + n; ++k) g.push_back(rank_of(l, c.tp, k % l.cp, k / l.cp, c.pp));
+      break;
+    }
+    case GroupDim::DPReplica: {
+      const int n = l.shard_size(), j = c.dp * l.cp + c.cp;
+      for (int k = j % n; k < l.dp * l.cp; k += n) g.push_back(rank_of(l, c.tp, k % l.cp, k / l.cp, c.pp));
+      break;
+    }
     case GroupDim::EDP:
       if (l.folded()) {  // the same position in every EP group of the stage
         const int per = l.tp * l.cp * l.dp, first = c.pp * per;

@@ -148,6 +148,8 @@ Layout parse_parallel(Obj& p, const TrainingSpec& tr, bool& has_dp) {
   l.etp = opt_int(p, "etp", 0, 1, 1 << 20);
   l.vp = opt_int(p, "vp", 1, 1, 1024);
   l.zero = opt_int(p, "zero", 1, 0, 3);
+  l.shard_group = opt_int(p, "shard_group", 0, 0, 1 << 24);
+  l.reshard = p.has("reshard") ? opt_int(p, "reshard", 1, 0, 1) : -1;
   l.fsdp = p.boolean_or("fsdp", false);
   if (l.fsdp) {
     if (p.has("zero") && l.zero != 3) p.req("zero").fail("3 (or no zero key) when fsdp is true");

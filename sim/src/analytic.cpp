@@ -13,7 +13,10 @@ namespace {
 bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
 // Gradient and parameter groups of data parallelism (dense and expert): their collectives run on the
 // DP stream, overlapped with backward, and count in the DP tail rather than on the compute path.
-bool is_dp(GroupDim g) { return g == GroupDim::DP || g == GroupDim::DPxCP || g == GroupDim::EDP; }
+bool is_dp(GroupDim g) {
+  return g == GroupDim::DP || g == GroupDim::DPxCP || g == GroupDim::EDP || g == GroupDim::DPShard ||
+         g == GroupDim::DPReplica;
+}
 }  // namespace
 
 AnalyticTime analytic_iteration(const AnalyticJob& job) {

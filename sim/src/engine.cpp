@@ -216,7 +216,8 @@ class Des {
   std::vector<std::vector<int>> groups_of(int first, int count, GroupDim dim);
   bool replicas_asymmetric();
   bool crosses_replicas(GroupDim d) const {
-    return replicas_ > 1 && (d == GroupDim::DP || d == GroupDim::DPxCP || d == GroupDim::EP || d == GroupDim::EDP);
+    return replicas_ > 1 && (d == GroupDim::DP || d == GroupDim::DPxCP || d == GroupDim::EP || d == GroupDim::EDP ||
+                             d == GroupDim::DPShard || d == GroupDim::DPReplica);
   }
   void push(double t, std::uint32_t kind, std::uint32_t a, std::uint32_t b) {
     events_.push({t, seq_++, kind, a, b});

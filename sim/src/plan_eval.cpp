@@ -221,15 +221,36 @@ bool homogeneous_layers(const Workload& w) {
 // oversubscription, network) and the key carries that context.
 struct PerfCache {
   std::map<std::string, int> contexts;
-  std::map<std::array<int, 10>, std::array<std::vector<StageFigures>, 2>> reduced;
+  std::map<std::array<int, 12>, std::array<std::vector<StageFigures>, 2>> reduced;
 };
 
 std::shared_ptr<PerfCache> make_perf_cache() { return std::make_shared<PerfCache>(); }
 
 namespace {
 
+std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w, const Layout& l,
+                                               PerfCache* cache);
+
+// Screening expands one micro-batch. With zero=3 and no pipelining every data-parallel collective
+// (each layer's gathers and gradient reduce-scatter) recurs in every micro-batch, so its time and
+// the backward that hides it scale with the iteration's micro-batch count. (With pipelining the
+// gathers recur per micro-batch only for reshard=1 and the reduce-scatters never: left at one.)
 std::vector<StageFigures> stage_figures(const HardwareModel& hw, const Workload& w, const Layout& l,
                                         PerfCache* cache) {
+  std::vector<StageFigures> out = stage_figures_one_mb(hw, w, l, cache);
+  if (l.zero >= 3 && l.pp == 1) {
+    const double m = microbatches(w, l);
+    for (StageFigures& f : out) {
+      f.st.dp_comm_s *= m;
+      f.st.dp_overlap_s *= m;
+      for (double& x : f.st.dp_comm_dim_s) x *= m;
+    }
+  }
+  return out;
+}
+
+std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w, const Layout& l,
+                                               PerfCache* cache) {
   const CalibrationProfile& prof = default_calibration();
   std::vector<StageFigures> out(static_cast<std::size_t>(l.pp));
   if (!homogeneous_layers(w)) {
@@ -245,7 +266,8 @@ std::vector<StageFigures> stage_figures(const HardwareModel& hw, const Workload&
     auto name = fmt::format("{}|{}|{}|{}", h.node, h.fabric, h.oversubscription, to_string(h.network));
     context = cache->contexts.emplace(name, static_cast<int>(cache->contexts.size())).first->second;
   }
-  std::array<int, 10> key{context, l.tp, l.cp, l.dp, l.ep, l.etp, l.micro_batch, static_cast<int>(l.recompute), l.zero, ppr};
+  std::array<int, 12> key{context, l.tp, l.cp, l.dp, l.ep, l.etp, l.micro_batch, static_cast<int>(l.recompute), l.zero, ppr,
+                          l.shard_size(), l.reshard_after_forward() ? 1 : 0};
   std::array<std::vector<StageFigures>, 2>* red = nullptr;
   std::array<std::vector<StageFigures>, 2> local;
   if (cache != nullptr) {

@@ -18,9 +18,11 @@ const char* violation_name(int bit) {
   return bit >= 0 && bit < kNumViolations ? kNames[bit] : "?";
 }
 
-/// Exposed gradient-group communication: DP, DPxCP and EDP (expert gradients) together.
+/// Exposed gradient-group communication: DP, DPxCP, EDP (expert gradients) and the hybrid
+/// sharding groups together.
 static double dp_family_s(const Breakdown& b) {
-  return b.exposed_comm_s[GroupDim::DP] + b.exposed_comm_s[GroupDim::DPxCP] + b.exposed_comm_s[GroupDim::EDP];
+  return b.exposed_comm_s[GroupDim::DP] + b.exposed_comm_s[GroupDim::DPxCP] + b.exposed_comm_s[GroupDim::EDP] +
+         b.exposed_comm_s[GroupDim::DPShard] + b.exposed_comm_s[GroupDim::DPReplica];
 }
 
 const char* bottleneck_name(const Breakdown& b) {
@@ -54,7 +56,10 @@ std::string layout_text(const Layout& l) {
   if (l.ep > 1) s += fmt::format(" ep={}", l.ep);
   if (l.etp > 0) s += fmt::format(" etp={}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp={}", l.vp);
-  s += fmt::format(" mb={} zero={} rc={}", l.micro_batch, l.zero, to_string(l.recompute));
+  s += fmt::format(" mb={} zero={}", l.micro_batch, l.zero);
+  if (l.shard_group > 0 && l.shard_group < l.dp * l.cp) s += fmt::format(" shard_group={}", l.shard_group);
+  if (l.zero >= 3) s += fmt::format(" reshard={}", l.reshard_after_forward() ? 1 : 0);
+  s += fmt::format(" rc={}", to_string(l.recompute));
   return s;
 }
 
@@ -65,8 +70,10 @@ std::string layout_short(const Layout& l) {
   if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
   if (l.etp > 0) s += fmt::format(" etp{}", l.etp);
   if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
-  s += fmt::format(" mb{} z{} {}", l.micro_batch, l.zero,
-                   l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
+  s += fmt::format(" mb{} z{}", l.micro_batch, l.zero);
+  if (l.shard_group > 0 && l.shard_group < l.dp * l.cp) s += fmt::format(" sg{}", l.shard_group);
+  if (l.zero >= 3) s += fmt::format(" rs{}", l.reshard_after_forward() ? 1 : 0);
+  s += fmt::format(" {}", l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
   return s;
 }
 
@@ -85,6 +92,8 @@ Json layout_json(const Layout& l) {
               {"vp", l.vp},
               {"micro_batch", l.micro_batch},
               {"zero", l.zero},
+              {"shard_group", l.shard_size()},  // ranks one state is sharded over
+              {"reshard", l.zero >= 3 && l.reshard_after_forward()},
               {"sequence_parallel", l.sequence_parallel},
               {"recompute", to_string(l.recompute)},
               {"schedule", l.vp > 1 ? "interleaved" : "1f1b"},

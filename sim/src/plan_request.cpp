@@ -165,6 +165,8 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
     r.layouts.vp = int_list(l, "vp", 1, 64);
     r.layouts.micro_batch = int_list(l, "micro_batch", 1, 4096);
     r.layouts.zero = int_list(l, "zero", 0, 3);
+    r.layouts.shard_group = int_list(l, "shard_group", 0, 1 << 24);
+    r.layouts.reshard = int_list(l, "reshard", 0, 1);
     r.layouts.recompute = read_list<Recompute>(l, "recompute", [](const Value& v) {
       auto c = v.choice({"none", "selective", "full"});
       return c == "none" ? Recompute::None : c == "selective" ? Recompute::Selective : Recompute::Full;
@@ -234,6 +236,8 @@ void to_json(nlohmann::json& j, const PlanRequest& r) {
   put("vp", r.layouts.vp);
   put("micro_batch", r.layouts.micro_batch);
   put("zero", r.layouts.zero);
+  put("shard_group", r.layouts.shard_group);
+  put("reshard", r.layouts.reshard);
   if (!r.layouts.recompute.empty()) {
     l["recompute"] = nlohmann::json::array();
     for (auto x : r.layouts.recompute) l["recompute"].push_back(recompute_name(x));

@@ -15,7 +15,7 @@ std::vector<int> or_default(const std::vector<int>& v, std::vector<int> dflt) {
 }
 
 struct Lists {
-  std::vector<int> tp, pp, cp, ep, vp, mb, zero;
+  std::vector<int> tp, pp, cp, ep, vp, mb, zero, shard_group, reshard;
   std::vector<Recompute> recompute;
 };
 
@@ -36,7 +36,11 @@ Lists lists_for(const SpaceFacts& f, const LayoutSpace& s, int nvlink_domain) {
   l.ep = or_default(s.ep, ep_default);
   l.vp = or_default(s.vp, {1, 2});
   l.mb = or_default(s.micro_batch, {1, 2});
-  l.zero = or_default(s.zero, {1});
+  l.zero = or_default(s.zero, {1, 2, 3});
+  // 0 = shard over every data-parallel rank; -1 stands for "the data-parallel ranks of one NVLink
+  // domain" (hybrid sharding inside the domain), resolved per layout below.
+  l.shard_group = or_default(s.shard_group, {0, -1});
+  l.reshard = or_default(s.reshard, {0, 1});
   l.recompute = s.recompute.empty()
                     ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
                     : s.recompute;
@@ -71,8 +75,17 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
               if (tp > 1 && (static_cast<long long>(f.seq_len / cp) * mb) % tp != 0) continue;
               int micro_batches = f.global_batch / (dp * mb);
               if (vp > 1 && micro_batches % pp != 0) continue;  // Megatron's interleaving rule.
-              for (int zero : L.zero) {
-                if (zero == 3 && pp > 1) continue;  // FSDP does not combine with pipelining.
+              for (int zero : L.zero)
+              for (int sg_item : L.shard_group)
+              for (int rs_item : L.reshard) {
+                // zero=3 tries each reshard value; other stages have none (one pass).
+                if (zero < 3 && rs_item != L.reshard.front()) continue;
+                const int dpc = dp * cp;
+                int sg = sg_item;
+                if (sg < 0) sg = nvlink_domain / tp;  // the DP ranks inside one NVLink domain
+                if (sg >= dpc) sg = 0;
+                if (sg > 0 && (sg < 2 || dpc % sg != 0 || zero == 0 || !f.transformer)) continue;
+                if (sg_item < 0 && sg == 0) continue;  // same as shard_group=0, already tried
                 for (Recompute rc : L.recompute) {
                   Layout l;
                   l.tp = tp;
@@ -84,6 +97,8 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
                   l.vp = vp;
                   l.micro_batch = mb;
                   l.zero = zero;
+                  l.shard_group = sg;
+                  l.reshard = zero == 3 ? rs_item : -1;
                   l.fsdp = false;
                   l.sequence_parallel = tp > 1;
                   l.schedule = vp > 1 ? PipeSchedule::Interleaved : PipeSchedule::OneFOneB;

@@ -30,7 +30,7 @@ Json full_request() {
                "oversubscription": [1, 2], "networks": ["infiniband", "roce"], "storage": ["vast-class"],
                "acquisition": ["buy", "rent"], "facility": "air-cooled",
                "layouts": {"tp": [8], "pp": [4], "cp": [1], "ep": [1], "vp": [1, 2],
-                           "micro_batch": [1], "zero": [1], "recompute": ["selective"]}},
+                           "micro_batch": [1], "zero": [1], "shard_group": [0], "reshard": [0], "recompute": ["selective"]}},
     "objective": "time", "finalists": 2, "prune": false
   })");
 }

@@ -54,6 +54,8 @@ TEST_CASE("plan: explicit layout lists restrict the space; MoE adds expert paral
   s.cp = {1};
   s.vp = {1};
   s.micro_batch = {1};
+  s.zero = {1};
+  s.shard_group = {0};
   s.recompute = {Recompute::Selective};
   auto one = enumerate_layouts(f, s, 512, 8);
   REQUIRE(one.size() == 1);

@@ -27,7 +27,24 @@ struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   int etp = 0;  ///< Expert tensor parallelism: 0 = tp (default), or 1 (parallel folding).
   int vp = 1;         ///< Virtual stages per rank (interleaved 1F1B when > 1).
-  int zero = 1;       ///< ZeRO stage 0..3 (3 == FSDP full sharding).
+  /// Data-parallel sharding stage. 0: plain DDP (gradient all-reduce, replicated optimizer);
+  /// 1: optimizer states sharded (Megatron distributed optimizer: gradient reduce-scatter, then
+  /// parameter all-gather after the step); 2: gradients sharded too (same traffic as 1, less
+  /// memory); 3: parameters sharded (FSDP / ZeRO-3: per-layer all-gather before use, gradient
+  /// reduce-scatter after each layer's backward).
+  int zero = 1;
+  /// Hybrid sharding (FSDP HYBRID_SHARD / HSDP, Megatron-FSDP's outer data-parallel group): states
+  /// are sharded inside groups of `shard_group` consecutive data-parallel ranks (dp*cp ranks
+  /// when cp > 1) and replicated across the dp*cp/shard_group groups; the reduce-scatters and
+  /// all-gathers run inside a group, and an all-reduce of the gradient shard runs across the
+  /// groups. 0 = one group of all data-parallel ranks. Dense weights only: MoE expert weights
+  /// stay sharded over their expert-data-parallel group.
+  int shard_group = 0;
+  /// zero=3: FSDP reshard_after_forward. 1: parameters are freed after each layer's forward and
+  /// gathered again for its backward; 0: kept from forward to backward (no backward all-gather,
+  /// the stage's whole unsharded parameters in memory). -1 (default) = torchtitan's default:
+  /// 1 without pipelining, 0 with it. See reshard_after_forward().
+  int reshard = -1;
   bool fsdp = false;  ///< PyTorch FSDP naming of zero=3 (changes comm schedule names only).
   bool sequence_parallel = true;  ///< Megatron SP (only meaningful when tp > 1).
   /// Megatron --tp-comm-overlap (Transformer Engine userbuffers): the SP all-gathers and
@@ -45,10 +62,15 @@ struct Layout {
   bool folded() const { return etp == 1 && tp > 1; }
   /// Ranks that hold the same experts (expert-data-parallel group size).
   int edp() const { return tp * cp * dp / (expert_tp() * ep); }
+  /// Ranks of one sharding group (shard_group, or every data-parallel rank when 0).
+  int shard_size() const { return shard_group > 0 ? shard_group : dp * cp; }
+  /// Whether zero=3 frees gathered parameters after forward (reshard resolved: -1 gives
+  /// pp == 1, torchtitan's apply_fsdp default `reshard_after_forward = not pp_enabled`).
+  bool reshard_after_forward() const { return reshard < 0 ? pp == 1 : reshard == 1; }
 };
 
 /// Parses "tp=8,pp=4,cp=1,ep=1,etp=1,zero=1,vp=2,mb=1,dp=4,sp=1,tp_overlap=0,recompute=selective,
-/// schedule=1f1b"
+/// schedule=1f1b,shard_group=8,reshard=0"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
 // to_string / parse_enum for DType, Recompute and PipeSchedule come from their tables.

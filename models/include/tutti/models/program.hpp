@@ -42,9 +42,13 @@ TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
 /// when context parallelism is on (Megatron reduces gradients over dp*cp ranks). EDP is the
 /// expert-data-parallel group of MoE expert weights: the dp*cp/ep ranks that hold the same
 /// experts (same tp, pp and position in their EP group), over which expert gradients are reduced.
+/// DPShard and DPReplica are hybrid sharding's groups (Layout::shard_group): shard_group
+/// consecutive data-parallel ranks (in DPxCP order), and the ranks at the same position in every
+/// sharding group.
 /// Per-dimension quantities are EnumArray<GroupDim, T> (core/enum.hpp), sized by this table.
 #define TUTTI_GROUP_DIM_VALUES(X) \
-  X(TP, "tp") X(CP, "cp") X(DP, "dp") X(DPxCP, "dpxcp") X(EP, "ep") X(PP, "pp") X(EDP, "edp")
+  X(TP, "tp") X(CP, "cp") X(DP, "dp") X(DPxCP, "dpxcp") X(EP, "ep") X(PP, "pp") X(EDP, "edp") \
+  X(DPShard, "dp_shard") X(DPReplica, "dp_replica")
 TUTTI_ENUM(GroupDim, std::uint8_t, TUTTI_GROUP_DIM_VALUES);
 
 /// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so

@@ -49,6 +49,9 @@ const char* to_string(Objective o);
 /// documented in schemas/plan_request.schema.json.
 struct LayoutSpace {
   std::vector<int> tp, pp, cp, ep, vp, micro_batch, zero;
+  /// Hybrid sharding group sizes (0 = shard over all data-parallel ranks) and, for zero=3,
+  /// reshard_after_forward values (0, 1).
+  std::vector<int> shard_group, reshard;
   std::vector<Recompute> recompute;
 };
 
