@@ -652,11 +652,15 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
     sh = "optimizer";
     note("sharding optimizer: ZeRO-1 / Megatron distributed optimizer (not stated; NeMo's default)");
   }
-  if (f.shard_group)
-    throw Skip{fmt::format("shard_group {} (sharding inside groups smaller than dp) is not expressible: the layout has no shard_group key", *f.shard_group)};
-  if (sh == "full" && f.reshard_after_forward && !*f.reshard_after_forward)
-    throw Skip{"reshard_after_forward false (FSDP SHARD_GRAD_OP: parameters kept gathered from "
-               "forward to backward) is not expressible: the layout has no reshard key"};
+  // Hybrid sharding: shard inside groups of shard_group GPUs, replicate across them.
+  if (f.shard_group) l.shard_group = *f.shard_group;
+  // FSDP reshard_after_forward: false keeps the gathered parameters from forward to backward.
+  if (f.reshard_after_forward) {
+    l.reshard = *f.reshard_after_forward ? 1 : 0;
+  } else if (sh == "full") {
+    note("reshard_after_forward: true without pipelining, false with it (not stated; torchtitan's "
+         "default reshard_after_forward = not pp_enabled)");
+  }
   l.zero = sh == "none" ? 0 : sh == "optimizer" ? 1 : sh == "optimizer_grads" ? 2 : 3;
   if (f.num_gpus == 1) l.zero = 0;
 
@@ -973,6 +977,8 @@ const DefaultRow kDefaults[] = {
     {"parallel.vp", "1", "no interleaving"},
     {"parallel.dp", "GPUs / (tp*pp*cp)", "the only degree the others leave"},
     {"parallel.sharding", "optimizer (ZeRO-1)", "NeMo's and Megatron-Core recipes' distributed optimizer"},
+    {"parallel.shard_group", "every data-parallel rank", "plain ZeRO / FSDP FULL_SHARD shards over the whole data-parallel group"},
+    {"parallel.reshard_after_forward", "true without pipelining, false with it (sharding full)", "torchtitan's apply_fsdp default (reshard_after_forward = not pp_enabled)"},
     {"parallel.sp", "on when tp > 1", "Megatron-Core recipes enable it with TP"},
     {"parallel.tp_comm_overlap", "off", "Megatron-LM's default"},
     {"hardware.gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps", "the usual server of the GPU (DGX/HGX, 8 GPUs, one NIC per GPU)", "the common server of each generation"},

@@ -22,6 +22,7 @@ class TestFatTree : public Topology {
     gpus_per_leaf_ = nodes_per_leaf * gpus_per_node;
     num_gpus_ = leaves * gpus_per_leaf_;
     gpus_per_node_ = gpus_per_node;
+    domain_gpus_ = gpus_per_node;  // one NVLink domain per node
     auto dev = [&](DeviceKind k, std::uint32_t idx, std::uint8_t lvl) {
       devices_.push_back({k, idx, lvl, 0});
       return static_cast<std::uint32_t>(devices_.size() - 1);

@@ -15,6 +15,7 @@ class SmallTree final : public Topology {
     if (uplink_Bps <= 0) uplink_Bps = nic_Bps;
     num_gpus_ = nodes * g;
     gpus_per_node_ = g;
+    domain_gpus_ = g;  // one NVLink domain per node
     auto add_dev = [&](DeviceKind k, std::uint32_t idx, std::uint8_t lvl) {
       devices_.push_back(Device{k, idx, lvl, 0});
       return static_cast<std::uint32_t>(devices_.size() - 1);

@@ -185,7 +185,7 @@ TEST_CASE("a job on part of an NVL72 cluster: fit_layout, placement, idle GPUs i
   REQUIRE(c.domain_gpus() == 72);
   Workload w = load_workload(src("models/llama3-70b.json"));
   // tp 8 x pp 4 on 576 GPUs would be dp 18, which does not divide the 512-sequence batch.
-  CHECK_THROWS_AS(resolve_layout(w, "", c.gpus()), InputError);
+  CHECK_THROWS_AS(check_layout(w, resolve_layout(w, "", c.gpus()), 0), InputError);
   Layout l = fit_layout(w, "", c.gpus());
   CHECK(l.dp == 16);
   CHECK(l.gpus() == 512);

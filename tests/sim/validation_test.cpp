@@ -193,10 +193,19 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
     REQUIRE(r["skipped"].size() == 1);
     return r["skipped"][0]["reason"].get<std::string>();
   };
+  // Hybrid sharding and FSDP's reshard_after_forward map onto shard_group and reshard.
+  {
+    json h = c;
+    h["parallel"]["sharding"] = "full";
+    h["parallel"]["shard_group"] = 8;
+    h["parallel"]["reshard_after_forward"] = false;
+    json r = run_cases(json::array({h})).json();
+    REQUIRE(r["cases"].size() == 1);
+    std::string lay = r["cases"][0]["layout"].get<std::string>();
+    CHECK(lay.find("shard_group=8") != std::string::npos);
+    CHECK(lay.find("reshard=0") != std::string::npos);
+  }
   json g = c;
-  g["parallel"]["shard_group"] = 8;
-  CHECK(skipped(g).find("shard_group") != std::string::npos);
-  g = c;
   g["hardware"]["fabric"] = "efa";
   CHECK(skipped(g).find("fabric 'efa'") != std::string::npos);
   g = c;
