@@ -161,8 +161,8 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
       l = fit_layout(w, o.parallel, c.gpus());
     } catch (const InputError& e) {
       // The GPU count came from the cluster file, not from a --gpus flag: say so.
-      if (e.file() != "--gpus") throw;
-      throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+      if (e.file() == "--gpus") throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+      throw InputError(fmt::format("{} ({} GPUs): {}", o.cluster, c.gpus(), e.what()));
     }
   }
   SimOptions so;

@@ -19,7 +19,7 @@ using nlohmann::json;
 namespace {
 // The regression bound on the headline (unfitted) MAPE of tests/validation/published-public.json:
 // its measured value rounded up to the next whole percent (docs/validation.md states the figure).
-constexpr double kUnfittedMapeBoundPct = 9.0;
+constexpr double kUnfittedMapeBoundPct = 12.0;
 
 const char* kCases = "tests/validation/published-public.json";
 
