@@ -40,24 +40,13 @@ int count_coll(const Program& p, Coll c, GroupDim g, int stage = 0) {
   return n;
 }
 
-/// `defaults` ("k=v,...") with every key that `parallel` also sets left out, then `parallel`: one
-/// --parallel string that names each key once (a key named twice is an input error).
-std::string with_defaults(const std::string& defaults, const std::string& parallel) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < defaults.size()) {
-    std::size_t j = defaults.find(',', i);
-    if (j == std::string::npos) j = defaults.size();
-    const std::string item = defaults.substr(i, j - i), key = item.substr(0, item.find('=') + 1);
-    if (("," + parallel).find("," + key) == std::string::npos) out += item + ",";
-    i = j + 1;
-  }
-  return out + parallel;
-}
-
 /// tiny-gpt's file layout (tp=2, pp=2, mb=4) reset to plain data parallelism, then `parallel`.
 Layout layout(const Workload& w, const std::string& parallel, int gpus) {
-  return resolve_layout(w, with_defaults("tp=1,pp=1,mb=1", parallel), gpus);
+  Workload dp_only = w;
+  if (dp_only.layout) {
+    dp_only.layout->tp = dp_only.layout->pp = dp_only.layout->micro_batch = 1;
+  }
+  return resolve_layout(dp_only, parallel, gpus);
 }
 
 Program expand(const Workload& w, const std::string& parallel, int gpus) {

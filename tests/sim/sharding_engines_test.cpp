@@ -15,22 +15,6 @@ using namespace tutti;
 
 namespace {
 
-/// `defaults` ("k=v,...") with every key that `parallel` also sets left out, then `parallel`: one
-/// --parallel string that names each key once (a key named twice is an input error).
-std::string with_defaults(const std::string& defaults, const std::string& parallel) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < defaults.size()) {
-    std::size_t j = defaults.find(',', i);
-    if (j == std::string::npos) j = defaults.size();
-    const std::string item = defaults.substr(i, j - i), key = item.substr(0, item.find('=') + 1);
-    if (("," + parallel).find("," + key) == std::string::npos) out += item + ",";
-    i = j + 1;
-  }
-  return out + parallel;
-}
-
-
 void run(const std::string& parallel, double tolerance = 0.01) {
   ClusterParams p;
   p.name = "fat_tree";
@@ -41,9 +25,9 @@ void run(const std::string& parallel, double tolerance = 0.01) {
   p.sets = {"fabric.routing=dmodk"};
   const Cluster c = make_cluster(p);
   const Workload w = load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/tiny-gpt.json",
-                                   {"training.global_batch=32", "model.layers=4"});
-  // tiny-gpt's file layout has pp=2 and mb=4: start from pp=1, mb=1.
-  const Layout l = resolve_layout(w, with_defaults("pp=1,mb=1", parallel), c.gpus());
+                                   {"training.global_batch=32", "model.layers=4", "parallel.pp=1", "parallel.micro_batch=1"});
+  // tiny-gpt's file layout has pp=2 and mb=4: the file is set to pp=1, mb=1, then `parallel`.
+  const Layout l = resolve_layout(w, parallel, c.gpus());
   check_layout(w, l, c.gpu.hbm_bytes);
   const Program prog = expand_program(w, l);
   const SimCluster sc = sim_cluster(c);
