@@ -1,0 +1,157 @@
+// tutti cluster: many jobs sharing one cluster (simulate a trace; compare policies on it).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "tutti/cluster/cluster_sim.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
+#include "tutti/topologies/cluster.hpp"
+
+namespace tutti::cli {
+namespace {
+
+struct ClusterOptions {
+  std::string cluster, jobs, synthetic, csv;
+  std::string scheduler = "easy-backfill", placement = "topology", alloc = "node", engine = "analytic";
+  std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s", restart;
+  std::string reliability = "llama3", fair_share_by = "user";
+  std::vector<std::string> schedulers, placements;  // compare
+  bool no_failures = false, no_interference = false;
+  int processors_per_gpu = 1, backfill_depth = 500, timeline_points = 200;
+};
+
+double time_flag(const std::string& flag, const std::string& v) {
+  auto q = parse_quantity(v, Dim::Time);
+  if (!q || *q <= 0) throw InputError(flag, flag.substr(2), "\"" + v + "\"", dim_expectation(Dim::Time) + ", > 0");
+  return *q;
+}
+
+ClusterSimOptions sim_options(const Globals& g, const ClusterOptions& o) {
+  ClusterSimOptions so;
+  so.scheduler = parse_scheduler(o.scheduler);
+  so.placement = parse_placement(o.placement);
+  so.alloc = parse_alloc(o.alloc);
+  so.engine = o.engine;
+  so.calibration = o.calibration;
+  so.failures = !o.no_failures;
+  so.interference = !o.no_interference;
+  so.reliability_profile = o.reliability;
+  so.repair_s = time_flag("--repair", o.repair);
+  so.checkpoint_write_s = time_flag("--checkpoint-write", o.checkpoint_write);
+  so.checkpoint_interval_s = o.checkpoint_interval == "young" ? 0 : time_flag("--checkpoint-interval", o.checkpoint_interval);
+  if (!o.restart.empty()) so.restart_s = time_flag("--restart", o.restart);
+  if (o.fair_share_by != "user" && o.fair_share_by != "team")
+    throw InputError("--fair-share-by", "fair-share-by", "\"" + o.fair_share_by + "\"", "user or team");
+  so.fair_share_by_team = o.fair_share_by == "team";
+  so.backfill_depth = o.backfill_depth;
+  so.timeline_points = o.timeline_points;
+  so.seed = g.seed;
+  return so;
+}
+
+JobList trace(const Globals& g, const ClusterOptions& o, const Cluster& c) {
+  if (o.jobs.empty() == o.synthetic.empty())
+    throw InputError("--jobs", "jobs", o.jobs.empty() ? "neither --jobs nor --synthetic" : "both --jobs and --synthetic",
+                     "one trace: --jobs FILE (.swf, .json, sacct --parsable2) or --synthetic KEY=VALUE,...");
+  if (!o.synthetic.empty()) return synthetic_jobs(parse_synthetic(o.synthetic), g.seed);
+  return load_jobs(o.jobs, o.processors_per_gpu, c.gpus_per_node);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f || !(f << text)) throw InputError(path + ": cannot write file");
+}
+
+int run_simulate(const Globals& g, const ClusterOptions& o) {
+  Cluster c = load_cluster(o.cluster, g.sets);
+  ClusterSimOptions so = sim_options(g, o);
+  JobList jl = trace(g, o, c);
+  ClusterResult r = simulate_cluster(c, jl, so);
+  if (g.json) emit_json(g, to_json(r));
+  else emit(g, cluster_text(r));
+  if (!o.csv.empty()) write_file(o.csv, jobs_csv(r));
+  note(g, fmt::format("simulated {} jobs in {:.3f} s wall ({:.3f} s scheduling, {:.3f} s job-runtime simulation, "
+                      "{} distinct placements timed)",
+                      r.jobs, r.wall_total_s, r.wall_total_s - r.wall_runtime_s, r.wall_runtime_s,
+                      r.runtime_cache_entries));
+  return kOk;
+}
+
+int run_compare(const Globals& g, const ClusterOptions& o) {
+  Cluster c = load_cluster(o.cluster, g.sets);
+  ClusterSimOptions base = sim_options(g, o);
+  JobList jl = trace(g, o, c);
+  std::vector<std::string> scheds = o.schedulers.empty() ? std::vector<std::string>{"fifo", "easy-backfill"} : o.schedulers;
+  std::vector<std::string> places = o.placements.empty() ? std::vector<std::string>{"packed", "topology"} : o.placements;
+  std::vector<ClusterResult> rs;
+  for (const auto& s : scheds)
+    for (const auto& p : places) {
+      ClusterSimOptions so = base;
+      so.scheduler = parse_scheduler(s, "--schedulers");
+      so.placement = parse_placement(p, "--placements");
+      rs.push_back(simulate_cluster(c, jl, so));
+    }
+  if (g.json) {
+    nlohmann::json j;
+    j["format"] = "tutti-cluster-compare/1";
+    j["runs"] = nlohmann::json::array();
+    for (const auto& r : rs) j["runs"].push_back(to_json(r, false));
+    emit_json(g, j);
+  } else {
+    emit(g, compare_text(rs));
+  }
+  return kOk;
+}
+
+void common_flags(CLI::App* sub, ClusterOptions& o) {
+  sub->add_option("--cluster", o.cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
+  sub->add_option("--jobs", o.jobs, "Job trace: .swf (Parallel Workloads Archive), .json (tutti job list), else sacct --parsable2");
+  sub->add_option("--synthetic", o.synthetic,
+                  "Synthetic trace instead: jobs=1000,span=30d,min_gpus=1,max_gpus=64,median=2h,sigma=1,users=8,comm=0.2");
+  sub->add_option("--alloc", o.alloc, "Allocate whole nodes or GPUs: node|gpu")->capture_default_str();
+  sub->add_option("--engine", o.engine, "Engine timing workload jobs: analytic|native")->capture_default_str();
+  sub->add_option("--calibration", o.calibration, "Calibration profile for the engine");
+  sub->add_flag("--no-failures", o.no_failures, "No node failures");
+  sub->add_flag("--no-interference", o.no_interference, "Jobs do not slow each other on shared links");
+  sub->add_option("--reliability", o.reliability, "Reliability profile (topologies/catalog/reliability.json)")->capture_default_str();
+  sub->add_option("--repair", o.repair, "Time a failed node is out of service")->capture_default_str();
+  sub->add_option("--checkpoint-interval", o.checkpoint_interval, "Checkpoint interval, or young")->capture_default_str();
+  sub->add_option("--checkpoint-write", o.checkpoint_write, "Time to write one checkpoint")->capture_default_str();
+  sub->add_option("--restart", o.restart, "Time to restart a failed job (default: the profile's)");
+  sub->add_option("--processors-per-gpu", o.processors_per_gpu, "SWF processors per GPU")->capture_default_str();
+  sub->add_option("--fair-share-by", o.fair_share_by, "fair-share scheduler: user|team")->capture_default_str();
+  sub->add_option("--backfill-depth", o.backfill_depth, "Queued jobs scanned per pass")->capture_default_str();
+  sub->add_option("--timeline-points", o.timeline_points, "Utilisation samples")->capture_default_str();
+}
+
+}  // namespace
+
+void setup_cluster(CLI::App& app, Globals& g) {
+  auto* top = app.add_subcommand("cluster", "Many jobs on one cluster: scheduling, placement, idle GPUs");
+  top->require_subcommand(1);
+  {
+    auto o = std::make_shared<ClusterOptions>();
+    auto* sub = top->add_subcommand("simulate", "Run a job trace on a cluster (discrete-event)");
+    common_flags(sub, *o);
+    sub->add_option("--scheduler", o->scheduler, "fifo|easy-backfill|conservative-backfill|fair-share|gang")
+        ->capture_default_str();
+    sub->add_option("--placement", o->placement, "packed|spread|topology")->capture_default_str();
+    sub->add_option("--csv", o->csv, "Write one row per job to this CSV file");
+    sub->footer("Example:\n  tutti cluster simulate --cluster topologies/dgx-h100-superpod-1su.json "
+                "--jobs tests/data/cluster/jobs-small.json --scheduler easy-backfill --placement topology");
+    sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });
+  }
+  {
+    auto o = std::make_shared<ClusterOptions>();
+    auto* sub = top->add_subcommand("compare", "Run several schedulers x placements on the same trace");
+    common_flags(sub, *o);
+    sub->add_option("--schedulers", o->schedulers, "Schedulers to compare (default fifo easy-backfill)")->delimiter(',');
+    sub->add_option("--placements", o->placements, "Placements to compare (default packed topology)")->delimiter(',');
+    sub->callback([&g, o] { g.run = [&g, o] { return run_compare(g, *o); }; });
+  }
+}
+
+}  // namespace tutti::cli
