@@ -8,13 +8,16 @@
 #include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/reports/cluster_report.hpp"
+#include "tutti/reports/sha256.hpp"
+#include "tutti/reports/writers.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {
 namespace {
 
 struct ClusterOptions {
-  std::string cluster, jobs, synthetic, csv;
+  std::string cluster, jobs, synthetic, csv, html;
   std::string scheduler = "easy-backfill", placement = "topology", alloc = "node", engine = "analytic";
   std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s", restart;
   std::string reliability = "llama3", fair_share_by = "user";
@@ -65,6 +68,38 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f || !(f << text)) throw InputError(path + ": cannot write file");
 }
 
+// The command that reproduces a report (the options that change the result).
+std::string command_line(const Globals& g, const ClusterOptions& o, const std::string& sub) {
+  std::string c = "tutti";
+  if (g.seed != 1) c += " --seed " + std::to_string(g.seed);
+  for (const auto& s : g.sets) c += " --set " + shell_quote(s);
+  c += " cluster " + sub + " --cluster " + shell_quote(o.cluster);
+  c += o.jobs.empty() ? " --synthetic " + shell_quote(o.synthetic) : " --jobs " + shell_quote(o.jobs);
+  if (sub == "simulate") c += " --scheduler " + o.scheduler + " --placement " + o.placement;
+  if (sub == "compare") {
+    if (!o.schedulers.empty()) c += " --schedulers " + shell_quote(fmt::format("{}", fmt::join(o.schedulers, ",")));
+    if (!o.placements.empty()) c += " --placements " + shell_quote(fmt::format("{}", fmt::join(o.placements, ",")));
+  }
+  c += " --alloc " + o.alloc + " --engine " + o.engine;
+  if (o.no_failures) c += " --no-failures";
+  if (o.no_interference) c += " --no-interference";
+  return c + " --html " + shell_quote(o.html);
+}
+
+void write_report(const Globals& g, const ClusterOptions& o, const std::string& sub, const nlohmann::json& runs) {
+  reports::Report r = reports::build_cluster_report(runs);
+  r.tool_version = std::string("tutti ") + TUTTI_VERSION;
+  r.command = command_line(g, o, sub);
+  const std::string ct = read_text(o.cluster);
+  r.inputs.push_back({"cluster", o.cluster, reports::sha256_hex(ct), ct});
+  if (!o.jobs.empty()) {
+    const std::string jt = read_text(o.jobs);
+    r.inputs.push_back({"jobs", o.jobs, reports::sha256_hex(jt), jt});
+  }
+  write_file(o.html, reports::write_html(r));
+  note(g, "report written to " + o.html);
+}
+
 int run_simulate(const Globals& g, const ClusterOptions& o) {
   Cluster c = load_cluster(o.cluster, g.sets);
   ClusterSimOptions so = sim_options(g, o);
@@ -73,6 +108,7 @@ int run_simulate(const Globals& g, const ClusterOptions& o) {
   if (g.json) emit_json(g, to_json(r));
   else emit(g, cluster_text(r));
   if (!o.csv.empty()) write_file(o.csv, jobs_csv(r));
+  if (!o.html.empty()) write_report(g, o, "simulate", nlohmann::json::array({to_json(r)}));
   note(g, fmt::format("simulated {} jobs in {:.3f} s wall ({:.3f} s scheduling, {:.3f} s job-runtime simulation, "
                       "{} distinct placements timed)",
                       r.jobs, r.wall_total_s, r.wall_total_s - r.wall_runtime_s, r.wall_runtime_s,
@@ -94,6 +130,11 @@ int run_compare(const Globals& g, const ClusterOptions& o) {
       so.placement = parse_placement(p, "--placements");
       rs.push_back(simulate_cluster(c, jl, so));
     }
+  if (!o.html.empty()) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : rs) runs.push_back(to_json(r));
+    write_report(g, o, "compare", runs);
+  }
   if (g.json) {
     nlohmann::json j;
     j["format"] = "tutti-cluster-compare/1";
@@ -125,6 +166,7 @@ void common_flags(CLI::App* sub, ClusterOptions& o) {
   sub->add_option("--fair-share-by", o.fair_share_by, "fair-share scheduler: user|team")->capture_default_str();
   sub->add_option("--backfill-depth", o.backfill_depth, "Queued jobs scanned per pass")->capture_default_str();
   sub->add_option("--timeline-points", o.timeline_points, "Utilisation samples")->capture_default_str();
+  sub->add_option("--html", o.html, "Write the HTML report (utilisation timeline, wait CDF, comparison)");
 }
 
 }  // namespace

@@ -46,8 +46,9 @@ TEST_CASE("tutti cluster simulate: sacct dump, synthetic trace, CSV") {
   std::ifstream f(csv);
   std::stringstream ss;
   ss << f.rdbuf();
-  CHECK(ss.str().rfind("id,user,gpus,submit_s", 0) == 0);
-  CHECK(std::count(ss.str().begin(), ss.str().end(), '\n') == 51);
+  const std::string text = ss.str();
+  CHECK(text.rfind("id,user,gpus,submit_s", 0) == 0);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 51);
 }
 
 TEST_CASE("tutti cluster compare: schedulers x placements side by side") {
@@ -80,7 +81,7 @@ TEST_CASE("tutti cluster: bad traces and flags exit 2 naming the line or key") {
   const std::string js = write("bad.json", R"({"format": "tutti-jobs/1", "jobs": [{"gpus": 4, "duration": "1h"}, {"gpus": "four", "duration": "1h"}]})");
   auto b = run_tutti({"cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json", "--jobs", js});
   CHECK(b.rc == 2);
-  CHECK(b.err.find("jobs[1].gpus") != std::string::npos);
+  CHECK(b.err.find("jobs.1.gpus") != std::string::npos);
   const std::string sa = write("bad.sacct", "JobID|Submit|Start|End|AllocTRES\n7|2024-01-01T00:00:00|2024-01-01T00:00:00|soon|gres/gpu=1\n");
   auto c = run_tutti({"cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json", "--jobs", sa});
   CHECK(c.rc == 2);

@@ -12,9 +12,10 @@ using namespace tutti;
 
 namespace {
 
-// 8 DGX H100 on 2 leaves (4 nodes each), leaves 4:1 oversubscribed so cross-leaf rings share uplinks.
+// 8 DGX H100 on 2 leaves (4 nodes each), 32 NICs per leaf, 8:1 oversubscribed (4 uplinks each) so rings of
+// two jobs that cross leaves must share uplinks.
 const Cluster& small_cluster() {
-  static Cluster c = load_cluster(testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.oversubscription=4"});
+  static Cluster c = load_cluster(testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.oversubscription=8", "fabric.leaf_down_ports=32"});
   return c;
 }
 
@@ -119,13 +120,14 @@ TEST_CASE("topology-aware GPU placement avoids fragmenting nodes that packed fir
   std::vector<JobSpec> js;
   for (int i = 0; i < 8; ++i) js.push_back(job("small" + std::to_string(i), i, 4, 4 * 3600.0, 4 * 3600.0));
   for (int i = 0; i < 4; ++i) js.push_back(job("s2-" + std::to_string(i), 100 + i, 4, 600, 600));
-  js.push_back(job("wide", 200, 32, 3600, 3600));
+  js.push_back(job("wide", 200, 16, 3600, 3600));
   ClusterSimOptions o = quiet(SchedulerKind::Fifo, PlacementKind::Spread);
   o.alloc = AllocUnit::Gpu;
   ClusterResult spread = simulate_cluster(small_cluster(), list(js), o);
   o.placement = PlacementKind::Topology;
   ClusterResult topo = simulate_cluster(small_cluster(), list(js), o);
-  // Spread puts one small job per node (no whole node left for "wide"); best-fit pairs them.
+  // Spread puts one small job per node (no whole node left for "wide"); best-fit pairs them on
+  // nodes 0-3, the short ones on 4-5, and leaves 6-7 whole.
   CHECK(outcome(topo, "wide").start_s == doctest::Approx(200));
   CHECK(outcome(spread, "wide").start_s > 3600);
   CHECK(spread.idle.fragmentation > topo.idle.fragmentation);

@@ -88,13 +88,13 @@ TEST_CASE("json job list: strict keys with their paths") {
   CHECK(l.jobs[7].priority == 10);
   const std::string head = R"({"format": "tutti-jobs/1", "jobs": [)";
   CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "duration": "1h", "colour": 1}]})", "j.json"); })
-            .find("jobs[0].colour") != std::string::npos);
+            .find("jobs.0.colour") != std::string::npos);
   CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "duration": 3600}]})", "j.json"); })
-            .find("jobs[0].duration") != std::string::npos);
+            .find("jobs.0.duration") != std::string::npos);
   CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4}]})", "j.json"); }).find("exactly one of") != std::string::npos);
   CHECK(error_of([&] { read_job_json(head + R"({"workload": "nope", "iterations": 1}]})", "j.json"); })
-            .find("jobs[0].workload") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 0, "duration": "1h"}]})", "j.json"); }).find("jobs[0].gpus") !=
+            .find("jobs.0.workload") != std::string::npos);
+  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 0, "duration": "1h"}]})", "j.json"); }).find("jobs.0.gpus") !=
         std::string::npos);
 }
 
