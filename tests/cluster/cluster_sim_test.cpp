@@ -201,3 +201,18 @@ TEST_CASE("workload jobs are timed by tutti's engine for the placement they got"
   CHECK(outcome(cross, "tiny").groups == 2);
   CHECK(outcome(cross, "tiny").solo_s >= outcome(in_leaf, "tiny").solo_s);
 }
+
+TEST_CASE("fair share: a light user's job overtakes a heavy user's queue") {
+  // heavy has used the whole cluster for an hour; light submits after heavy's next jobs.
+  JobList l = list({job("h0", 0, 64, 3600, 3600), job("h1", 10, 64, 3600, 3600), job("h2", 11, 64, 3600, 3600),
+                    job("l0", 20, 64, 3600, 3600)});
+  l.users = {"heavy", "light"};
+  l.jobs[3].user = 1;
+  ClusterResult fifo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
+  ClusterResult fair = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::FairShare, PlacementKind::Packed));
+  CHECK(outcome(fifo, "l0").start_s == doctest::Approx(3 * 3600));  // behind h1, h2
+  CHECK(outcome(fair, "l0").start_s == doctest::Approx(3600));      // heavy's usage puts it first
+  CHECK(outcome(fair, "h1").start_s == doctest::Approx(2 * 3600));
+  REQUIRE(fair.users.size() == 2);
+  CHECK(fair.users[1].wait_s.p50 < fifo.users[1].wait_s.p50);
+}

@@ -41,11 +41,13 @@ void LinkShare::add(int j, const std::vector<int>& gpus, double demand, std::vec
         if (fabric_tier(t_.links()[l].tier)) ++flows[l];
     }
   }
+  touched.push_back(j);
   for (auto [l, f] : flows) {
     js.links.emplace_back(l, f);
     links_[l].users.push_back({j, f});
-    for (const Use& u : links_[l].users) touched.push_back(u.job);
-    solve(l);
+    // Only a link whose water level moved changes anyone's share.
+    if (solve(l))
+      for (const Use& u : links_[l].users) touched.push_back(u.job);
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
@@ -57,8 +59,8 @@ void LinkShare::remove(int j, std::vector<int>& touched) {
   for (auto [l, f] : js.links) {
     auto& us = links_[l].users;
     us.erase(std::find_if(us.begin(), us.end(), [&](const Use& u) { return u.job == j; }));
-    for (const Use& u : us) touched.push_back(u.job);
-    solve(l);
+    if (solve(l))
+      for (const Use& u : us) touched.push_back(u.job);
   }
   js.links.clear();
   js.active = false;
@@ -66,14 +68,18 @@ void LinkShare::remove(int j, std::vector<int>& touched) {
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
 }
 
-void LinkShare::solve(std::uint32_t l) {
+bool LinkShare::solve(std::uint32_t l) {
+  LinkState& ls = links_[l];
+  const double before = ls.level;
+  ls.level = water_level(l);
+  return ls.level != before;
+}
+
+double LinkShare::water_level(std::uint32_t l) {
   LinkState& ls = links_[l];
   double total = 0;
   for (const Use& u : ls.users) total += u.flows * jobs_[u.job].demand;
-  if (total <= 1.0) {
-    ls.level = 1e300;
-    return;
-  }
+  if (total <= 1.0) return 1e300;
   sort_.assign(ls.users.begin(), ls.users.end());
   std::sort(sort_.begin(), sort_.end(), [&](const Use& a, const Use& b) {
     return jobs_[a.job].demand != jobs_[b.job].demand ? jobs_[a.job].demand < jobs_[b.job].demand : a.job < b.job;
@@ -87,11 +93,10 @@ void LinkShare::solve(std::uint32_t l) {
       cap -= u.flows * jobs_[u.job].demand;
       flows -= u.flows;
     } else {
-      ls.level = level;
-      return;
+      return level;
     }
   }
-  ls.level = 1e300;
+  return 1e300;
 }
 
 double LinkShare::stretch(int j) const {

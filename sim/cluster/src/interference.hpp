@@ -44,7 +44,9 @@ class LinkShare {
     double demand = 0;
     bool active = false;
   };
-  void solve(std::uint32_t link);
+  /// Re-solves `link`; true when its water level changed.
+  bool solve(std::uint32_t link);
+  double water_level(std::uint32_t link);
   const Topology& t_;
   const Shape& s_;
   std::vector<LinkState> links_;
