@@ -22,6 +22,8 @@ struct ClusterOptions {
   std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s", restart;
   std::string reliability = "llama3", fair_share_by = "user";
   std::vector<std::string> schedulers, placements;  // compare
+  std::string p90_wait;                             // size
+  int max_nodes = 0;                                // size
   bool no_failures = false, no_interference = false;
   int processors_per_gpu = 1, backfill_depth = 500, timeline_points = 200;
 };
@@ -147,6 +149,57 @@ int run_compare(const Globals& g, const ClusterOptions& o) {
   return kOk;
 }
 
+// Smallest node count (same cluster file, --set nodes=N) whose run meets the p90 wait target.
+// Bisection over N between the fewest nodes that fit the widest job and --max-nodes: the p90
+// wait is treated as non-increasing in N (checked at the answer: N meets it, N-1 does not).
+int run_size(const Globals& g, const ClusterOptions& o) {
+  const double target = time_flag("--p90-wait", o.p90_wait);
+  ClusterSimOptions so = sim_options(g, o);
+  Cluster base = load_cluster(o.cluster, g.sets);
+  JobList jl = trace(g, o, base);
+  const int gpn = base.gpus_per_node;
+  int widest = 0;
+  for (const auto& j : jl.jobs) widest = std::max(widest, j.gpus);
+  int lo = std::max(1, (widest + gpn - 1) / gpn), hi = o.max_nodes > 0 ? o.max_nodes : 4 * base.nodes;
+  if (hi < lo) throw InputError("--max-nodes", "max-nodes", std::to_string(hi), fmt::format(">= {} (the widest job)", lo));
+  std::vector<std::pair<int, ClusterResult>> tried;
+  auto run_at = [&](int n) -> const ClusterResult& {
+    for (auto& t : tried)
+      if (t.first == n) return t.second;
+    std::vector<std::string> sets = g.sets;
+    sets.push_back("nodes=" + std::to_string(n));
+    Cluster c = load_cluster(o.cluster, sets);
+    tried.emplace_back(n, simulate_cluster(c, jl, so));
+    note(g, fmt::format("{} nodes: wait p90 {:.0f} s", n, tried.back().second.wait_s.p90));
+    return tried.back().second;
+  };
+  if (run_at(hi).wait_s.p90 > target) {
+    const std::string msg = fmt::format("no cluster up to {} nodes meets wait p90 <= {:.0f} s (at {} nodes: {:.0f} s); "
+                                        "raise --max-nodes or relax --p90-wait",
+                                        hi, target, hi, run_at(hi).wait_s.p90);
+    if (g.json) emit_json(g, {{"format", "tutti-cluster-size/1"}, {"fits", false}, {"reason", msg}});
+    else emit(g, msg + "\n");
+    return kNo;
+  }
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (run_at(mid).wait_s.p90 <= target) hi = mid;
+    else lo = mid + 1;
+  }
+  const ClusterResult& r = run_at(lo);
+  if (g.json) {
+    nlohmann::json j{{"format", "tutti-cluster-size/1"}, {"fits", true}, {"nodes", lo}, {"gpus", lo * gpn},
+                     {"p90_wait_target_s", target}, {"result", to_json(r, false)}};
+    j["tried"] = nlohmann::json::array();
+    for (const auto& t : tried) j["tried"].push_back({{"nodes", t.first}, {"wait_p90_s", t.second.wait_s.p90}});
+    emit_json(g, j);
+  } else {
+    emit(g, fmt::format("smallest cluster meeting wait p90 <= {:.0f} s: {} nodes ({} GPUs)\n\n", target, lo, lo * gpn) +
+                cluster_text(r));
+  }
+  return kOk;
+}
+
 void common_flags(CLI::App* sub, ClusterOptions& o) {
   sub->add_option("--cluster", o.cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
   sub->add_option("--jobs", o.jobs, "Job trace: .swf (Parallel Workloads Archive), .json (tutti job list), else sacct --parsable2");
@@ -193,6 +246,16 @@ void setup_cluster(CLI::App& app, Globals& g) {
     sub->add_option("--schedulers", o->schedulers, "Schedulers to compare (default fifo easy-backfill)")->delimiter(',');
     sub->add_option("--placements", o->placements, "Placements to compare (default packed topology)")->delimiter(',');
     sub->callback([&g, o] { g.run = [&g, o] { return run_compare(g, *o); }; });
+  }
+  {
+    auto o = std::make_shared<ClusterOptions>();
+    auto* sub = top->add_subcommand("size", "Smallest cluster (node count) meeting a p90 queue-wait target");
+    common_flags(sub, *o);
+    sub->add_option("--scheduler", o->scheduler, "Scheduler")->capture_default_str();
+    sub->add_option("--placement", o->placement, "Placement")->capture_default_str();
+    sub->add_option("--p90-wait", o->p90_wait, "Target: 90th percentile of queue wait (\"1h\")")->required();
+    sub->add_option("--max-nodes", o->max_nodes, "Largest node count tried (default 4x the file's)");
+    sub->callback([&g, o] { g.run = [&g, o] { return run_size(g, *o); }; });
   }
 }
 

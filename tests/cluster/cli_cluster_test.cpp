@@ -95,3 +95,28 @@ TEST_CASE("tutti cluster: bad traces and flags exit 2 naming the line or key") {
   CHECK(e.rc == 2);
   CHECK(e.err.find("1000 GPUs") != std::string::npos);
 }
+
+TEST_CASE("tutti cluster size: the smallest node count meeting a p90 wait target, or exit 1") {
+  auto r = run_tutti({"--json", "cluster", "size", "--cluster", "topologies/dgx-h100-superpod-1su.json", "--jobs",
+                      "tests/data/cluster/lublin-256-excerpt.swf", "--alloc", "gpu", "--p90-wait", "1h",
+                      "--no-failures", "-q"});
+  REQUIRE(r.rc == 0);
+  auto j = r.json();
+  CHECK(j["fits"] == true);
+  const int n = j["nodes"].get<int>();
+  CHECK(n >= 32);  // the widest SWF job needs 256 GPUs
+  CHECK(j["result"]["wait_s"]["p90"].get<double>() <= 3600);
+  // The answer is minimal among the node counts tried: one fewer misses the target.
+  bool below_checked = false;
+  for (const auto& t : j["tried"])
+    if (t["nodes"] == n - 1) {
+      below_checked = true;
+      CHECK(t["wait_p90_s"].get<double>() > 3600);
+    }
+  CHECK(below_checked);
+  auto no = run_tutti({"cluster", "size", "--cluster", "topologies/dgx-h100-superpod-1su.json", "--jobs",
+                       "tests/data/cluster/lublin-256-excerpt.swf", "--alloc", "gpu", "--p90-wait", "1s",
+                       "--max-nodes", "33", "--no-failures", "-q"});
+  CHECK(no.rc == 1);
+  CHECK(no.out.find("no cluster up to 33 nodes") != std::string::npos);
+}
