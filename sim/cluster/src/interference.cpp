@@ -29,7 +29,8 @@ void LinkShare::add(int j, const std::vector<int>& gpus, double demand, std::vec
     by_node[n].push_back(g % s_.gpn);
   }
   if (order.size() < 2) return;
-  std::map<std::uint32_t, int> flows;
+  // Every fabric link the job's flows cross, with repeats (one entry per flow), then counted.
+  hops_.clear();
   for (std::size_t k = 0; k < order.size(); ++k) {
     const int a = order[k], b = order[(k + 1) % order.size()];
     const auto& ga = by_node[a];
@@ -38,13 +39,20 @@ void LinkShare::add(int j, const std::vector<int>& gpus, double demand, std::vec
       const int src = a * s_.gpn + ga[r], dst = b * s_.gpn + gb[r];
       t_.route(src, dst, flow_hash(1, src, dst), path_);
       for (std::uint32_t l : path_)
-        if (fabric_tier(t_.links()[l].tier)) ++flows[l];
+        if (fabric_tier(t_.links()[l].tier)) hops_.push_back(l);
     }
   }
+  std::sort(hops_.begin(), hops_.end());
   touched.push_back(j);
-  for (auto [l, f] : flows) {
+  for (std::size_t a = 0; a < hops_.size();) {
+    std::size_t b = a;
+    while (b < hops_.size() && hops_[b] == hops_[a]) ++b;
+    const std::uint32_t l = hops_[a];
+    const int f = static_cast<int>(b - a);
+    a = b;
     js.links.emplace_back(l, f);
     links_[l].users.push_back({j, f});
+    links_[l].total += f * demand;
     // Only a link whose water level moved changes anyone's share.
     if (solve(l))
       for (const Use& u : links_[l].users) touched.push_back(u.job);
@@ -59,6 +67,8 @@ void LinkShare::remove(int j, std::vector<int>& touched) {
   for (auto [l, f] : js.links) {
     auto& us = links_[l].users;
     us.erase(std::find_if(us.begin(), us.end(), [&](const Use& u) { return u.job == j; }));
+    links_[l].total = 0;  // re-summed (no drift from repeated add/subtract)
+    for (const Use& u : us) links_[l].total += u.flows * jobs_[u.job].demand;
     if (solve(l))
       for (const Use& u : us) touched.push_back(u.job);
   }
@@ -77,9 +87,7 @@ bool LinkShare::solve(std::uint32_t l) {
 
 double LinkShare::water_level(std::uint32_t l) {
   LinkState& ls = links_[l];
-  double total = 0;
-  for (const Use& u : ls.users) total += u.flows * jobs_[u.job].demand;
-  if (total <= 1.0) return 1e300;
+  if (ls.total <= 1.0) return 1e300;
   sort_.assign(ls.users.begin(), ls.users.end());
   std::sort(sort_.begin(), sort_.end(), [&](const Use& a, const Use& b) {
     return jobs_[a.job].demand != jobs_[b.job].demand ? jobs_[a.job].demand < jobs_[b.job].demand : a.job < b.job;

@@ -38,6 +38,7 @@ class LinkShare {
   struct LinkState {
     std::vector<Use> users;
     double level = 1e300;  ///< Water level (share per flow of unsatisfied flows); huge = not saturated.
+    double total = 0;      ///< Sum of the demands of its flows.
   };
   struct JobState {
     std::vector<std::pair<std::uint32_t, int>> links;  ///< (link, flows of the job on it)
@@ -51,7 +52,7 @@ class LinkShare {
   const Shape& s_;
   std::vector<LinkState> links_;
   std::vector<JobState> jobs_;
-  std::vector<std::uint32_t> path_;
+  std::vector<std::uint32_t> path_, hops_;
   std::vector<Use> sort_;
 };
 
