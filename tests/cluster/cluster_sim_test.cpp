@@ -216,3 +216,13 @@ TEST_CASE("fair share: a light user's job overtakes a heavy user's queue") {
   REQUIRE(fair.users.size() == 2);
   CHECK(fair.users[1].wait_s.p50 < fifo.users[1].wait_s.p50);
 }
+
+TEST_CASE("topology-aware placement keeps a job in one leaf where packed first-fit splits it") {
+  // Nodes 1 and 3 free up on leaf 0 while leaf 1 (nodes 4-7) is empty; a 3-node job arrives.
+  JobList l = list({job("n0", 0, 8, 36000, 36000), job("n1", 0, 8, 100, 100), job("n2", 0, 8, 36000, 36000),
+                    job("n3", 0, 8, 100, 100), job("wide", 200, 24, 3600, 3600, 0.5)});
+  ClusterResult packed = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Packed));
+  ClusterResult topo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
+  CHECK(outcome(packed, "wide").groups == 2);  // nodes 1, 3, 4
+  CHECK(outcome(topo, "wide").groups == 1);    // nodes 4, 5, 6
+}
