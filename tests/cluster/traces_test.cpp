@@ -4,6 +4,8 @@
 #include <string>
 
 #include "../support/run.hpp"
+#include "tutti/core/json_text.hpp"
+#include "tutti/core/schema.hpp"
 #include "tutti/cluster/jobs.hpp"
 #include "tutti/core/error.hpp"
 
@@ -139,4 +141,14 @@ TEST_CASE("shipped SWF sample: its header's bounds and the excerpt's totals") {
   CHECK(longest == 38466);
   CHECK(proc_hours == doctest::Approx(14099).epsilon(1e-3));
   CHECK(l.jobs.back().submit_s == 320038 - 5094);  // shifted to the first submission
+}
+
+TEST_CASE("schemas/cluster_jobs.schema.json and the reader agree on the shipped job list and on a bad one") {
+  const auto schema = load_schema(testing::src("schemas/cluster_jobs.schema.json"));
+  const auto ok = load_schema(testing::src("tests/data/cluster/jobs-small.json"));  // any JSON file
+  auto errs = validate_schema(schema, ok);
+  CHECK_MESSAGE(errs.empty(), format_schema_errors(errs));
+  const auto bad = parse_json_text(R"({"format": "tutti-jobs/1", "jobs": [{"gpus": 4}]})", "bad");
+  CHECK(!validate_schema(schema, bad).empty());
+  CHECK_THROWS_AS(read_job_json(bad.dump(), "bad"), InputError);
 }
