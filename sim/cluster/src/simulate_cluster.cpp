@@ -457,6 +457,10 @@ void Sim::pass() {
       }
       queue_.erase(std::find(queue_.begin(), queue_.end(), head));
       if (!try_start(head)) requeue(head);
+      // What the preempted jobs left free goes to the next heads now, not at the next event.
+      std::size_t k = 0;
+      while (k < queue_.size() && try_start(queue_[k])) ++k;
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(k));
     }
     return;
   }
