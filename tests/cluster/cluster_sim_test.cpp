@@ -56,7 +56,7 @@ const JobOutcome& outcome(const ClusterResult& r, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("EASY backfill starts small jobs in the head's shadow without delaying it; FIFO does not") {
+TEST_CASE("EASY backfill starts small jobs in the head's shadow without delaying it and FIFO does not") {
   // 64 GPUs. A holds 48 for 2 h; B wants all 64 (starts at 2 h); C, D (8 GPUs, 1 h) fit beside A.
   JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600), job("C", 2, 8, 3600, 3600),
                     job("D", 3, 8, 3600, 3600)});
@@ -76,7 +76,7 @@ TEST_CASE("EASY backfill starts small jobs in the head's shadow without delaying
   CHECK(easy.idle.head_blocking < fifo.idle.head_blocking);
 }
 
-TEST_CASE("EASY does not backfill a job that would delay the head; gang preempts lower priority") {
+TEST_CASE("EASY does not backfill a job that would delay the head and gang preempts lower priority") {
   JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600), job("long", 2, 8, 3 * 3600, 3 * 3600)});
   ClusterResult easy = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
   // "long" would end after B's reservation and B needs every GPU: it waits behind B.
@@ -89,7 +89,7 @@ TEST_CASE("EASY does not backfill a job that would delay the head; gang preempts
   CHECK(gang.idle.preemption > 0);  // A loses the work since its last checkpoint (none: no failures)
 }
 
-TEST_CASE("two jobs sharing a spine slow down; the same jobs on disjoint leaves do not") {
+TEST_CASE("two jobs sharing a spine slow down while the same jobs on disjoint leaves do not") {
   JobList l = list({job("A", 0, 16, 3600, 0, 0.8), job("B", 0, 16, 3600, 0, 0.8)});
   ClusterResult spread = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Spread));
   ClusterResult topo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
