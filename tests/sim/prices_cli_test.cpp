@@ -108,7 +108,8 @@ TEST_CASE("prices cli: owned cost of the run follows the utilisation; energy bot
   CHECK(e["physical_facility_J"].get<double>() == doctest::Approx(f["energy_per_run_J"].get<double>()));
   // The model-card convention (every GPU at TDP all along) reads higher than the timeline here.
   CHECK(e["model_card_J"].get<double>() > 0);
-  CHECK(e["model_card_J"].get<double>() == doctest::Approx(e["gpu_hours"].get<double>() * 3600 * 700 * 1.4));
+  const double pue = e["physical_facility_J"].get<double>() / e["physical_it_J"].get<double>();
+  CHECK(e["model_card_J"].get<double>() == doctest::Approx(e["gpu_hours"].get<double>() * 3600 * 700 * pue));
   CHECK(e["physical_J_per_token"].get<double>() > 0);
   CHECK(e["grid"] == "world");
   CHECK(e["physical_co2_kg"].get<double>() == doctest::Approx(e["physical_facility_J"].get<double>() / 3.6e6 * 0.48));
