@@ -41,7 +41,8 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
   const std::string flag = "--facility";
   const std::string expected =
       "comma-separated KEY=VALUE with KEY in life, facility_life, maintenance, utilization, "
-      "power_cap, min_clock, profile, restart, interval, trials, grid, carbon, retimings";
+      "power_cap, min_clock, profile, restart, interval, trials, grid, carbon, retimings, node_mtbf, gpu_mtbf, "
+      "detect, reload, checkpoint";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
     const std::string& val = item.value;
@@ -63,6 +64,17 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
     else if (key == "trials") o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
     else if (key == "grid") o.grid_region = grid_region(val).id;
     else if (key == "retimings") o.max_retimings = static_cast<int>(number(2, 10000));
+    else if (key == "node_mtbf") o.node_mtbf_s = quantity(Dim::Time);
+    else if (key == "gpu_mtbf") o.gpu_mtbf_s = quantity(Dim::Time);
+    else if (key == "detect") o.detect_s = quantity(Dim::Time);
+    else if (key == "reload") {
+      if (val != "storage" && val != "peer") throw InputError(flag, key, "\"" + val + "\"", "storage or peer");
+      o.reload = val;
+    } else if (key == "checkpoint") {
+      if (val != "sync" && val != "async" && val != "memory")
+        throw InputError(flag, key, "\"" + val + "\"", "sync, async or memory");
+      o.checkpoint_mode = val;
+    }
     else if (key == "carbon") o.carbon_kg_per_kWh = number(0, 2);
     else throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
   }
@@ -250,6 +262,11 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
               {"young_interval_s", num(f.young_interval_s)},
               {"daly_interval_s", num(f.daly_interval_s)},
               {"restart_s", num(f.restart_s)},
+              {"detect_s", num(f.detect_s)},
+              {"reload_s", num(f.reload_s)},
+              {"rates_source", f.rates_source},
+              {"checkpoint_mode", f.checkpoint_mode},
+              {"checkpoint_critical_s", num(f.checkpoint_critical_s)},
               {"expected_failures", num(f.expected_failures)},
               {"goodput", num(f.goodput)},
               {"effective_time_to_train_s", num(f.effective_time_to_train_s)},
@@ -423,10 +440,13 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
   if (k.usd_per_million_tokens > 0 && k.owned_origin != PriceOrigin::None)
     run += "; " + fmt("$%.3g", k.usd_per_million_tokens) + " per million tokens owned";
   out.push_back(run);
-  std::string rel = "failures (" + f.profile + "): MTBF " + duration(f.mtbf_s) + "; checkpoint " +
-                    bytes(f.checkpoint_bytes) + " written in " + duration(f.checkpoint_write_s) +
-                    " every " + duration(f.checkpoint_interval_s) + ", restart " +
-                    duration(f.restart_s) + "; goodput " + pct(f.goodput) +
+  std::string rel = "failures (" + f.rates_source + "): MTBF " + duration(f.mtbf_s) + "; checkpoint (" +
+                    f.checkpoint_mode + ") " + bytes(f.checkpoint_bytes) + " written in " +
+                    duration(f.checkpoint_write_s) +
+                    (f.checkpoint_mode != "sync" ? ", " + duration(f.checkpoint_critical_s) + " on the critical path" : std::string()) +
+                    " every " + duration(f.checkpoint_interval_s) + ", recovery " + duration(f.restart_s) +
+                    (f.detect_s > 0 || f.reload_s > 0 ? " (detect " + duration(f.detect_s) + " + reload " + duration(f.reload_s) + " included)" : std::string()) +
+                    "; goodput " + pct(f.goodput) +
                     "; time to train " + duration(r.time_to_train_s) + " -> " +
                     duration(f.effective_time_to_train_s);
   if (f.monte_carlo.trials > 0)

@@ -57,6 +57,8 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.racks = c.racks;
   in.nodes_per_rack = c.nodes_per_rack;
   in.reference_nodes_per_rack = c.node.nodes_per_rack;
+  in.node_scaleout_Bps = c.nic.bandwidth_Bps * c.node.nics;
+  in.gpu_host_Bps = c.node.pcie_bw_Bps;
 
   in.gpu.tdp_W = c.gpu.tdp_W;
   in.node_overhead_W = c.node.overhead_power_W;

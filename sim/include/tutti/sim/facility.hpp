@@ -120,6 +120,8 @@ struct FacilityInputs {
   double storage_read_Bps = 0, storage_write_Bps = 0;  ///< Aggregate; 0 = unknown.
   double input_bytes_per_token = 4;   ///< Tokenised text, uint32 ids (est.).
   double input_bytes_per_sample = 0;  ///< Used when > 0 instead of per-token bytes.
+  double node_scaleout_Bps = 0;       ///< One node's scale-out NICs together (peer reload, in-memory ckpt).
+  double gpu_host_Bps = 0;            ///< One GPU's PCIe path to host memory (async snapshot).
 };
 
 /// User choices with their defaults (docs/facility.md). All validated by check_options().
@@ -136,6 +138,20 @@ struct FacilityOptions {
   /// run for more than a second (the CLI prints it to stderr); empty = silent.
   std::function<void(int, double)> progress;
   std::string reliability_profile = "llama3";
+  /// Site-measured failure rates instead of the profile's: MTBF of one node and/or of one GPU
+  /// (0 = not given). When either is given the profile's rates are not used; both add up.
+  double node_mtbf_s = 0, gpu_mtbf_s = 0;
+  /// Recovery = detection + restart + reload. detect_s < 0: counted in the restart time.
+  double detect_s = -1;
+  /// Where the state is reloaded from after a failure: "" = inside the profile's restart time,
+  /// "storage" (checkpoint bytes / storage read bandwidth) or "peer" (each node's share from a
+  /// peer's memory over its scale-out NICs, as in-memory checkpointing does).
+  std::string reload;
+  /// How a checkpoint is taken: "sync" (the write to storage is on the critical path, default),
+  /// "async" (only the snapshot to host memory over PCIe stops training; the write runs in the
+  /// background and bounds the interval from below), "memory" (in-memory: each node sends its
+  /// share to a peer over the scale-out NICs; no storage write on the critical path).
+  std::string checkpoint_mode = "sync";
   double restart_s = -1;             ///< < 0: the profile's restart time.
   double checkpoint_interval_s = 0;  ///< 0: Young's optimum sqrt(2 C M).
   int monte_carlo_trials = 1000;     ///< 0 disables the Monte-Carlo estimate.
@@ -153,7 +169,8 @@ void check_options(const FacilityOptions& o);
 ///   utilization=0.8, power_cap=500W, min_clock=0.2, profile=llama3, restart=10min,
 ///   interval=30min (checkpoint interval; "young" for the optimum), trials=1000,
 ///   grid=world (carbon region), carbon=0.2 (kg CO2 per kWh; overrides the region),
-///   retimings=60 (most re-timings of the cooling fixed point).
+///   retimings=60 (most re-timings of the cooling fixed point), node_mtbf=30d, gpu_mtbf=50000h
+///   (site failure rates), detect=2min, reload=storage|peer, checkpoint=sync|async|memory.
 /// Throws InputError (file "--facility") naming the bad item and what was expected.
 FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions base = {});
 
@@ -297,7 +314,11 @@ struct ReliabilityResult {
   double checkpoint_bytes = 0, checkpoint_write_s = 0;
   double checkpoint_interval_s = 0;  ///< Used (Young's unless set).
   double young_interval_s = 0, daly_interval_s = 0;
-  double restart_s = 0;
+  double restart_s = 0;               ///< Recovery per failure: detection + restart + reload.
+  double detect_s = 0, reload_s = 0;  ///< Parts of restart_s when given (0 = inside the restart time).
+  std::string rates_source;           ///< "profile <id>" or "user MTBF".
+  std::string checkpoint_mode;        ///< sync | async | memory.
+  double checkpoint_critical_s = 0;   ///< Checkpoint time on the critical path (what training waits for).
   double work_s = 0;                  ///< Failure-free time to train.
   double expected_failures = 0;
   double goodput = 0;                 ///< work / expected wall time.
