@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/facility.hpp"
 
 int main(int argc, char** argv) {
   using namespace tutti::cli;
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
   } catch (const tutti::InputError& e) {
     std::fprintf(stderr, "tutti: error: %s\n", e.what());
     return kUsage;
+  } catch (const tutti::NoAnswerError& e) {
+    std::fprintf(stderr, "tutti: no answer: %s\n", e.what());
+    return kNo;
   } catch (const tutti::InternalError& e) {
     std::fprintf(stderr, "tutti: internal error (a bug, please report it): %s\n", e.what());
     return kInternal;
