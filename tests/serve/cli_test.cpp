@@ -75,3 +75,14 @@ TEST_CASE("serve cli: bad input exits 2 naming the key path") {
   CHECK(missing.rc == 2);
   CHECK(missing.err.find("nope.json") != std::string::npos);
 }
+
+TEST_CASE("serve cli: the README's serving example is the command's real output") {
+  std::ifstream in(tutti::testing::src("README.md"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  auto res = run_tutti(kBase);
+  REQUIRE(res.rc == 0);
+  CHECK_MESSAGE(readme.find(res.out) != std::string::npos,
+                "README.md's Serving example differs from `tutti serve simulate` output; regenerate it");
+}
