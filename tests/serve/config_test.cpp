@@ -46,11 +46,20 @@ TEST_CASE("serve config: errors name the file and key path") {
 
 TEST_CASE("serve config: the schema accepts the shipped examples and rejects what the parser rejects") {
   nlohmann::json schema = load_schema(tutti::testing::src("schemas/serve.schema.json"));
-  for (const char* f : {"sim/serve/examples/chat-llama3-70b.json", "sim/serve/examples/chat-mixtral-8x7b.json"}) {
+  for (const char* f : {"sim/serve/examples/chat-llama3-70b.json", "sim/serve/examples/chat-mixtral-8x7b.json",
+                        "sim/serve/examples/trace-llama3-70b.json"}) {
     std::ifstream in(tutti::testing::src(f));
     nlohmann::json j = nlohmann::json::parse(in);
     CHECK_MESSAGE(validate_schema(schema, j).empty(), f);
     CHECK_NOTHROW(load_serve_config(tutti::testing::src(f)));
+    // Every shipped example runs (Poisson loads cut to 50 requests to keep the test short).
+    const std::string path = tutti::testing::src(f);
+    ServeConfig cfg = j["traffic"]["arrival"] == "trace" ? load_serve_config(path)
+                                                          : load_serve_config(path, {"traffic.requests=50"});
+    const std::string m = std::string(f).find("mixtral") != std::string::npos ? "mixtral-8x7b" : "llama3-70b";
+    ServeResult r = simulate_serving(model(m), cfg, sim_cluster(cluster("dgx-h100-single")), default_calibration(), 1);
+    CHECK(r.requests == (j["traffic"]["arrival"] == "trace" ? 60 : 50));
+    CHECK(r.output_tokens_per_s > 0);
   }
   nlohmann::json bad = nlohmann::json::parse(config_text(2, 10, 100, 20, "{\"tp\": 8, \"bogus\": 1}"));
   CHECK_FALSE(validate_schema(schema, bad).empty());

@@ -165,13 +165,13 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& name,
     }
     if (auto d = s.opt("dtype")) v.dtype = parse_dtype(*d); else dflt("serving.dtype = bf16");
     if (auto d = s.opt("kv_dtype")) v.kv_dtype = parse_dtype(*d); else v.kv_dtype = v.dtype;
-    if (!s.has("max_batch")) dflt("serving.max_batch = 256 (vLLM max_num_seqs)");
+    if (!s.has("max_batch")) dflt("serving.max_batch = 256, vLLM's max_num_seqs");
     v.max_batch = static_cast<int>(s.integer_or("max_batch", 256, 1, 1 << 20));
     if (!s.has("max_tokens_per_iteration")) dflt("serving.max_tokens_per_iteration = 8192");
     v.max_tokens_per_iteration = s.integer_or("max_tokens_per_iteration", 8192, 1, kMaxTokens);
-    if (!s.has("kv_block_tokens")) dflt("serving.kv_block_tokens = 16 (vLLM block_size)");
+    if (!s.has("kv_block_tokens")) dflt("serving.kv_block_tokens = 16, vLLM's block_size");
     v.kv_block_tokens = static_cast<int>(s.integer_or("kv_block_tokens", 16, 1, 1 << 16));
-    if (!s.has("gpu_memory_utilization")) dflt("serving.gpu_memory_utilization = 0.9 (vLLM)");
+    if (!s.has("gpu_memory_utilization")) dflt("serving.gpu_memory_utilization = 0.9, vLLM's");
     v.gpu_memory_utilization = s.number_or("gpu_memory_utilization", 0.9, 0.05, 1.0);
     if (!s.has("chunked_prefill")) dflt("serving.chunked_prefill = true");
     v.chunked_prefill = s.boolean_or("chunked_prefill", true);
@@ -184,7 +184,7 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& name,
     c.slo.tpot_s = s.quantity_or("tpot", Dim::Time, 0, 0);
     s.done();
   } else {
-    dflt("slo: none (goodput counts every request)");
+    dflt("slo: none, goodput counts every request");
   }
   root.done();
   return c;

@@ -90,10 +90,11 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
   if (mem_.kv_blocks <= 0)
     throw InputError(fmt::format(
         "{} does not fit one replica at tp {} x pp {} on {}: weights {} + activations {} per GPU "
-        "vs {} usable ({} x gpu_memory_utilization {}); raise tp or pp, or use fp8 weights",
+        "vs {} usable ({} x gpu_memory_utilization {}); raise tp or pp{}",
         w.name, s.tp, s.pp, cluster.gpu.name, format_quantity(mem_.weights_bytes, Dim::Bytes),
         format_quantity(mem_.activation_bytes, Dim::Bytes), format_quantity(hbm, Dim::Bytes),
-        format_quantity(cluster.gpu.hbm_bytes, Dim::Bytes), s.gpu_memory_utilization));
+        format_quantity(cluster.gpu.hbm_bytes, Dim::Bytes), s.gpu_memory_utilization,
+        s.dtype == DType::FP8 ? ", or use GPUs with more HBM" : ", or serve fp8 weights (serving.dtype)"));
 }
 
 double StepModel::coll_s(int which, double bytes) {
