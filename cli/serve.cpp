@@ -1,11 +1,18 @@
 // tutti serve: inference serving on a cluster (sim/serve): continuous batching, paged KV cache,
 // latency percentiles, throughput, goodput and the facility view.
+#include <cstdio>
 #include <fstream>
+
+#include <fmt/format.h>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "exec_shared.hpp"
+#include "tutti/exec/environment.hpp"
+#include "tutti/exec/replay.hpp"
+#include "tutti/exec/session.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/reports/serve_report.hpp"
@@ -94,6 +101,76 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
   return r.best >= 0 ? kOk : kNo;
 }
 
+struct ServeReplayOptions {
+  std::string workload, cluster, config, phase = "decode", timeout = "120s";
+  int sequences = 8;
+  std::int64_t context = 512;
+  int iterations = 5, warmup = 2;
+};
+
+/// The batch of one replayed step: `n` decodes at context `ctx`, or `n` prompts of `ctx` tokens.
+serve::BatchShape replay_batch(const ServeReplayOptions& o) {
+  serve::BatchShape b;
+  const double n = o.sequences, c = static_cast<double>(o.context);
+  if (o.phase == "decode") {
+    b.decodes = o.sequences;
+    b.decode_context_tokens = n * c;
+  } else {
+    b.prefill_tokens = o.sequences * o.context;
+    b.prefill_attn_pairs = n * c * (c + 1) / 2;
+    b.prefill_context_tokens = n * c;
+  }
+  b.logits = o.sequences;
+  return b;
+}
+
+int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
+  return run_mpi(g, o.timeout, [&](exec::Session& s, exec::Watchdog& wd) {
+    Workload w = load_workload(o.workload);
+    Cluster c = load_cluster(o.cluster);
+    serve::ServeConfig cfg = serve::load_serve_config(o.config, g.sets);
+    serve::StepModel model(w, cfg.serving, sim_cluster(c), default_calibration());
+    const serve::BatchShape b = replay_batch(o);
+    Program p = model.step_program(b);
+    s.require_world(p.world, "tutti serve replay -w " + o.workload + " -c " + o.cluster + " --config " + o.config);
+    const serve::StepTime predicted = model.time(b);
+    exec::ReplayOptions ro;
+    ro.iterations = o.iterations;
+    ro.warmup = o.warmup;
+    exec::ReplayResult r = exec::replay_cpu(s, p, ro, &wd);
+    nlohmann::json env = exec::environment_json(s, nullptr);
+    if (s.rank() != 0) return static_cast<int>(kOk);
+    nlohmann::json doc = measurements_document("tutti serve replay", env);
+    nlohmann::json res;
+    exec::to_json(res, r, p);
+    doc["replay"] = {{"workload", o.workload},
+                     {"cluster", o.cluster},
+                     {"layout", to_string(p.layout)},
+                     {"scale_down", nlohmann::json::object()},
+                     {"overrides", g.sets},
+                     {"serve", {{"config", o.config}, {"phase", o.phase}, {"sequences", o.sequences},
+                                {"context_tokens", o.context}, {"tokens", b.tokens()},
+                                {"predicted_s", predicted.total_s}, {"predicted_comm_s", predicted.comm_s}}},
+                     {"result", res}};
+    const std::int64_t wrong = res["check"]["wrong_elements"].get<std::int64_t>();
+    if (g.json || !g.output.empty()) emit_json(g, doc);
+    if (!g.json) {
+      std::string line = fmt::format(
+          "serve replay: {} step of {} sequences x {} tokens on {} ranks ({}): measured median {:.3f} ms "
+          "(min {:.3f}, max {:.3f}); the step model predicts {:.3f} ms on {}; {} communication ops checked, {} wrong elements\n",
+          o.phase, o.sequences, o.context, r.world, to_string(p.layout), r.iteration_time_s * 1e3,
+          r.iteration_min_s * 1e3, r.iteration_max_s * 1e3, predicted.total_s * 1e3, c.name,
+          r.checked_ops, wrong);
+      std::fputs(line.c_str(), g.output.empty() ? stdout : stderr);
+    }
+    if (wrong > 0) {
+      std::fprintf(stderr, "tutti: error: collective results were wrong\n");
+      return static_cast<int>(kInternal);
+    }
+    return static_cast<int>(kOk);
+  });
+}
+
 }  // namespace
 
 void setup_serve(CLI::App& app, Globals& g) {
@@ -134,6 +211,24 @@ void setup_serve(CLI::App& app, Globals& g) {
   plan->add_flag("--no-disaggregation", p->no_disagg, "Do not try prefill/decode disaggregation");
   plan->add_option("--calibration", p->calibration, "Calibration profile");
   plan->callback([&g, p] { g.run = [&g, p] { return run_serve_plan(g, *p); }; });
+
+  auto q = std::make_shared<ServeReplayOptions>();
+  auto* rep = serve->add_subcommand(
+      "replay",
+      "Run one prefill or decode step of the serving configuration for real (the same GEMMs/GEMVs, "
+      "attention, KV reads and TP/EP collectives) on CPU ranks over MPI: mpirun -np TP tutti serve replay ...");
+  rep->add_option("--workload,-w", q->workload, "Model file (models/*.json)")->required();
+  rep->add_option("--cluster,-c", q->cluster, "Cluster the step model predicts for (topologies/*.json)")->required();
+  rep->add_option("--config", q->config, "Serving configuration (its serving section; --set applies to it)")->required();
+  rep->add_option("--phase", q->phase, "decode (one token per sequence) or prefill (whole prompts)")
+      ->check(CLI::IsMember({"decode", "prefill"}));
+  rep->add_option("--sequences", q->sequences, "Sequences in the step (default 8)")->check(CLI::Range(1, 1 << 20));
+  rep->add_option("--context", q->context, "Decode: context tokens per sequence; prefill: prompt tokens (default 512)")
+      ->check(CLI::Range(1, 1 << 24));
+  rep->add_option("--iterations", q->iterations, "Timed iterations (median reported)")->check(CLI::Range(1, 100000));
+  rep->add_option("--warmup", q->warmup, "Untimed iterations")->check(CLI::Range(0, 100000));
+  rep->add_option("--timeout", q->timeout, "Watchdog: abort when no rank progresses for this long");
+  rep->callback([&g, q] { g.run = [&g, q] { return run_serve_replay(g, *q); }; });
 }
 
 }  // namespace tutti::cli

@@ -12,7 +12,7 @@
 namespace tutti::serve {
 namespace {
 
-enum CollSlot { kTpAllReduce = 0, kEpAllToAll = 1, kEtpAllReduce = 2, kTpAllGather = 3 };
+enum CollSlot { kTpAllReduce = 0, kEpAllToAll = 1, kEtpAllReduce = 2, kTpAllGather = 3, kPpSend = 4 };
 
 Op gemm(std::int64_t m, std::int64_t n, std::int64_t k, DType dt) {
   Op op;
@@ -47,7 +47,7 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
   };
   need(m.heads % s.tp == 0, "serving.tp", std::to_string(s.tp),
        fmt::format("a divisor of the model's {} attention heads", m.heads));
-  need(m.layers % s.pp == 0 || s.pp <= m.layers, "serving.pp", std::to_string(s.pp),
+  need(s.pp <= m.layers, "serving.pp", std::to_string(s.pp),
        fmt::format("at most the model's {} layers", m.layers));
   if (m.is_moe())
     need(m.experts % s.ep == 0, "serving.ep", std::to_string(s.ep),
@@ -107,6 +107,9 @@ double StepModel::coll_s(int which, double bytes) {
     case kEpAllToAll: t = collective_time_s(Coll::AllToAll, bytes, ep_group_, ctx_); break;
     case kEtpAllReduce: t = collective_time_s(Coll::AllReduce, bytes, etp_group_, ctx_); break;
     case kTpAllGather: t = collective_time_s(Coll::AllGather, bytes, tp_group_, ctx_); break;
+    case kPpSend:
+      t = plan_p2p(0, std::min(s_.tp, cluster_.topology->num_gpus() - 1), bytes, ctx_).estimate_s;
+      break;
     default: throw InternalError("serve: unknown collective slot");
   }
   cache.emplace(key, t);
@@ -131,23 +134,35 @@ void StepModel::add_op(const Op& op, StepTime& t, double times) const {
   t.total_s += dt;
 }
 
-StepTime StepModel::time(const BatchShape& b) {
-  StepTime st;
+namespace {
+Op collective(Coll c, GroupDim g, int size, double bytes) {
+  Op op;
+  op.kind = OpKind::Collective;
+  op.coll = c;
+  op.group = g;
+  op.group_size = static_cast<std::uint32_t>(size);
+  op.stream = g == GroupDim::EP ? Stream::CommEP : Stream::CommTP;
+  op.bytes = bytes;
+  return op;
+}
+}  // namespace
+
+const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
+  ops_.clear();
   const std::int64_t T = b.tokens();
-  if (T <= 0) return st;
+  if (T <= 0) return ops_;
   const TransformerSpec& m = w_->model.tf;
   const DType dt = s_.dtype;
   const double eb = dtype_bytes(dt), kvb = dtype_bytes(s_.kv_dtype);
   const int tp = s_.tp, hd = m.hd();
   const int hq = m.heads / tp, kvg = std::max(1, m.kv_heads / tp);
   const int layers = m.layers;
-  auto comm = [&](double s, double times) {
-    st.comm_s += s * times;
-    st.total_s += s * times;
+  auto add = [&](const Op& op, int times) {
+    if (times > 0) ops_.push_back({op, times});
   };
 
   // Attention block, every layer.
-  add_op(gemm(T, static_cast<std::int64_t>(hq + 2 * kvg) * hd, m.hidden, dt), st, layers);
+  add(gemm(T, static_cast<std::int64_t>(hq + 2 * kvg) * hd, m.hidden, dt), layers);
   if (b.prefill_tokens > 0) {
     Op a;
     a.kind = OpKind::Attention;
@@ -155,28 +170,32 @@ StepTime StepModel::time(const BatchShape& b) {
     a.causal = true;
     a.flops = 4.0 * hq * hd * b.prefill_attn_pairs;
     a.bytes = (2.0 * b.prefill_tokens * hq * hd) * eb + b.prefill_context_tokens * 2.0 * kvg * hd * kvb;
-    add_op(a, st, layers);
+    // Shape for replay: all chunks as one causal block of the mean context.
+    a.batch = hq;
+    a.m = b.prefill_tokens;
+    a.n = static_cast<std::int64_t>(std::max(1.0, b.prefill_attn_pairs / static_cast<double>(b.prefill_tokens)));
+    a.k = hd;
+    add(a, layers);
   }
   if (b.decodes > 0)
-    add_op(membound(b.decode_context_tokens * 2.0 * kvg * hd * kvb + 2.0 * b.decodes * hq * hd * eb, dt),
-           st, layers);
-  add_op(gemm(T, m.hidden, static_cast<std::int64_t>(hq) * hd, dt), st, layers);
-  add_op(membound(6.0 * T * m.hidden * eb, dt), st, layers);
+    add(membound(b.decode_context_tokens * 2.0 * kvg * hd * kvb + 2.0 * b.decodes * hq * hd * eb, dt), layers);
+  add(gemm(T, m.hidden, static_cast<std::int64_t>(hq) * hd, dt), layers);
+  add(membound(6.0 * T * m.hidden * eb, dt), layers);
   const double act_bytes = static_cast<double>(T) * m.hidden * eb;
-  if (tp > 1) comm(coll_s(kTpAllReduce, act_bytes), layers);
+  if (tp > 1) add(collective(Coll::AllReduce, GroupDim::TP, tp, act_bytes), layers);
 
   // Dense MLP layers.
   const int up = m.gated_mlp ? 2 : 1;
   if (dense_layers_ > 0) {
-    add_op(gemm(T, static_cast<std::int64_t>(up) * m.ffn_hidden / tp, m.hidden, dt), st, dense_layers_);
-    add_op(membound(3.0 * T * (m.ffn_hidden / tp) * eb, dt), st, dense_layers_);
-    add_op(gemm(T, m.hidden, m.ffn_hidden / tp, dt), st, dense_layers_);
-    if (tp > 1) comm(coll_s(kTpAllReduce, act_bytes), dense_layers_);
+    add(gemm(T, static_cast<std::int64_t>(up) * m.ffn_hidden / tp, m.hidden, dt), dense_layers_);
+    add(membound(3.0 * T * (m.ffn_hidden / tp) * eb, dt), dense_layers_);
+    add(gemm(T, m.hidden, m.ffn_hidden / tp, dt), dense_layers_);
+    if (tp > 1) add(collective(Coll::AllReduce, GroupDim::TP, tp, act_bytes), dense_layers_);
   }
   // MoE layers.
   if (moe_layers_ > 0) {
     const int E = m.experts, ep = s_.ep, etp = tp / ep;
-    add_op(gemm(T, E, m.hidden, dt), st, moe_layers_);
+    add(gemm(T, E, m.hidden, dt), moe_layers_);
     const double slots = static_cast<double>(T) * m.top_k;
     // Expected share of experts that receive at least one of the batch's routed slots.
     const double p_active = 1.0 - std::pow(1.0 - 1.0 / E, slots);
@@ -189,33 +208,95 @@ StepTime StepModel::time(const BatchShape& b) {
     Op g2 = gemm(rows, m.hidden, m.moe_ffn_hidden / etp, dt);
     g2.batch = g1.batch;
     g2.grouped = GroupedDim::M;
-    add_op(g1, st, moe_layers_);
-    add_op(membound(3.0 * rows * g1.batch * (m.moe_ffn_hidden / etp) * eb, dt), st, moe_layers_);
-    add_op(g2, st, moe_layers_);
+    add(g1, moe_layers_);
+    add(membound(3.0 * rows * g1.batch * (m.moe_ffn_hidden / etp) * eb, dt), moe_layers_);
+    add(g2, moe_layers_);
     if (m.shared_experts > 0) {
       const std::int64_t sf = static_cast<std::int64_t>(m.shared_experts) * m.moe_ffn_hidden / tp;
-      add_op(gemm(T, up * sf, m.hidden, dt), st, moe_layers_);
-      add_op(gemm(T, m.hidden, sf, dt), st, moe_layers_);
+      add(gemm(T, up * sf, m.hidden, dt), moe_layers_);
+      add(gemm(T, m.hidden, sf, dt), moe_layers_);
     }
     if (ep > 1) {
-      const double a2a = slots / ep * m.hidden * eb;
-      comm(coll_s(kEpAllToAll, a2a), 2.0 * moe_layers_);
-      if (etp > 1) comm(coll_s(kEtpAllReduce, act_bytes * m.top_k / ep), moe_layers_);
+      add(collective(Coll::AllToAll, GroupDim::EP, ep, slots / ep * m.hidden * eb), 2 * moe_layers_);
+      if (etp > 1) add(collective(Coll::AllReduce, GroupDim::TP, etp, act_bytes * m.top_k / ep), moe_layers_);
     } else if (tp > 1) {
-      comm(coll_s(kTpAllReduce, act_bytes), moe_layers_);
+      add(collective(Coll::AllReduce, GroupDim::TP, tp, act_bytes), moe_layers_);
     }
   }
   // LM head and logits.
   if (b.logits > 0) {
-    add_op(gemm(b.logits, m.vocab / tp, m.hidden, dt), st, 1);
-    if (tp > 1) comm(coll_s(kTpAllGather, static_cast<double>(b.logits) * m.vocab * eb), 1);
+    add(gemm(b.logits, m.vocab / tp, m.hidden, dt), 1);
+    if (tp > 1) add(collective(Coll::AllGather, GroupDim::TP, tp, static_cast<double>(b.logits) * m.vocab * eb), 1);
   }
   // Pipeline: activations handed from stage to stage.
   if (s_.pp > 1) {
-    const double send = plan_p2p(0, std::min(s_.tp, cluster_.topology->num_gpus() - 1), act_bytes / tp, ctx_).estimate_s;
-    comm(send, s_.pp - 1);
+    Op send;
+    send.kind = OpKind::Send;
+    send.stream = Stream::CommPP;
+    send.peer_delta = 1;
+    send.bytes = act_bytes / tp;
+    add(send, s_.pp - 1);
+  }
+  return ops_;
+}
+
+StepTime StepModel::time(const BatchShape& b) {
+  StepTime st;
+  for (const StepOp& so : ops(b)) {
+    const Op& op = so.op;
+    if (op.kind == OpKind::Collective) {
+      int slot = kTpAllReduce;
+      if (op.coll == Coll::AllToAll) slot = kEpAllToAll;
+      else if (op.coll == Coll::AllGather) slot = kTpAllGather;
+      else if (static_cast<int>(op.group_size) != s_.tp) slot = kEtpAllReduce;
+      const double t = coll_s(slot, op.bytes) * so.times;
+      st.comm_s += t;
+      st.total_s += t;
+    } else if (op.kind == OpKind::Send) {
+      const double t = coll_s(kPpSend, op.bytes) * so.times;
+      st.comm_s += t;
+      st.total_s += t;
+    } else {
+      add_op(op, st, so.times);
+    }
   }
   return st;
+}
+
+Program StepModel::step_program(const BatchShape& b) {
+  if (s_.pp > 1)
+    throw InputError("serving config", "serving.pp", std::to_string(s_.pp), "1 for exec replay of serving steps");
+  if (s_.ep > 1 && s_.ep != s_.tp)
+    throw InputError("serving config", "serving.ep", std::to_string(s_.ep),
+                     fmt::format("1 or tp ({}) for exec replay of serving steps", s_.tp));
+  Program p;
+  p.layout.tp = s_.tp;
+  p.layout.ep = s_.ep;
+  if (s_.ep > 1) p.layout.etp = 1;  // experts folded over the TP ranks
+  p.layout.sequence_parallel = false;
+  p.world = s_.tp;
+  p.dtype = s_.dtype;
+  p.tokens_per_iteration = static_cast<double>(b.tokens());
+  RankClass rc;
+  rc.stage = 0;
+  rc.multiplicity = static_cast<std::uint32_t>(s_.tp);
+  const std::uint16_t name = p.intern("serve.step");
+  for (const StepOp& so : ops(b))
+    for (int i = 0; i < so.times; ++i) {
+      Op op = so.op;
+      op.name = name;
+      op.phase = Phase::Forward;
+      if (op.kind == OpKind::Gemm && op.flops <= 0)
+        op.flops = 2.0 * op.m * op.n * op.k * std::max<std::int64_t>(op.batch, 1);
+      if (!rc.ops.empty()) {  // each op after the previous one: a serving step is sequential
+        op.dep_begin = static_cast<std::uint32_t>(rc.deps.size());
+        op.dep_count = 1;
+        rc.deps.push_back(static_cast<std::uint32_t>(rc.ops.size() - 1));
+      }
+      rc.ops.push_back(op);
+    }
+  p.classes.push_back(std::move(rc));
+  return p;
 }
 
 double StepModel::kv_transfer_s(std::int64_t tokens) const {

@@ -41,6 +41,12 @@ struct BatchShape {
   std::int64_t tokens() const { return prefill_tokens + decodes; }
 };
 
+/// One op of an iteration on one GPU of the replica, run `times` times in a row (layers).
+struct StepOp {
+  Op op;
+  int times = 1;
+};
+
 /// One iteration's time and where it went (seconds, on one GPU of the replica).
 struct StepTime {
   double total_s = 0;
@@ -66,8 +72,19 @@ class StepModel {
   StepModel(const Workload& w, const Serving& s, const SimCluster& cluster,
             const CalibrationProfile& profile);
 
-  /// Time of one iteration. Caches collective times per byte count (no allocation once warm).
+  /// Time of one iteration: the sum over ops() of op_time_s / gemv_time_s (compute) and
+  /// collective_time_s / plan_p2p (communication). Caches collective times per byte count and
+  /// reuses its op buffer (no allocation once warm).
   StepTime time(const BatchShape& b);
+  /// The ops of one iteration on one GPU, in order (the list time() sums and step_program()
+  /// replays). Collectives name their group: TP (group_size tp), EP (group_size ep), or the
+  /// expert-TP group (AllReduce over tp/ep ranks, group TP with group_size tp/ep); PP hand-offs
+  /// are Send ops. The reference stays valid until the next call.
+  const std::vector<StepOp>& ops(const BatchShape& b);
+  /// The iteration as a Program for `tutti exec` replay (one stage of tp ranks, every op
+  /// expanded `times` times, each op after the previous one). Throws InputError for pp > 1 or
+  /// 1 < ep < tp (groups a training Layout cannot name).
+  Program step_program(const BatchShape& b);
   /// KV-cache transfer of `tokens` context tokens from a prefill replica to a decode replica
   /// (every GPU sends its shard to its peer in parallel; point-to-point plan of the collective model).
   double kv_transfer_s(std::int64_t tokens) const;
@@ -78,7 +95,6 @@ class StepModel {
 
  private:
   double coll_s(int which, double bytes);
-  struct LayerTimes;
   void add_op(const Op& op, StepTime& t, double times) const;
 
   const Workload* w_;
@@ -91,7 +107,8 @@ class StepModel {
   ReplicaMemory mem_;
   double kv_model_bytes_ = 0;
   int dense_layers_ = 0, moe_layers_ = 0;
-  std::unordered_map<std::int64_t, double> coll_cache_[4];
+  std::unordered_map<std::int64_t, double> coll_cache_[5];
+  std::vector<StepOp> ops_;
 };
 
 }  // namespace tutti::serve
