@@ -38,15 +38,16 @@ TEST_CASE("serve replay: the step Program has the step model's ops, in order") {
 TEST_CASE("serve replay: decode and prefill steps run under mpirun on CPU and check their collectives") {
   const std::string env =
       "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-      "OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1 ";
+      "OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1 "
+      "OMPI_MCA_mpi_yield_when_idle=1 ";
   nlohmann::json schema = load_schema(tutti::testing::src("schemas/measurements.schema.json"));
   for (const char* phase : {"decode", "prefill"}) {
     INFO(phase);
     auto r = tutti::testing::run_shell(
-        "timeout 120 " + env + "mpirun -np 2 " + std::string(TUTTI_BINARY_DIR) +
+        "timeout 300 " + env + "mpirun -np 2 " + std::string(TUTTI_BINARY_DIR) +
         "/tutti --json --set serving.tp=2 serve replay -w models/tiny-gpt.json -c topologies/cpu-local.json "
         "--config sim/serve/examples/chat-llama3-70b.json --phase " + phase +
-        " --sequences 4 --context 128 --iterations 2 --warmup 1");
+        " --sequences 2 --context 64 --iterations 1 --warmup 0");
     INFO("stderr: " << r.err.substr(0, 2000));
     REQUIRE(r.rc == 0);
     nlohmann::json j = r.json();
