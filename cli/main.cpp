@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   setup_calibrate(app, g);
   setup_validate(app, g);
   setup_catalog(app, g);
+  setup_serve(app, g);
   setup_cluster(app, g);
 
   try {

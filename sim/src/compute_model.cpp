@@ -83,4 +83,26 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
   return t + km->launch_overhead_s;
 }
 
+double gemv_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile) {
+  check_internal(op.kind == OpKind::Gemm, "gemv_time_s: not a GEMM");
+  const KernelModel& km = profile.gemm;
+  const double eb = dtype_bytes(op.dtype);
+  const double batch = static_cast<double>(std::max<std::int64_t>(op.batch, 1));
+  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  const double flops = 2.0 * m * n * k * batch;
+  const double bytes = op.bytes > 0 ? op.bytes : (m * k + k * n + m * n) * batch * eb;
+  const double peak = peak_flops(gpu, op.dtype, profile);
+  if (peak <= 0)
+    throw InputError("GPU " + gpu.id + " has no " + to_string(op.dtype) +
+                     " peak FLOP/s in the catalog or the calibration profile; choose another "
+                     "dtype or GPU");
+  double eff_max = km.flops.eff_max;
+  if (const DeviceOverride* o = profile.device(gpu.id))
+    if (o->gemm_efficiency[static_cast<int>(op.dtype)] > 0) eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
+  const double bw = hbm_bandwidth_Bps(gpu, profile);
+  check_internal(bw > 0, "compute model: GPU without HBM bandwidth");
+  const double t = std::max(flops / (peak * eff_max), bytes / (bw * km.bandwidth.at(bytes)));
+  return t + km.half_time_s + km.launch_overhead_s;
+}
+
 }  // namespace tutti

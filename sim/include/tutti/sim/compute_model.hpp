@@ -21,6 +21,17 @@ namespace tutti {
 /// for the op's dtype (e.g. fp8 on an A100).
 double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile);
 
+/// Seconds of a skinny GEMM in the decode (GEMV) regime, m below one output tile (serving:
+/// a few tokens per iteration against whole weight matrices). Kernels for these shapes (GEMV,
+/// split-K) stream the weights, so the roofline is taken on the useful FLOPs at the GEMM's peak
+/// efficiency and on the bytes at the GEMM's HBM efficiency, and the GEMM curve's fixed time per
+/// kernel (gemm.half_time) is added once, with the launch overhead:
+///   t = max(2 m n k batch / (peak * eff_max), bytes / (hbm_bw * eff_bw(bytes))) + half_time + launch
+/// (op_time_s would divide half_time by the tile-quantization factor m / tile, which is right for
+/// training shapes and some hundred times too slow at m = 1). Bytes default as in op_time_s;
+/// Op::grouped GEMMs are timed on m rows per group. Throws like op_time_s. Used by sim/serve.
+double gemv_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile);
+
 /// Dense peak FLOP/s of `gpu` for `dtype` after profile overrides (0 = unsupported).
 double peak_flops(const GpuSpec& gpu, DType dtype, const CalibrationProfile& profile);
 /// HBM bandwidth in bytes/s after profile overrides.
