@@ -20,6 +20,7 @@
 #include <queue>
 #include <tuple>
 
+#include "attribution.hpp"
 #include "slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
@@ -29,10 +30,6 @@
 namespace tutti {
 
 namespace {
-
-bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
-bool is_p2p(OpKind k) { return k == OpKind::Send || k == OpKind::Recv; }
-
 
 std::string fmt_us(double seconds) {
   char buf[48];
@@ -718,139 +715,37 @@ void Des::breakdown(SimResult& r, double iter) {
       crit = c;
     }
   }
+  auto timeline = [](const ClassState& cs) {
+    return OpTimeline{cs.rc, cs.start.data(), cs.end.data(), cs.rendezvous.data()};
+  };
   const ClassState& s = cls_[crit];
-  const RankClass& rc = *s.rc;
-  Breakdown& b = r.breakdown;
-  // Intervals in which class c's compute stream waited on one of its own collectives.
-  std::map<std::size_t, std::vector<std::tuple<double, double, GroupDim>>> blocked_cache;
-  auto blocked_intervals = [&](std::size_t c) -> const std::vector<std::tuple<double, double, GroupDim>>& {
-    auto it = blocked_cache.find(c);
-    if (it != blocked_cache.end()) return it->second;
-    std::vector<std::tuple<double, double, GroupDim>> out;
-    const ClassState& cs = cls_[c];
-    const RankClass& k = *cs.rc;
-    double pe = 0;
-    for (std::size_t i = 0; i < k.ops.size(); ++i) {
-      const Op& op = k.ops[i];
-      if (op.stream != Stream::Compute) continue;
-      std::int64_t bl = -1;
-      double bt = -1;
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-        std::uint32_t dep = k.deps[op.dep_begin + d];
-        if (cs.end[dep] > bt) {
-          bt = cs.end[dep];
-          bl = dep;
-        }
+  const OpTimeline t = timeline(s);
+  // The peer stage's timeline of the same replica.
+  OpTimeline peer_tl;
+  const PeerTimeline peer = [&](int delta) -> const OpTimeline* {
+    for (const ClassState& pc : cls_)
+      if (pc.rc->stage == s.rc->stage + delta && pc.replica == s.replica) {
+        peer_tl = timeline(pc);
+        return &peer_tl;
       }
-      if (bl >= 0 && k.ops[bl].kind == OpKind::Collective && cs.start[i] > pe)
-        out.emplace_back(pe, cs.start[i], k.ops[bl].group);
-      pe = std::max(pe, cs.end[i]);
-    }
-    return blocked_cache.emplace(c, std::move(out)).first->second;
+    return nullptr;
   };
-  auto attribute = [&](double from, double to, std::int64_t blocker) {
-    if (to <= from) return;
-    if (blocker < 0) {
-      b.other_s += to - from;
-      return;
-    }
-    const Op& op = rc.ops[blocker];
-    if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[op.group] += to - from;
-    } else if (is_p2p(op.kind)) {
-      double rv = std::clamp(s.rendezvous[blocker], from, to);
-      // Waiting for the peer stage: where that stage was itself blocked on a collective in
-      // this window, the time is that collective's exposure; the rest is pipeline bubble.
-      double blocked = 0;
-      const int peer_stage = rc.stage + op.peer_delta;
-      for (std::size_t pc = 0; pc < cls_.size(); ++pc) {
-        if (cls_[pc].rc->stage != peer_stage || cls_[pc].replica != s.replica) continue;
-        for (const auto& [a, z, dim] : blocked_intervals(pc)) {
-          double lo = std::max(a, from), hi = std::min(z, rv);
-          if (hi <= lo) continue;
-          b.exposed_comm_s[dim] += hi - lo;
-          blocked += hi - lo;
-        }
-      }
-      b.bubble_s += std::max(0.0, rv - from - blocked);
-      b.exposed_comm_s[GroupDim::PP] += to - rv;
-    } else {
-      b.other_s += to - from;
-    }
-  };
-  double prev_end = 0;
-  double gemm = 0, mem = 0;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i) {
-    const Op& op = rc.ops[i];
-    if (op.stream != Stream::Compute) continue;
-    double dur = s.end[i] - s.start[i];
-    if (is_compute(op.kind)) {
-      b.compute_s += dur;
-      (op.kind == OpKind::MemBound ? mem : gemm) += dur;
-    }
-    std::int64_t blocker = -1;
-    double bt = -1;
-    for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-      std::uint32_t dep = rc.deps[op.dep_begin + d];
-      if (s.end[dep] > bt) {
-        bt = s.end[dep];
-        blocker = dep;
-      }
-    }
-    attribute(prev_end, s.start[i], blocker);
-    if (!is_compute(op.kind)) attribute(s.start[i], s.end[i], static_cast<std::int64_t>(i));
-    prev_end = std::max(prev_end, s.end[i]);
-  }
-  // Tail: after the last compute-stream op, the op that ends last in this class.
-  std::int64_t last = -1;
-  double le = -1;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (s.end[i] > le) {
-      le = s.end[i];
-      last = static_cast<std::int64_t>(i);
-    }
-  attribute(prev_end, le, last);
-  b.other_s += std::max(0.0, iter - std::max(prev_end, le));
-  r.gemm_busy_s = gemm;
-  r.memory_busy_s = mem;
-  // Communication busy time: union of comm op intervals.
-  std::vector<std::pair<double, double>> iv;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) {
-      const double a = std::max(s.start[i], s.rendezvous[i]);
-      iv.push_back({a, s.end[i]});
-    }
+  const Attribution a = attribute_timeline(t, peer, iter);
+  r.breakdown = a.breakdown;
+  r.gemm_busy_s = a.gemm_busy_s;
+  r.memory_busy_s = a.memory_busy_s;
+  r.comm_busy_s = a.comm_busy_s;
   // MoE parts: of the class with the most MoE busy time (the critical class may hold only dense
   // layers, e.g. DeepSeek-V3's first stage).
   double moe_best = 0;
   for (const ClassState& cs : cls_) {
-    EnumArray<MoePart, double> m{};
     double tot = 0;
-    for (std::size_t i = 0; i < cs.rc->ops.size(); ++i) {
-      const Op& op = cs.rc->ops[i];
-      if (op.moe_part == MoePart::None) continue;
-      const double a = is_compute(op.kind) ? cs.start[i] : std::max(cs.start[i], cs.rendezvous[i]);
-      m[op.moe_part] += std::max(0.0, cs.end[i] - a);
-      tot += std::max(0.0, cs.end[i] - a);
-    }
+    const EnumArray<MoePart, double> m = moe_busy(timeline(cs), &tot);
     if (tot > moe_best) {
       moe_best = tot;
-      b.moe_s = m;
+      r.breakdown.moe_s = m;
     }
   }
-  std::sort(iv.begin(), iv.end());
-  double busy = 0, cs = -1, ce = -1;
-  for (auto [a, z] : iv) {
-    if (a > ce) {
-      if (ce > cs) busy += ce - cs;
-      cs = a;
-      ce = z;
-    } else {
-      ce = std::max(ce, z);
-    }
-  }
-  if (ce > cs) busy += ce - cs;
-  r.comm_busy_s = busy;
 }
 
 std::string device_name(const Device& d) {
