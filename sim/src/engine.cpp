@@ -10,6 +10,7 @@
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
 //    one copy of precomputed paths into the network, not a re-plan and re-route.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -139,11 +140,17 @@ struct RoutedPhase {
   int repeat = 1;                      // lock-step steps (paced by Pace)
 };
 struct RoutedPlan {
-  // Pacing, learnt over the plan's runs: the first run is paced; so is every later one while the
-  // paced runs see a bottleneck move. Once a paced run sees none, the plan runs as macro flows
-  // (a plan repeats under the same neighbours: the same layer's collective, micro-batch after
-  // micro-batch).
-  mutable bool paced = true;
+  // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
+  // communication in flight crosses when a run starts (a Tier bit mask). A run is paced unless a
+  // paced run under the same neighbourhood saw no bottleneck move and no other communication
+  // begin on one of its other tiers while it ran; runs under that neighbourhood then go as macro
+  // flows (a plan repeats under the same neighbours: the same layer's collective, micro-batch
+  // after micro-batch). A macro-flow run that sees such a neighbour begin forgets the
+  // neighbourhood. Learnt per plan alone (one flag), a ZeRO-3 gather whose first runs saw no move
+  // ran as macro flows beside the TP collectives it overlaps later (tiny-gpt tp=2,zero=3,
+  // reshard=0 was 1.4% long against SimGrid; now equal). Cost: 405B on 16,384 GPUs +11% re-rates.
+  mutable std::vector<std::uint64_t> quiet;
+  std::uint32_t tiers = 0;  // bit t: a flow crosses a link of Tier t
   double fixed_latency_s = 0;
   std::vector<RoutedPhase> phases;
   CollAlgo algo = CollAlgo::Ring;
@@ -173,9 +180,15 @@ struct Event {
 /// A paced run of a plan that merges several collectives (the groups of a rank class) runs one
 /// instance per collective, so that each is paced by its own steps (SimGrid and NCCL have no
 /// barrier between different communicators); the op completes when the last one does.
+constexpr int kTiers = 8;  // Tier values (topology.hpp)
+using TierCounts = std::array<std::uint64_t, kTiers>;
+
 struct Join {
   std::uint32_t pending = 0;
   bool moved = false;
+  bool paced = false;             // the run is paced
+  std::uint64_t sig = 0;          // neighbourhood at its start (RoutedPlan::quiet)
+  TierCounts begins{};            // Des::tier_begins_ at its start
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
 };
 
@@ -186,6 +199,9 @@ struct CommInstance {
   Pace pace;
   std::uint32_t group = kAll;  // the one merged collective this instance runs (kAll: all of them)
   std::uint32_t join = kAll;   // its Join when the plan runs as one instance per collective
+  bool paced = false;          // as Join's, when join == kAll
+  std::uint64_t sig = 0;
+  TierCounts begins{};
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
 };
 
@@ -236,12 +252,14 @@ class Des {
   double now_ = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ready_;
   std::vector<CommInstance> insts_;
+  TierCounts tier_live_{};    // communication runs in flight that cross each tier
+  TierCounts tier_begins_{};  // communication runs begun so far that cross each tier
   std::vector<std::uint32_t> free_insts_;
   std::vector<std::uint32_t> watch_;  // instances whose current chunk's bottleneck is watched
   std::vector<Join> joins_;
   std::vector<std::uint32_t> free_joins_;
   std::uint32_t new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group, std::uint32_t join);
-  void end_run(const RoutedPlan* plan, bool moved);
+  void end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins, bool moved);
   std::map<std::tuple<std::uint32_t, int, int, double>, std::unique_ptr<RoutedPlan>> coll_cache_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, double>, std::unique_ptr<RoutedPlan>> p2p_cache_;
   // p2p rendezvous: (src stage, dst stage, tag) -> (class, op) of the side that arrived first.
@@ -403,6 +421,7 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
         if (f.src_gpu == f.dst_gpu) continue;
         topo_.route(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu), path_);
         out.links.insert(out.links.end(), path_.begin(), path_.end());
+        for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
         out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
         out.bytes.push_back(f.bytes);
       }
@@ -499,36 +518,61 @@ std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_
 
 void Des::begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
   for (auto [c, i] : parts) cls_[c].rendezvous[i] = now_;
-  const bool paced = plan->paced;
+  // Neighbourhood: the tiers this run crosses that other communication in flight crosses too.
+  std::uint64_t sig = 0;
+  for (int t = 0; t < kTiers; ++t)
+    if (plan->tiers >> t & 1) {
+      if (tier_live_[t] > 0) sig |= std::uint64_t{1} << t;
+      ++tier_live_[t];
+      ++tier_begins_[t];
+    }
+  const TierCounts begins = tier_begins_;
+  const bool paced = std::find(plan->quiet.begin(), plan->quiet.end(), sig) == plan->quiet.end();
   const std::size_t ng = plan->phases.empty() ? 0 : plan->phases[0].groups.size() - 1;
   if (!paced || ng < 2) {
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
     insts_[id].participants = std::move(parts);
+    insts_[id].paced = paced;
+    insts_[id].sig = sig;
+    insts_[id].begins = begins;
     return;
   }
   const std::uint32_t j = take_slot(joins_, free_joins_);
   joins_[j].pending = static_cast<std::uint32_t>(ng);
   joins_[j].moved = false;
+  joins_[j].paced = true;
+  joins_[j].sig = sig;
+  joins_[j].begins = begins;
   joins_[j].participants = std::move(parts);
   for (std::uint32_t g = 0; g < ng; ++g) new_instance(plan, true, g, j);
 }
 
-void Des::end_run(const RoutedPlan* plan, bool moved) {
-  if (plan->paced) plan->paced = moved;
+void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins, bool moved) {
+  // Changed: other communication began during the run on a tier it crosses that was free of
+  // others at its start.
+  bool changed = false;
+  for (int t = 0; t < kTiers; ++t)
+    if (plan->tiers >> t & 1) {
+      --tier_live_[t];
+      changed = changed || (!(sig >> t & 1) && tier_begins_[t] != begins[t]);
+    }
+  auto& q = plan->quiet;
+  if (paced && !moved && !changed) q.push_back(sig);
+  if (!paced && changed) q.erase(std::remove(q.begin(), q.end(), sig), q.end());
 }
 
 void Des::start_phase(std::uint32_t id) {
   CommInstance& in = insts_[id];
   if (in.phase >= in.plan->phases.size()) {
     if (in.join == CommInstance::kAll) {
-      end_run(in.plan, in.pace.moved);
+      end_run(in.plan, in.paced, in.sig, in.begins, in.pace.moved);
       for (auto [c, i] : in.participants) complete_op(c, i);
       in.participants.clear();
     } else {
       Join& jn = joins_[in.join];
       jn.moved = jn.moved || in.pace.moved;
       if (--jn.pending == 0) {
-        end_run(in.plan, jn.moved);
+        end_run(in.plan, jn.paced, jn.sig, jn.begins, jn.moved);
         for (auto [c, i] : jn.participants) complete_op(c, i);
         jn.participants.clear();
         free_joins_.push_back(in.join);
