@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "attribution.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
@@ -10,7 +11,6 @@
 namespace tutti {
 
 namespace {
-bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
 // Gradient and parameter groups of data parallelism (dense and expert): their collectives run on the
 // DP stream, overlapped with backward, and count in the DP tail rather than on the compute path.
 bool is_dp(GroupDim g) {

@@ -195,8 +195,14 @@ double transfer_estimate(CollAlgo algo, Coll coll, double S, const Geo& g,
       return 2 * (k - 1) / k * S / ctx.intra_bw_Bps + 2 * (N - 1) / N * (S / k) / ctx.inter_bw_Bps;
     case CollAlgo::Direct:
     case CollAlgo::Pairwise: {
-      double bw = g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps;
-      return (n - 1) / n * S / bw;
+      // Each rank sends S/n to every peer at once: its peers in its own NVLink domain over
+      // NVLink, the rest over the fabric. The rank with the fewest domain-mates sends the most
+      // across (the flows the engines route take the same split).
+      if (g.N <= 1) return (n - 1) / n * S / ctx.intra_bw_Bps;
+      std::size_t k_min = g.nodes[0].size();
+      for (const auto& v : g.nodes) k_min = std::min(k_min, v.size());
+      const double km = static_cast<double>(k_min);
+      return std::max((km - 1) / n * S / ctx.intra_bw_Bps, (n - km) / n * S / ctx.inter_bw_Bps);
     }
     case CollAlgo::P2P: return S / (g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
   }

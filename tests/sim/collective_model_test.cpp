@@ -146,6 +146,28 @@ TEST_CASE("all-gather, reduce-scatter and all-to-all volumes") {
   CHECK(simulate_collectives({p2p}, topo, prof) == doctest::Approx(1e6 / nic));
 }
 
+TEST_CASE("all-to-all across NVLink domains: the estimate sends only the other domains' share over the fabric") {
+  // 4 nodes of 4 GPUs (NVLink 450 GB/s inside, 50 GB/s NICs); an expert-parallel group of 8 with
+  // 2 ranks per node (stride 2, as EP groups with tp=2 are): 6/8 of each rank's buffer crosses
+  // the fabric, 1/8 stays on NVLink. The estimate once charged (n-1)/n = 7/8 to the fabric.
+  const double nic = 50e9, nvl = 450e9, S = 400e6;
+  TestFatTree topo(1, 4, 4, 1, nic, nvl, nic, 0);
+  CalibrationProfile prof = testing::ideal_profile();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  std::vector<int> g;
+  for (int r = 0; r < 16; r += 2) g.push_back(r);
+  auto a2a = plan_collective(Coll::AllToAll, S, g, ctx);
+  REQUIRE(a2a.algo == CollAlgo::Direct);
+  const double t = simulate_collectives({a2a}, topo, prof);
+  CHECK(t == doctest::Approx(6.0 / 8 * S / nic).epsilon(1e-6));
+  CHECK(a2a.estimate_s == doctest::Approx(t).epsilon(1e-6));
+  // Uneven groups: the rank with the fewest domain-mates (one, on node 3) sends 7/8 across.
+  std::vector<int> u = {0, 1, 2, 4, 5, 6, 8, 12};
+  auto ua = plan_collective(Coll::AllToAll, S, u, ctx);
+  CHECK(ua.estimate_s == doctest::Approx(7.0 / 8 * S / nic).epsilon(1e-6));
+  CHECK(simulate_collectives({ua}, topo, prof) == doctest::Approx(ua.estimate_s).epsilon(0.01));
+}
+
 TEST_CASE("throughput ceilings that are not the wire: NVLS algorithm bandwidth and LL") {
   const double S = 8e9;
   CalibrationProfile prof = testing::ideal_profile();

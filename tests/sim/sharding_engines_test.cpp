@@ -15,7 +15,8 @@ using namespace tutti;
 
 namespace {
 
-void run(const std::string& parallel, double tolerance = 0.01) {
+void run(const std::string& parallel) {
+  constexpr double tolerance = 0.01;
   ClusterParams p;
   p.name = "fat_tree";
   p.node = "dgx-h100";
@@ -53,10 +54,9 @@ void run(const std::string& parallel, double tolerance = 0.01) {
 }  // namespace
 
 TEST_CASE("sharding in the engines: zero=0..3 on 32 GPUs, native within 1% of SimGrid") {
-  for (const char* p : {"tp=2,zero=0", "tp=2,zero=1", "tp=2,zero=2", "tp=2,zero=3"}) run(p);
-  // Known gap: without pipelining and with reshard=0 the native engine comes out 1.4% long
-  // (5.809e-3 s vs SimGrid 5.729e-3 s when recorded; cause not found yet): held to 2%.
-  run("tp=2,zero=3,reshard=0", 0.02);
+  // reshard=0 was 1.4% long until the native engine learnt pacing per neighbourhood
+  // (engine.cpp, RoutedPlan::quiet): the gathers' first runs had no TP collective beside them.
+  for (const char* p : {"tp=2,zero=0", "tp=2,zero=1", "tp=2,zero=2", "tp=2,zero=3", "tp=2,zero=3,reshard=0"}) run(p);
 }
 TEST_CASE("sharding in the engines: ZeRO-3 with pipelining, reshard 0 and 1, native within 1% of SimGrid") {
   for (const char* p : {"tp=2,pp=2,zero=3,reshard=0", "tp=2,pp=2,zero=3,reshard=1"}) run(p);

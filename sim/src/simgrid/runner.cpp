@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "sg_platform.hpp"
+#include "../attribution.hpp"
 #include "../slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
@@ -28,9 +29,6 @@ namespace sg4 = simgrid::s4u;
 using simgrid::kernel::timer::Timer;
 
 namespace {
-
-bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
-bool is_p2p(OpKind k) { return k == OpKind::Send || k == OpKind::Recv; }
 
 // Host speed of the GPU hosts. Execs carry op_time_s * kHostFlops flops, so their SimGrid
 // duration is op_time_s whatever the GPU's nominal rate.
@@ -551,66 +549,21 @@ std::string ProgramRun::run() {
         iter = end_[k];
         crit = r;
       }
-  // Breakdown on the critical rank, by the native engine's rules (compute stream walk).
-  const RankClass& rc = *cls_[class_of(crit)].rc;
-  auto S = [&](std::size_t i) { return start_[offset_[crit] + i]; };
-  auto E = [&](std::size_t i) { return end_[offset_[crit] + i]; };
-  auto RV = [&](std::size_t i) { return rendezvous_[offset_[crit] + i]; };
-  Breakdown b;
-  auto attribute = [&](double from, double to, std::int64_t blocker) {
-    if (to <= from) return;
-    if (blocker < 0) {
-      b.other_s += to - from;
-      return;
-    }
-    const Op& op = rc.ops[blocker];
-    if (op.kind == OpKind::Collective) {
-      b.exposed_comm_s[op.group] += to - from;
-    } else if (is_p2p(op.kind)) {
-      const double rv = std::clamp(RV(blocker), from, to);
-      b.bubble_s += rv - from;
-      b.exposed_comm_s[GroupDim::PP] += to - rv;
-    } else {
-      b.other_s += to - from;
-    }
+  // Breakdown on the critical rank, by the rules every engine with op timings shares.
+  auto timeline = [&](int rr) {
+    const std::size_t o = offset_[rr];
+    return OpTimeline{cls_[class_of(rr)].rc, start_.data() + o, end_.data() + o, rendezvous_.data() + o};
   };
-  double prev_end = 0, gemm = 0, mem = 0;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i) {
-    const Op& op = rc.ops[i];
-    if (op.stream != Stream::Compute) continue;
-    const double dur = E(i) - S(i);
-    if (is_compute(op.kind)) {
-      b.compute_s += dur;
-      (op.kind == OpKind::MemBound ? mem : gemm) += dur;
-    }
-    std::int64_t blocker = -1;
-    double bt = -1;
-    for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-      const std::uint32_t dep = rc.deps[op.dep_begin + d];
-      if (E(dep) > bt) {
-        bt = E(dep);
-        blocker = dep;
-      }
-    }
-    attribute(prev_end, S(i), blocker);
-    if (!is_compute(op.kind)) attribute(S(i), E(i), static_cast<std::int64_t>(i));
-    prev_end = std::max(prev_end, E(i));
-  }
-  std::int64_t last = -1;
-  double le = -1;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (E(i) > le) {
-      le = E(i);
-      last = static_cast<std::int64_t>(i);
-    }
-  attribute(prev_end, le, last);
-  b.other_s += std::max(0.0, iter - std::max(prev_end, le));
-  std::vector<std::pair<double, double>> iv;
-  for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) {
-      const double a = std::max(S(i), RV(i));
-      iv.push_back({a, E(i)});
-    }
+  OpTimeline peer_tl;
+  const PeerTimeline peer = [&](int delta) -> const OpTimeline* {
+    const int pr = crit + delta * per_stage();
+    if (pr < 0 || pr >= prog_.world) return nullptr;
+    peer_tl = timeline(pr);
+    return &peer_tl;
+  };
+  const Attribution at = attribute_timeline(timeline(crit), peer, iter);
+  Breakdown b = at.breakdown;
+  const double gemm = at.gemm_busy_s, mem = at.memory_busy_s, busy = at.comm_busy_s;
   // MoE parts: of the rank class (its first rank) with the most MoE busy time, as the native
   // engine reports them.
   {
@@ -620,35 +573,14 @@ std::string ProgramRun::run() {
       const std::uint32_t c = class_of(rr);
       if (seen[c]) continue;
       seen[c] = 1;
-      const RankClass& k = *cls_[c].rc;
-      EnumArray<MoePart, double> m{};
       double tot = 0;
-      for (std::size_t i = 0; i < k.ops.size(); ++i) {
-        const Op& op = k.ops[i];
-        if (op.moe_part == MoePart::None) continue;
-        const std::size_t at = offset_[rr] + i;
-        const double a = is_compute(op.kind) ? start_[at] : std::max(start_[at], rendezvous_[at]);
-        m[op.moe_part] += std::max(0.0, end_[at] - a);
-        tot += std::max(0.0, end_[at] - a);
-      }
+      const EnumArray<MoePart, double> m = moe_busy(timeline(rr), &tot);
       if (tot > moe_best) {
         moe_best = tot;
         b.moe_s = m;
       }
     }
   }
-  std::sort(iv.begin(), iv.end());
-  double busy = 0, cs = -1, ce = -1;
-  for (auto [a, z] : iv) {
-    if (a > ce) {
-      if (ce > cs) busy += ce - cs;
-      cs = a;
-      ce = z;
-    } else {
-      ce = std::max(ce, z);
-    }
-  }
-  if (ce > cs) busy += ce - cs;
 
   std::ostringstream os = out_stream();
   put_stats(os, world);
