@@ -4,7 +4,9 @@
 //   docs/hardware-facts.md's reference list, and every "docs/hardware-facts.md N.M" they cite is a
 //   section of that sheet;
 // - every relative link in docs/, bench/ and the READMEs resolves to a file in the repository;
-// - no file in the tree cites the design notes by their old names outside the repository.
+// - no file in the tree cites the design notes by their old names outside the repository, and
+//   every "docs/style.md habit N", "docs/notes/X.md section N.M", "docs/hardware-facts.md N.M" and
+//   'docs/X.md "Heading"' names a habit or section that exists.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -144,6 +146,53 @@ std::vector<fs::path> markdown_files() {
   return out;
 }
 
+/// Headings of a Markdown file: the number of a numbered heading ("### 1.4 Page faults" gives
+/// "1.4") and the full title of every heading ("## Units" gives "Units").
+std::set<std::string> headings(const std::string& md) {
+  std::set<std::string> out = section_numbers(md);
+  static const std::regex title(R"(^#{1,4} (.+?)\s*$)");
+  std::istringstream in(md);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line))
+    if (std::regex_search(line, m, title)) out.insert(m[1]);
+  return out;
+}
+
+/// Habit numbers of docs/style.md: its numbered list items "N. **...".
+std::set<std::string> habit_numbers(const std::string& style) {
+  std::set<std::string> out;
+  static const std::regex item(R"(^(\d+)\. \*\*)");
+  std::istringstream in(style);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line))
+    if (std::regex_search(line, m, item)) out.insert(m[1]);
+  return out;
+}
+
+/// Citations in `text` of a place inside a doc that does not exist: "docs/style.md habit N",
+/// "docs/hardware-facts.md N.M", "docs/notes/X.md section N.M", "docs/X.md \"Heading\"".
+/// `doc(path)` returns the doc's text ("" when the file is missing).
+template <class Doc>
+std::vector<std::string> unresolved_places(const std::string& text, Doc doc) {
+  std::vector<std::string> out;
+  static const std::regex habit(R"(docs/style\.md habit (\d+))");
+  static const std::regex section(R"(docs/(hardware-facts\.md|notes/[a-z0-9-]+\.md) (?:section )?(\d+(?:\.\d+)?))");
+  static const std::regex named(R"(docs/([a-z0-9/-]+\.md) \"([^\"]+)\")");
+  const std::sregex_iterator end;
+  for (std::sregex_iterator it(text.begin(), text.end(), habit); it != end; ++it)
+    if (!habit_numbers(doc("docs/style.md")).count((*it)[1])) out.push_back("docs/style.md has no habit " + std::string((*it)[1]));
+  for (auto* re : {&section, &named})
+    for (std::sregex_iterator it(text.begin(), text.end(), *re); it != end; ++it) {
+      const std::string file = "docs/" + std::string((*it)[1]);
+      const std::string md = doc(file);
+      if (md.empty()) out.push_back(file + " does not exist");
+      else if (!headings(md).count((*it)[2])) out.push_back(file + " has no section " + std::string((*it)[2]));
+    }
+  return out;
+}
+
 bool is_text_source(const fs::path& p) {
   static const std::set<std::string> exts = {".md", ".cpp", ".hpp", ".h", ".txt", ".cmake", ".json",
                                              ".sh", ".py", ".js", ".html", ".css", ".yml"};
@@ -160,6 +209,12 @@ std::vector<std::string> outside_citations() {
                                          std::string("landscape") + "-2026", std::string("aesthetics") + "-ecosystem"};
   const std::string facts = std::string("hardware-facts") + ".md";
   const fs::path root = src(".");
+  std::map<std::string, std::string> docs;
+  auto read_doc = [&](const std::string& rel) -> const std::string& {
+    auto it = docs.find(rel);
+    if (it == docs.end()) it = docs.emplace(rel, fs::exists(root / rel) ? slurp(root / rel) : "").first;
+    return it->second;
+  };
   std::vector<std::string> out;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path& p = it->path();
@@ -177,6 +232,7 @@ std::vector<std::string> outside_citations() {
     if (name == "citations_test.cpp") continue;
     const std::string rel = fs::relative(p, root).string();
     const std::string text = slurp(p);
+    for (auto& u : unresolved_places(text, read_doc)) out.push_back(rel + ": cites a place that does not exist: " + u);
     for (const auto& g : gone)
       if (text.find(g) != std::string::npos) out.push_back(rel + ": cites " + g);
     // Outside docs/ the sheet is cited by its path from the repository root.
@@ -218,6 +274,18 @@ TEST_CASE("citations: the extractors find keys, sections and broken links (and m
   REQUIRE(bad.size() == 2);
   CHECK(bad[0].find("[NOPE-1]") != std::string::npos);
   CHECK(bad[1].find("no section 9.9") != std::string::npos);
+
+  auto planted = [](const std::string& rel) -> std::string {
+    if (rel == "docs/style.md") return "## Habits\n1. **One**\n2. **Two**\n";
+    if (rel == "docs/notes/x.md") return "# X\n## 1. First\n### 1.4 Page faults\n";
+    if (rel == "docs/design.md") return "# D\n## Units\n";
+    return "";
+  };
+  CHECK(unresolved_places("docs/style.md habit 2; docs/notes/x.md section 1.4; docs/design.md \"Units\"", planted).empty());
+  const auto places = unresolved_places(
+      "docs/style.md habit 3; docs/notes/x.md section 2; docs/notes/y.md section 1; docs/design.md \"Data flow\"", planted);
+  CHECK(places == std::vector<std::string>{"docs/style.md has no habit 3", "docs/notes/x.md has no section 2",
+                                           "docs/notes/y.md does not exist", "docs/design.md has no section Data flow"});
 
   fs::create_directories(dir / "sub");
   std::ofstream(dir / "sub" / "there.md") << "x";
@@ -262,7 +330,7 @@ TEST_CASE("citations: every relative link in docs/, bench/ and the READMEs resol
   CHECK_MESSAGE(bad.empty(), join(bad));
 }
 
-TEST_CASE("citations: no file cites design notes that live outside the repository") {
+TEST_CASE("citations: no file cites design notes outside the repository or places in docs/ that do not exist") {
   const auto bad = outside_citations();
   CHECK_MESSAGE(bad.empty(), join(bad));
 }
