@@ -36,7 +36,8 @@ std::string slurp(const fs::path& p) {
 }
 
 /// Keys of the sheet's reference list: lines "- [KEY] ..." after "## References".
-std::set<std::string> reference_keys(const std::string& sheet, std::vector<std::string>& duplicates) {
+std::set<std::string> reference_keys(const std::string& sheet,
+                                     std::vector<std::string>& duplicates) {
   std::set<std::string> keys;
   const auto at = sheet.find("\n## References");
   if (at == std::string::npos) return keys;
@@ -76,17 +77,20 @@ std::vector<std::string> cited_keys(const std::string& text) {
 /// Sections cited as "docs/hardware-facts.md 1.1/1.2/8", "... 2 and 3.6", "... section 10".
 std::vector<std::string> cited_sections(const std::string& text) {
   std::vector<std::string> out;
-  static const std::regex cite(R"(docs/hardware-facts\.md (?:section )?(\d+(?:\.\d+)?(?:(?:/| and )\d+(?:\.\d+)?)*))");
+  static const std::regex cite(
+      R"(docs/hardware-facts\.md (?:section )?(\d+(?:\.\d+)?(?:(?:/| and )\d+(?:\.\d+)?)*))");
   static const std::regex number(R"(\d+(?:\.\d+)?)");
   for (std::sregex_iterator it(text.begin(), text.end(), cite), end; it != end; ++it) {
     const std::string list = (*it)[1];
-    for (std::sregex_iterator n(list.begin(), list.end(), number); n != end; ++n) out.push_back((*n)[0]);
+    for (std::sregex_iterator n(list.begin(), list.end(), number); n != end; ++n)
+      out.push_back((*n)[0]);
   }
   return out;
 }
 
 void strings_of(const json& j, std::vector<std::string>& out) {
-  if (j.is_string()) out.push_back(j.get<std::string>());
+  if (j.is_string())
+    out.push_back(j.get<std::string>());
   else if (j.is_object() || j.is_array())
     for (const auto& v : j) strings_of(v, out);
 }
@@ -102,9 +106,12 @@ std::vector<std::string> unresolved_citations(const std::vector<fs::path>& files
     strings_of(json::parse(slurp(f)), texts);
     for (const auto& t : texts) {
       for (const auto& k : cited_keys(t))
-        if (!keys.count(k)) out.push_back(f.string() + ": the key [" + k + "] is not in docs/hardware-facts.md's References");
+        if (!keys.count(k))
+          out.push_back(f.string() + ": the key [" + k +
+                        "] is not in docs/hardware-facts.md's References");
       for (const auto& s : cited_sections(t))
-        if (!sections.count(s)) out.push_back(f.string() + ": docs/hardware-facts.md has no section " + s);
+        if (!sections.count(s))
+          out.push_back(f.string() + ": docs/hardware-facts.md has no section " + s);
     }
   }
   return out;
@@ -120,7 +127,8 @@ std::vector<std::string> broken_links(const fs::path& md) {
     std::string target = (*it)[1];
     if (target.empty() || target[0] == '#' || std::regex_search(target, scheme)) continue;
     target = target.substr(0, target.find('#'));
-    if (!fs::exists(md.parent_path() / target)) out.push_back(md.string() + ": link to " + target + " does not resolve");
+    if (!fs::exists(md.parent_path() / target))
+      out.push_back(md.string() + ": link to " + target + " does not resolve");
   }
   return out;
 }
@@ -141,7 +149,8 @@ std::vector<fs::path> markdown_files() {
     for (auto& p : files_in(dir, ".md")) out.push_back(p);
   out.push_back(src("README.md"));
   for (const auto& e : fs::directory_iterator(src(".")))
-    if (e.is_directory() && !e.is_symlink() && fs::exists(e.path() / "README.md")) out.push_back(e.path() / "README.md");
+    if (e.is_directory() && !e.is_symlink() && fs::exists(e.path() / "README.md"))
+      out.push_back(e.path() / "README.md");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -178,24 +187,29 @@ template <class Doc>
 std::vector<std::string> unresolved_places(const std::string& text, Doc doc) {
   std::vector<std::string> out;
   static const std::regex habit(R"(docs/style\.md habit (\d+))");
-  static const std::regex section(R"(docs/(hardware-facts\.md|notes/[a-z0-9-]+\.md) (?:section )?(\d+(?:\.\d+)?))");
+  static const std::regex section(
+      R"(docs/(hardware-facts\.md|notes/[a-z0-9-]+\.md) (?:section )?(\d+(?:\.\d+)?))");
   static const std::regex named(R"(docs/([a-z0-9/-]+\.md) \"([^\"]+)\")");
   const std::sregex_iterator end;
   for (std::sregex_iterator it(text.begin(), text.end(), habit); it != end; ++it)
-    if (!habit_numbers(doc("docs/style.md")).count((*it)[1])) out.push_back("docs/style.md has no habit " + std::string((*it)[1]));
+    if (!habit_numbers(doc("docs/style.md")).count((*it)[1]))
+      out.push_back("docs/style.md has no habit " + std::string((*it)[1]));
   for (auto* re : {&section, &named})
     for (std::sregex_iterator it(text.begin(), text.end(), *re); it != end; ++it) {
       const std::string file = "docs/" + std::string((*it)[1]);
       const std::string md = doc(file);
-      if (md.empty()) out.push_back(file + " does not exist");
-      else if (!headings(md).count((*it)[2])) out.push_back(file + " has no section " + std::string((*it)[2]));
+      if (md.empty())
+        out.push_back(file + " does not exist");
+      else if (!headings(md).count((*it)[2]))
+        out.push_back(file + " has no section " + std::string((*it)[2]));
     }
   return out;
 }
 
 bool is_text_source(const fs::path& p) {
-  static const std::set<std::string> exts = {".md", ".cpp", ".hpp", ".h", ".txt", ".cmake", ".json",
-                                             ".sh", ".py", ".js", ".html", ".css", ".yml"};
+  static const std::set<std::string> exts = {".md",    ".cpp",  ".hpp", ".h",  ".txt",
+                                             ".cmake", ".json", ".sh",  ".py", ".js",
+                                             ".html",  ".css",  ".yml"};
   return exts.count(p.extension().string()) || p.filename() == "run";
 }
 
@@ -203,20 +217,23 @@ bool is_text_source(const fs::path& p) {
 /// hidden folders except .ci, symlinks and this file skipped).
 std::vector<std::string> outside_citations() {
   // Spelled in pieces so that this file does not match itself.
-  const std::vector<std::string> gone = {std::string("STYLE") + ".md", std::string("DESIGN") + ".md",
-                                         std::string("shared/") + "research", std::string("simgrid") + "-eval",
-                                         std::string("exec-backend") + "-eval", std::string("anchors") + "-sims",
-                                         std::string("landscape") + "-2026", std::string("aesthetics") + "-ecosystem"};
+  const std::vector<std::string> gone = {
+      std::string("STYLE") + ".md",          std::string("DESIGN") + ".md",
+      std::string("shared/") + "research",   std::string("simgrid") + "-eval",
+      std::string("exec-backend") + "-eval", std::string("anchors") + "-sims",
+      std::string("landscape") + "-2026",    std::string("aesthetics") + "-ecosystem"};
   const std::string facts = std::string("hardware-facts") + ".md";
   const fs::path root = src(".");
   std::map<std::string, std::string> docs;
   auto read_doc = [&](const std::string& rel) -> const std::string& {
     auto it = docs.find(rel);
-    if (it == docs.end()) it = docs.emplace(rel, fs::exists(root / rel) ? slurp(root / rel) : "").first;
+    if (it == docs.end())
+      it = docs.emplace(rel, fs::exists(root / rel) ? slurp(root / rel) : "").first;
     return it->second;
   };
   std::vector<std::string> out;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     const fs::path& p = it->path();
     const std::string name = p.filename().string();
     if (it->is_symlink()) {
@@ -225,14 +242,16 @@ std::vector<std::string> outside_citations() {
     }
     if (it->is_directory()) {
       const bool hidden = name[0] == '.' && name != ".ci";
-      if (hidden || name == "node_modules" || fs::exists(p / "CMakeCache.txt")) it.disable_recursion_pending();
+      if (hidden || name == "node_modules" || fs::exists(p / "CMakeCache.txt"))
+        it.disable_recursion_pending();
       continue;
     }
     if (!it->is_regular_file() || !is_text_source(p) || it->file_size() > (4u << 20)) continue;
     if (name == "citations_test.cpp") continue;
     const std::string rel = fs::relative(p, root).string();
     const std::string text = slurp(p);
-    for (auto& u : unresolved_places(text, read_doc)) out.push_back(rel + ": cites a place that does not exist: " + u);
+    for (auto& u : unresolved_places(text, read_doc))
+      out.push_back(rel + ": cites a place that does not exist: " + u);
     for (const auto& g : gone)
       if (text.find(g) != std::string::npos) out.push_back(rel + ": cites " + g);
     // Outside docs/ the sheet is cited by its path from the repository root.
@@ -255,21 +274,24 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-TEST_CASE("citations: the extractors find keys, sections and broken links (and miss nothing planted)") {
+TEST_CASE(
+    "citations: the extractors find keys, sections and broken links (and miss nothing planted)") {
   CHECK(cited_keys("docs/hardware-facts.md 3.4: [NV-MMA4Z00NS] [P] 15 W; [DCXPS],[DCWB] [S] [0]") ==
         std::vector<std::string>{"NV-MMA4Z00NS", "DCXPS", "DCWB"});
   CHECK(cited_sections("docs/hardware-facts.md 1.1/1.2/8: x; docs/hardware-facts.md 2 and 3.6; "
                        "docs/hardware-facts.md section 10") ==
         std::vector<std::string>{"1.1", "1.2", "8", "2", "3.6", "10"});
 
-  const std::string sheet = "# t\n## 3. Networking\n### 3.4 Optics\n## References\n- [NV-DAC] NVIDIA\n- [NV-DAC] again\n";
+  const std::string sheet =
+      "# t\n## 3. Networking\n### 3.4 Optics\n## References\n- [NV-DAC] NVIDIA\n- [NV-DAC] again\n";
   std::vector<std::string> dup;
   CHECK(reference_keys(sheet, dup) == std::set<std::string>{"NV-DAC"});
   CHECK(dup == std::vector<std::string>{"NV-DAC"});
   CHECK(section_numbers(sheet) == std::set<std::string>{"3", "3.4"});
 
   const fs::path dir = tutti::testing::temp_dir();
-  std::ofstream(dir / "cat.json") << R"({"entries": [{"source": "docs/hardware-facts.md 3.4/9.9: [NV-DAC] [NOPE-1] [P]"}]})";
+  std::ofstream(dir / "cat.json")
+      << R"({"entries": [{"source": "docs/hardware-facts.md 3.4/9.9: [NV-DAC] [NOPE-1] [P]"}]})";
   const auto bad = unresolved_citations({dir / "cat.json"}, {"NV-DAC"}, {"3", "3.4"});
   REQUIRE(bad.size() == 2);
   CHECK(bad[0].find("[NOPE-1]") != std::string::npos);
@@ -281,28 +303,37 @@ TEST_CASE("citations: the extractors find keys, sections and broken links (and m
     if (rel == "docs/design.md") return "# D\n## Units\n";
     return "";
   };
-  CHECK(unresolved_places("docs/style.md habit 2; docs/notes/x.md section 1.4; docs/design.md \"Units\"", planted).empty());
+  CHECK(unresolved_places(
+            "docs/style.md habit 2; docs/notes/x.md section 1.4; docs/design.md \"Units\"", planted)
+            .empty());
   const auto places = unresolved_places(
-      "docs/style.md habit 3; docs/notes/x.md section 2; docs/notes/y.md section 1; docs/design.md \"Data flow\"", planted);
-  CHECK(places == std::vector<std::string>{"docs/style.md has no habit 3", "docs/notes/x.md has no section 2",
-                                           "docs/notes/y.md does not exist", "docs/design.md has no section Data flow"});
+      "docs/style.md habit 3; docs/notes/x.md section 2; docs/notes/y.md section 1; docs/design.md "
+      "\"Data flow\"",
+      planted);
+  CHECK(places == std::vector<std::string>{
+                      "docs/style.md has no habit 3", "docs/notes/x.md has no section 2",
+                      "docs/notes/y.md does not exist", "docs/design.md has no section Data flow"});
 
   fs::create_directories(dir / "sub");
   std::ofstream(dir / "sub" / "there.md") << "x";
-  std::ofstream(dir / "a.md") << "[ok](sub/there.md#x) [web](https://example.org) [anchor](#top) [gone](sub/missing.md)";
+  std::ofstream(dir / "a.md")
+      << "[ok](sub/there.md#x) [web](https://example.org) [anchor](#top) [gone](sub/missing.md)";
   const auto links = broken_links(dir / "a.md");
   REQUIRE(links.size() == 1);
   CHECK(links[0].find("sub/missing.md") != std::string::npos);
 }
 
-TEST_CASE("citations: every key and section the catalog, clusters and calibration cite is in docs/hardware-facts.md") {
+TEST_CASE(
+    "citations: every key and section the catalog, clusters and calibration cite is in "
+    "docs/hardware-facts.md") {
   const std::string sheet = slurp(src("docs/hardware-facts.md"));
   std::vector<std::string> duplicates;
   const auto keys = reference_keys(sheet, duplicates);
   const auto sections = section_numbers(sheet);
   REQUIRE(keys.size() > 100);
   CHECK_MESSAGE(duplicates.empty(), "keys listed twice in References:\n" << join(duplicates));
-  for (const char* s : {"1.1", "1.2", "1.3", "2", "3.2", "3.3", "3.4", "3.5", "3.6", "4", "5", "6", "6.1", "6.4", "7.1", "7.2", "8", "10"})
+  for (const char* s : {"1.1", "1.2", "1.3", "2", "3.2", "3.3", "3.4", "3.5", "3.6", "4", "5", "6",
+                        "6.1", "6.4", "7.1", "7.2", "8", "10"})
     CHECK_MESSAGE(sections.count(s), "docs/hardware-facts.md lost section " << s);
 
   std::vector<fs::path> files = files_in("topologies/catalog", ".json");
@@ -330,7 +361,9 @@ TEST_CASE("citations: every relative link in docs/, bench/ and the READMEs resol
   CHECK_MESSAGE(bad.empty(), join(bad));
 }
 
-TEST_CASE("citations: no file cites design notes outside the repository or places in docs/ that do not exist") {
+TEST_CASE(
+    "citations: no file cites design notes outside the repository or places in docs/ that do not "
+    "exist") {
   const auto bad = outside_citations();
   CHECK_MESSAGE(bad.empty(), join(bad));
 }
