@@ -11,7 +11,7 @@
 
 namespace tutti::cli {
 
-/// Exit codes (STYLE.md habit 4).
+/// Exit codes (docs/style.md habit 4).
 enum Exit : int { kOk = 0, kNo = 1, kUsage = 2, kInternal = 70 };
 
 struct Globals {

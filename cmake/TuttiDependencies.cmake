@@ -6,7 +6,7 @@ find_package(CLI11 REQUIRED)
 find_package(doctest REQUIRED)
 find_package(Threads REQUIRED)
 
-# SimGrid: Debian ships no CMake config, so pkg-config (../shared/research/simgrid-eval.md).
+# SimGrid: Debian ships no CMake config, so pkg-config (docs/notes/simgrid.md section 1).
 pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 
 # Open MPI (execution backend, distributed plan search).

@@ -157,7 +157,7 @@ TEST_CASE("facility reliability: schema and parser agree") {
 
 TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%, as reported") {
   // 16,384 H100, 405B parameters x 14 B (bf16 weights + fp32 master and Adam moments) written to
-  // Tectonic at its 2 TB/s sustained rate (hardware-facts.md 5). Llama 3 reports > 90% effective
+  // Tectonic at its 2 TB/s sustained rate (docs/hardware-facts.md 5). Llama 3 reports > 90% effective
   // training time. (The 10 min restart default was bounded with this report, so this checks the
   // chain of formulas with published inputs rather than predicting the report independently.)
   FacilityInputs in = testing::small_cluster();

@@ -49,7 +49,7 @@ void read_head(Obj& e, Spec& h) {
   h.name = e.req("name").string();
   Value src = e.req("source");
   h.source = src.string();
-  if (h.source.size() < 8) src.fail("a citation (hardware-facts.md key or a statement that it is an estimate)");
+  if (h.source.size() < 8) src.fail("a citation (docs/hardware-facts.md key or a statement that it is an estimate)");
   Arr est = e.req("estimates").arr();
   for (std::size_t i = 0; i < est.size(); ++i) {
     Value v = est.at(i);

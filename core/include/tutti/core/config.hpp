@@ -1,5 +1,5 @@
 #pragma once
-// Strict configuration reader (STYLE.md habit 3). Every input file (workload, cluster, catalog,
+// Strict configuration reader (docs/style.md habit 3). Every input file (workload, cluster, catalog,
 // calibration profile, plan request) is read through these views, which:
 //   * name the file and the key path in every error (`cluster.json: fabric.spine.radix: got 0,
 //     expected >= 2`),

@@ -1,5 +1,5 @@
 #pragma once
-// Quantities with units, parsed in one place into SI (DESIGN.md "Units").
+// Quantities with units, parsed in one place into SI (docs/design.md "Units").
 //   bytes      "80GiB" "80GB" "512MB" "4KiB" "100B"           (GB = 1e9 B, GiB = 2^30 B)
 //   bandwidth  "400Gbps" "3.35TB/s" "900GB/s" "50GBps" "25Gb/s"   -> bytes per second
 //   time       "1.2us" "936ns" "5ms" "2s" "30min" "4h" "30d" "1y"  -> seconds

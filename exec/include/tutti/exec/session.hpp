@@ -87,7 +87,7 @@ class Watchdog {
 /// MPI for the lifetime of the object (MPI_Init_thread with MPI_THREAD_MULTIPLE, so that the
 /// watchdog may call MPI_Abort). Also sets glibc's malloc so that freed blocks are never
 /// returned to the kernel: MPI's per-call temporaries would otherwise page-fault on every call
-/// (research note exec-backend-eval.md, section 1.4).
+/// (docs/notes/exec-backend.md section 1.4).
 class Session {
  public:
   Session();

@@ -1,5 +1,5 @@
 #pragma once
-// The Program: the contract between workloads and every engine (DESIGN.md "Data flow").
+// The Program: the contract between workloads and every engine (docs/design.md "Data flow").
 // One Program describes one training iteration (one optimizer step over the global batch).
 //
 // Ranks that do the same work are described once as a RankClass with a multiplicity: with the
