@@ -342,9 +342,9 @@ Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus, 
     throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}", cluster_gpus,
                                  model_par, why));
   if (note && best.ep != named.ep)
-    *note = fmt::format("ep {} fits no data-parallel size on {} GPUs at tp*pp*cp = {} ({}); ep {} fitted "
-                        "(--parallel ep=N to choose)",
-                        named.ep, cluster_gpus, model_par, why, best.ep);
+    *note = fmt::format("ep {} fits no data-parallel size on {} GPUs at tp*pp*cp = {} (ep must divide dp, "
+                        "dp <= {}); ep {} fitted (--parallel ep=N to choose)",
+                        named.ep, cluster_gpus, model_par, cluster_gpus / model_par, best.ep);
   return best;
 }
 

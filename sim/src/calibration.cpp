@@ -427,7 +427,7 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
     out.push_back({std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d),
                    std::string(to_string(d)) + " GEMM efficiency", p.gemm.flops.eff_max,
                    d == DType::BF16 ? basis_of(p.gemm.measured_on)
-                                    : "the bf16 value (" + basis_of(p.gemm.measured_on) + ")"});
+                                    : "the generic bf16 value, " + basis_of(p.gemm.measured_on)});
   }
   if (!(o && o->attention_efficiency > 0) && !names(p.attention.measured_on, gpu.id))
     out.push_back({"compute.attention.flops_efficiency_max", "fused attention efficiency",

@@ -26,10 +26,12 @@
 // step_time, mfu (model FLOPs over dense peak, %), images_per_sec and sequences_per_sec (all GPUs),
 // busbw (nccl-tests bus bandwidth, GB/s), hbm_bandwidth (TB/s, triad).
 #include <nlohmann/json_fwd.hpp>
-#include <set>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "tutti/sim/calibration.hpp"
 
 namespace tutti {
 
