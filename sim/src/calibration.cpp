@@ -424,10 +424,15 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
     if (o && o->gemm_efficiency[i] > 0) continue;
     // Only the BF16 rate is what the family's measured_on devices measured.
     if (d == DType::BF16 && names(p.gemm.measured_on, gpu.id)) continue;
-    out.push_back({std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d),
-                   std::string(to_string(d)) + " GEMM efficiency", p.gemm.flops.eff_max,
-                   d == DType::BF16 ? basis_of(p.gemm.measured_on)
-                                    : "the generic bf16 value, " + basis_of(p.gemm.measured_on)});
+    const std::string key = std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d);
+    const std::string what = std::string(to_string(d)) + " GEMM efficiency";
+    const double fp8 = o ? o->gemm_efficiency[static_cast<int>(DType::FP8)] : 0;
+    if (dtype_block_elements(d) > 0 && fp8 > 0)  // op_time_s takes the device's fp8 value
+      out.push_back({key, what, fp8, "this device's fp8 value (no measurement of the block-scaled format)"});
+    else
+      out.push_back({key, what, p.gemm.flops.eff_max,
+                     d == DType::BF16 ? basis_of(p.gemm.measured_on)
+                                      : "the generic bf16 value, " + basis_of(p.gemm.measured_on)});
   }
   if (!(o && o->attention_efficiency > 0) && !names(p.attention.measured_on, gpu.id))
     out.push_back({"compute.attention.flops_efficiency_max", "fused attention efficiency",

@@ -84,6 +84,11 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     if (const DeviceOverride* o = profile.device(gpu.id)) {
       if (op.kind == OpKind::Gemm && o->gemm_efficiency[static_cast<int>(op.dtype)] > 0)
         eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
+      // A block-scaled format without its own value takes the device's fp8 one (the same
+      // tensor-core pipeline; an estimate that calibration_defaults reports).
+      else if (op.kind == OpKind::Gemm && dtype_block_elements(op.dtype) > 0 &&
+               o->gemm_efficiency[static_cast<int>(DType::FP8)] > 0)
+        eff_max = o->gemm_efficiency[static_cast<int>(DType::FP8)];
       if (op.kind == OpKind::Attention && o->attention_efficiency > 0)
         eff_max = o->attention_efficiency;
     }
