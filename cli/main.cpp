@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/facility.hpp"
 
 int main(int argc, char** argv) {
   using namespace tutti::cli;
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   setup_calibrate(app, g);
   setup_validate(app, g);
   setup_catalog(app, g);
+  setup_cluster(app, g);
 
   try {
     app.parse(argc, argv);
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
   } catch (const tutti::InputError& e) {
     std::fprintf(stderr, "tutti: error: %s\n", e.what());
     return kUsage;
+  } catch (const tutti::NoAnswerError& e) {
+    std::fprintf(stderr, "tutti: no answer: %s\n", e.what());
+    return kNo;
   } catch (const tutti::InternalError& e) {
     std::fprintf(stderr, "tutti: internal error (a bug, please report it): %s\n", e.what());
     return kInternal;

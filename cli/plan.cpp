@@ -22,6 +22,7 @@
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/planner.hpp"
 #include "tutti/topologies/catalog.hpp"
+#include "tutti/topologies/prices.hpp"
 
 namespace tutti::cli {
 
@@ -32,7 +33,7 @@ struct PlanOptions {
   bool example = false, show_request = false, csv = false, no_prune = false;
   std::string model, tokens, deadline, budget, total_budget, power_cap, rack_power, rack_cooling;
   std::string gpu_types, gpu_counts, fabrics, oversubscription, networks, storage, acquisition;
-  std::string facility, objective;
+  std::string facility, objective, prices, cost_basis, hardware_life, utilization;
   int racks = 0, gpus_min = 0, gpus_max = 0, finalists = -1;
 };
 
@@ -105,7 +106,12 @@ PlanRequest build_request(const PlanOptions& o, const Globals& g) {
   if (!o.objective.empty()) set("", "objective", o.objective);
   if (o.finalists >= 0) set("", "finalists", o.finalists);
   if (o.no_prune) set("", "prune", false);
-  return parse_plan_request(j, name, base);
+  if (!o.cost_basis.empty()) set("", "cost_basis", o.cost_basis);
+  if (!o.hardware_life.empty()) set("", "hardware_life", o.hardware_life);
+  if (!o.utilization.empty()) set("", "utilization", list_json(o.utilization, true).at(0));
+  PlanRequest r = parse_plan_request(j, name, base);
+  if (!o.prices.empty()) r.prices = load_prices(o.prices);  // replaces the request's "prices"
+  return r;
 }
 
 // A progress bar with ETA on stderr, only when stderr is a terminal and the search is long.
@@ -279,6 +285,12 @@ void setup_plan(CLI::App& app, Globals& g) {
   sub->add_option("--facility", o->facility, "Facility preset id");
   sub->add_option("--objective", o->objective, "What to minimise: cost|time|energy");
   sub->add_option("--finalists", o->finalists, "Configurations re-simulated with the flow-level engine");
+  sub->add_option("--prices", o->prices, "Your own prices (schemas/prices.schema.json); replaces the request's \"prices\"");
+  sub->add_option("--cost-basis", o->cost_basis,
+                  "What a bought configuration costs for ranking: run (capex amortised over the hardware life "
+                  "at the utilisation + the run's opex; default) or purchase (the whole purchase + opex)");
+  sub->add_option("--hardware-life", o->hardware_life, "Amortisation of bought hardware, e.g. 5y (default 5y)");
+  sub->add_option("--utilization", o->utilization, "Share of the year the owned cluster does paid work (default 1)");
   sub->add_flag("--no-prune", o->no_prune, "Evaluate every configuration (same answer, slower)");
   sub->callback([o, &g] { g.run = [o, &g] { return run_plan(*o, g); }; });
 }

@@ -148,6 +148,8 @@ void setup_report(CLI::App& app, Globals& g) {
                   "Oversubscription ratios to sweep where the fabric supports it (default 1 2 4; 0 "
                   "= no sweep)")
       ->expected(1, -1);
+  cmp->add_option("--prices", opts->compare.prices,
+                  "Your own prices (schemas/prices.schema.json) on every cluster");
   cmp->add_option("--engine", opts->compare.engine, "Simulation engine (native)")
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
   add_common(cmp);

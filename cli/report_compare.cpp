@@ -74,6 +74,7 @@ json sweep(const Workload& w, const std::string& path, const Cluster& base, cons
       std::vector<std::string> sets = g.sets;
       sets.push_back(set);
       Cluster c = load_cluster(path, sets);
+      if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
       p["topology"] = to_json(c);
       Layout l = layout_for(w, c, o);
       p["simulation"] = simulate_doc(w, c, l, o, g);
@@ -107,6 +108,7 @@ int run_compare(const Globals& g, const CompareOptions& o,
   int simulated = 0;
   for (const auto& path : o.clusters) {
     Cluster c = load_cluster(path, g.sets);  // a file that does not load is the user's input error
+    if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
     json a;
     a["name"] = c.name;
     a["cluster_file"] = path;
@@ -137,6 +139,7 @@ int run_compare(const Globals& g, const CompareOptions& o,
   std::string cmd = "tutti";
   for (const auto& s : g.sets) cmd += " --set " + shell_quote(s);
   cmd += " report compare --workload " + shell_quote(o.workload);
+  if (!o.prices.empty()) cmd += " --prices " + shell_quote(o.prices);
   for (const auto& c : o.clusters) cmd += " --cluster " + shell_quote(c);
   if (!o.parallel.empty()) cmd += " --parallel " + shell_quote(o.parallel);
   if (o.oversubscription != std::vector<double>{1, 2, 4}) {

@@ -16,6 +16,7 @@ struct CompareOptions {
   std::string parallel;                           ///< --parallel; empty = the workload's layout.
   std::vector<double> oversubscription{1, 2, 4};  ///< Ratios to sweep; {0} = no sweep.
   std::string engine = "native";
+  std::string prices;  ///< --prices FILE: the user's prices on every cluster (prices.hpp).
 };
 
 /// Simulates, builds the report (with inputs echoed and the reproducing command) and hands it

@@ -15,6 +15,7 @@
 #include "tutti/sim/facility.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
+#include "tutti/topologies/prices.hpp"
 
 namespace tutti::cli {
 namespace {
@@ -24,7 +25,31 @@ struct SimulateOptions {
   std::string facility;  ///< --facility KEY=VALUE,... (sim/include/tutti/sim/facility.hpp)
   double compute_slowdown = 1.0;
   int gpus = 0;  ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
+  std::string prices;  ///< --prices FILE (schemas/prices.schema.json)
+  std::string tokens;  ///< --tokens: tokens to train instead of the workload's ("2T")
+  long long global_batch = 0;  ///< --global-batch: sequences per step instead of the workload's
 };
+
+// --tokens and --global-batch on top of the workload file (through its strict parser for the
+// batch); returns the overrides applied, for the output.
+nlohmann::json workload_overrides(Workload& w, const SimulateOptions& o) {
+  nlohmann::json j = nlohmann::json::object();
+  if (o.global_batch > 0) {
+    j["global_batch"] = {{"value", o.global_batch}, {"workload", w.training.global_batch}};
+    w = load_workload(o.workload, {"training.global_batch=" + std::to_string(o.global_batch)});
+  }
+  if (!o.tokens.empty()) {
+    auto t = parse_quantity(o.tokens, Dim::Count);
+    if (!t || *t < 1) throw InputError("--tokens", "tokens", "\"" + o.tokens + "\"", "a token count such as \"2T\" or \"15.6T\"");
+    if (!w.model.token_model())
+      throw InputError("--tokens", "tokens", "\"" + o.tokens + "\"",
+                       "a token model (" + w.name + " counts samples: set training.samples_to_train)");
+    j["tokens_to_train"] = {{"value", *t}, {"workload", tokens_to_train(w)}};
+    w.training.tokens_to_train = *t;
+    w.training.samples_to_train = *t / w.training.seq_len;
+  }
+  return j;
+}
 
 std::string seconds(double s) {
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
@@ -153,7 +178,9 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   Workload w = load_workload(o.workload);
+  const nlohmann::json overrides = workload_overrides(w, o);
   Cluster c = load_cluster(o.cluster, g.sets);
+  if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
   Layout l;
   std::string fit_note;
   if (o.gpus > 0) {
@@ -177,12 +204,21 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   SimResult r;
   FacilityResult fr;
   nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr);
+  if (!overrides.empty()) j["overrides"] = overrides;
   if (g.json) {
     emit_json(g, j);
   } else {
+    std::string over;
+    if (overrides.contains("global_batch"))
+      over += fmt::format("override   global batch {} (workload file: {})\n", o.global_batch,
+                          overrides["global_batch"]["workload"].get<long long>());
+    if (overrides.contains("tokens_to_train"))
+      over += fmt::format("override   tokens to train {:.4g} (workload file: {:.4g})\n",
+                          overrides["tokens_to_train"]["value"].get<double>(),
+                          overrides["tokens_to_train"]["workload"].get<double>());
     std::string facility = "\nfacility\n";
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
-    emit(g, table(w, c, l, r, fr) + facility);
+    emit(g, over + table(w, c, l, r, fr) + facility);
   }
   const std::string defaults = calibration_defaults_line(c.gpu.id, calibration_defaults(
                                                                      calibration_for(o.calibration), c.gpu));
@@ -240,6 +276,9 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
                 {"dispatch_dtype", moe_dispatch_name(w)}};
   }
   j["facility"] = facility_to_json(fr);
+  if (!c.price_origins.file.empty())
+    j["prices"] = {{"file", c.price_origins.file},
+                   {"source", c.price_origins.source.empty() ? "not stated" : c.price_origins.source}};
   if (result) *result = std::move(r);
   if (facility) *facility = std::move(fr);
   return j;
@@ -263,6 +302,12 @@ void setup_simulate(CLI::App& app, Globals& g) {
                   "GPUs the job uses (default: the most that fit the cluster and the batch); the job fills "
                   "NVLink domains in order, the rest of the cluster idles (idle power counted)")
       ->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--prices", o->prices, "Your own prices (schemas/prices.schema.json): quotes on GPUs, servers, "
+                  "switches, NICs, optics, storage, electricity, build-out, rack space, rental per GPU-hour");
+  sub->add_option("--tokens", o->tokens, "Tokens to train instead of the workload file's (\"2T\"); shown as an override");
+  sub->add_option("--global-batch", o->global_batch,
+                  "Sequences per optimizer step instead of the workload file's; shown as an override")
+      ->check(CLI::Range(1LL, 1LL << 30));
   sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });

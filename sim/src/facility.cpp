@@ -28,6 +28,7 @@ void check_options(const FacilityOptions& o) {
     bad("min_clock_factor", o.min_clock_factor, "0 < f <= 1");
   if (!(o.checkpoint_interval_s >= 0))
     bad("checkpoint_interval_s", o.checkpoint_interval_s, ">= 0 (0 = Young's optimum)");
+  if (o.max_retimings < 2 || o.max_retimings > 10000) bad("max_retimings", o.max_retimings, "2..10000");
   if (o.monte_carlo_trials < 0 || o.monte_carlo_trials > 1000000)
     bad("monte_carlo_trials", o.monte_carlo_trials, "0..1000000");
 }
@@ -40,7 +41,8 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
   const std::string flag = "--facility";
   const std::string expected =
       "comma-separated KEY=VALUE with KEY in life, facility_life, maintenance, utilization, "
-      "power_cap, min_clock, profile, restart, interval, trials";
+      "power_cap, min_clock, profile, restart, interval, trials, grid, carbon, retimings, node_mtbf, gpu_mtbf, "
+      "detect, reload, checkpoint";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
     const std::string& val = item.value;
@@ -60,6 +62,20 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
     else if (key == "restart") o.restart_s = quantity(Dim::Time);
     else if (key == "interval") o.checkpoint_interval_s = val == "young" ? 0.0 : quantity(Dim::Time);
     else if (key == "trials") o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
+    else if (key == "grid") o.grid_region = grid_region(val).id;
+    else if (key == "retimings") o.max_retimings = static_cast<int>(number(2, 10000));
+    else if (key == "node_mtbf") o.node_mtbf_s = quantity(Dim::Time);
+    else if (key == "gpu_mtbf") o.gpu_mtbf_s = quantity(Dim::Time);
+    else if (key == "detect") o.detect_s = quantity(Dim::Time);
+    else if (key == "reload") {
+      if (val != "storage" && val != "peer") throw InputError(flag, key, "\"" + val + "\"", "storage or peer");
+      o.reload = val;
+    } else if (key == "checkpoint") {
+      if (val != "sync" && val != "async" && val != "memory")
+        throw InputError(flag, key, "\"" + val + "\"", "sync, async or memory");
+      o.checkpoint_mode = val;
+    }
+    else if (key == "carbon") o.carbon_kg_per_kWh = number(0, 2);
     else throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
   }
   return o;
@@ -120,12 +136,19 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   r.cost = compute_cost(in, o, r.power,
                         effective_known ? r.effective_time_to_train_s : r.time_to_train_s,
                         r.energy_per_run_J);
+  r.energy = account_energy(in, o, effective_known ? r.effective_time_to_train_s : r.time_to_train_s, it_J);
 
   if (r.cooling.throttle_factor < 1)
     r.notes.push_back("GPUs run at " + std::to_string(r.cooling.throttle_factor) +
                       " of nominal clock (heat or power cap); compute ops slowed accordingly");
   if (!r.cooling.fits)
     r.notes.push_back("the heat does not fit the cooling even at the minimum clock factor");
+  if (in.reference_nodes_per_rack > 0 && r.cooling.nodes_per_rack < in.reference_nodes_per_rack)
+    r.notes.push_back("the facility preset's rack power (" + std::to_string(static_cast<int>(in.rack_power_W / 1000)) +
+                      " kW) feeds only " + std::to_string(r.cooling.nodes_per_rack) + " of the node's reference " +
+                      std::to_string(in.reference_nodes_per_rack) + " nodes per rack: the cluster is spread over " +
+                      std::to_string(r.cooling.racks) +
+                      " racks (set facility.nodes_per_rack to pack them; the heat per rack then decides throttling)");
   if (in.storage_read_Bps <= 0)
     r.notes.push_back("storage read bandwidth unknown: no data-loading stall assumed");
   if (!effective_known)
@@ -136,7 +159,9 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
     r.notes.push_back("failures arrive faster than checkpoints and restarts allow: the run "
                       "does not finish in expectation");
   if (in.cloud_usd_per_gpu_hour <= 0)
-    r.notes.push_back("no cloud rental price in the catalog for this GPU: no cloud comparison");
+    r.notes.push_back("no rental price for this GPU in the catalog or the prices file: no rent-vs-buy "
+                      "comparison (add gpus.<id>.cloud to --prices)");
+  if (!in.prices_file.empty()) r.notes.push_back("prices from " + in.prices_file + " where given ([user]), else the catalog");
   return r;
 }
 
@@ -176,6 +201,7 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
                   {"heat_per_rack_W", num(c.heat_per_rack_W)},
                   {"heat_per_rack_unthrottled_W", num(c.heat_per_rack_unthrottled_W)},
                   {"rack_cooling_W", num(c.rack_cooling_W)},
+                  {"rack_power_W", num(c.rack_power_W)},
                   {"total_heat_W", num(c.total_heat_W)},
                   {"total_cooling_W", c.total_cooling_W > 0 ? num(c.total_cooling_W) : json(nullptr)},
                   {"throttle_factor", num(c.throttle_factor)},
@@ -188,18 +214,34 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
                   {"time_to_train_s", num(c.time_to_train_s)}};
   const auto& k = r.cost;
   auto opt = [&](double v) -> json { return v > 0 ? num(v) : json(nullptr); };
-  json cost = {{"capex_usd", num(k.capex_usd)},
+  // A figure with no price is null, never $0; "origins" says where each came from.
+  auto priced = [&](double v, PriceOrigin o) -> json { return o == PriceOrigin::None ? json(nullptr) : num(v); };
+  json cost = {{"capex_usd", priced(k.capex_usd, k.capex_origin)},
+               {"purchase_usd", priced(k.capex_usd, k.capex_origin)},
                {"capex_breakdown_usd",
-                {{"servers", num(k.servers_usd)},
-                 {"network", num(k.network_usd)},
+                {{"servers", priced(k.servers_usd, k.servers_origin)},
+                 {"network", priced(k.network_usd, k.network_origin)},
                  {"storage", num(k.storage_usd)},
-                 {"facility", num(k.facility_usd)}}},
+                 {"facility", priced(k.facility_usd, k.facility_origin)}}},
+               {"origins",
+                {{"servers", to_string(k.servers_origin)},
+                 {"network", to_string(k.network_origin)},
+                 {"storage", to_string(k.storage_origin)},
+                 {"facility", to_string(k.facility_origin)},
+                 {"capex", to_string(k.capex_origin)},
+                 {"electricity", to_string(k.electricity_origin)},
+                 {"rack_space", to_string(k.rack_origin)},
+                 {"owned", to_string(k.owned_origin)},
+                 {"cloud", to_string(k.cloud_origin)}}},
+               {"rack_space_usd_per_year", k.rack_origin == PriceOrigin::None ? json(nullptr) : num(k.rack_space_usd_per_year)},
+               {"owned_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
+               {"rental_run_usd", priced(k.cloud_cost_per_run_usd, k.cloud_origin)},
                {"amortized_usd_per_year", num(k.amortized_usd_per_year)},
                {"opex_usd_per_year", num(k.opex_usd_per_year)},
                {"electricity_usd_per_year", num(k.electricity_usd_per_year)},
                {"maintenance_usd_per_year", num(k.maintenance_usd_per_year)},
                {"usd_per_gpu_hour", num(k.usd_per_gpu_hour)},
-               {"cost_per_run_usd", num(k.cost_per_run_usd)},
+               {"cost_per_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
                {"energy_cost_per_run_usd", num(k.energy_cost_per_run_usd)},
                {"usd_per_million_tokens", opt(k.usd_per_million_tokens)},
                {"cloud_usd_per_gpu_hour", opt(k.cloud_usd_per_gpu_hour)},
@@ -220,6 +262,11 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
               {"young_interval_s", num(f.young_interval_s)},
               {"daly_interval_s", num(f.daly_interval_s)},
               {"restart_s", num(f.restart_s)},
+              {"detect_s", num(f.detect_s)},
+              {"reload_s", num(f.reload_s)},
+              {"rates_source", f.rates_source},
+              {"checkpoint_mode", f.checkpoint_mode},
+              {"checkpoint_critical_s", num(f.checkpoint_critical_s)},
               {"expected_failures", num(f.expected_failures)},
               {"goodput", num(f.goodput)},
               {"effective_time_to_train_s", num(f.effective_time_to_train_s)},
@@ -246,6 +293,20 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
               {"energy_per_run_J", num(r.energy_per_run_J)},
               {"energy_per_run_it_J", num(r.energy_per_run_it_J)},
               {"cooling", cooling},
+              {"energy",
+               {{"physical_facility_J", num(r.energy.physical_facility_J)},
+                {"physical_it_J", num(r.energy.physical_it_J)},
+                {"model_card_J", num(r.energy.model_card_J)},
+                {"model_card_convention", "job GPU-hours x GPU power limit x PUE"},
+                {"gpu_hours", num(r.energy.gpu_hours)},
+                {"physical_J_per_token", opt(r.energy.physical_J_per_token)},
+                {"model_card_J_per_token", opt(r.energy.model_card_J_per_token)},
+                {"grid", r.energy.grid},
+                {"grid_name", r.energy.grid_name},
+                {"grid_source", r.energy.grid_source},
+                {"kg_co2_per_kWh", num(r.energy.kg_co2_per_J * 3.6e6)},
+                {"physical_co2_kg", num(r.energy.physical_co2_kg)},
+                {"model_card_co2_kg", num(r.energy.model_card_co2_kg)}}},
               {"cost", cost},
               {"reliability", rel},
               {"storage", storage},
@@ -259,7 +320,8 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
                 {"utilization", r.options.utilization},
                 {"power_cap_W", r.options.power_cap_W > 0 ? num(r.options.power_cap_W) : json(nullptr)},
                 {"min_clock_factor", r.options.min_clock_factor},
-                {"reliability_profile", r.options.reliability_profile}}}};
+                {"reliability_profile", r.options.reliability_profile},
+                {"grid", r.energy.grid}}}};
 }
 
 namespace {
@@ -309,6 +371,7 @@ std::string duration(double s) {
   if (s >= 120) return fmt("%.3g min", s / 60);
   return fmt("%.3g s", s);
 }
+std::string origin_tag(PriceOrigin o) { return std::string("[") + to_string(o) + "]"; }
 std::string pct(double v) { return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100 * v); }
 
 }  // namespace
@@ -327,11 +390,24 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
   out.push_back("energy: " + joules(p.energy_per_iteration_J) + " IT per iteration, " +
                 joules(r.energy_per_run_J) + " per run (facility, " +
                 (std::isnan(r.effective_time_to_train_s) ? "failure-free" : "with failures") + ")");
+  {
+    const auto& e = r.energy;
+    std::string line = "energy both ways: physical " + joules(e.physical_facility_J) + " (timeline x PUE) vs model card " +
+                       joules(e.model_card_J) + " (" + fmt("%.4g", e.gpu_hours) + " GPU-h x " +
+                       watts(e.gpu_hours > 0 ? e.model_card_J / (e.gpu_hours * 3600) : 0) + " incl. PUE)";
+    if (e.physical_J_per_token > 0)
+      line += "; per token " + joules(e.physical_J_per_token) + " vs " + joules(e.model_card_J_per_token);
+    out.push_back(line);
+    out.push_back("CO2: " + fmt("%.4g", e.physical_co2_kg / 1000) + " t physical, " +
+                  fmt("%.4g", e.model_card_co2_kg / 1000) + " t model card at " +
+                  fmt("%.3g", e.kg_co2_per_J * 3.6e6) + " kg/kWh (grid " + e.grid + ": " + e.grid_name +
+                  (e.grid == "user" ? "" : "; --facility grid=ID or carbon=KG_PER_KWH to change") + ")");
+  }
   std::string cool = "cooling (" + (c.facility_name.empty() ? "" : c.facility_name + ", ") +
                      std::string(c.liquid ? "liquid" : "air") + "): " +
                      std::to_string(c.nodes_per_rack) + " nodes/rack x " +
-                     std::to_string(c.racks) + " racks, heat " + watts(c.heat_per_rack_W) +
-                     "/rack vs " + watts(c.rack_cooling_W) + " cooling";
+                     std::to_string(c.racks) + " racks (rack power " + watts(c.rack_power_W) + "), heat " +
+                     watts(c.heat_per_rack_W) + "/rack vs " + watts(c.rack_cooling_W) + " cooling";
   if (c.throttle_factor < 1)
     cool += "; GPUs throttle to " + fmt("%.3f", c.throttle_factor) + " clock (unthrottled " +
             watts(c.heat_per_rack_unthrottled_W) + "/rack), time to train " +
@@ -340,23 +416,37 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
     cool += "; no throttling";
   if (!c.fits) cool += "; DOES NOT FIT even at the minimum clock";
   out.push_back(cool);
-  std::string cost = "cost: capex " + usd(k.capex_usd) + " (servers " + usd(k.servers_usd) +
-                     ", network " + usd(k.network_usd) + ", storage " + usd(k.storage_usd) +
-                     ", facility " + usd(k.facility_usd) + "), opex " + usd(k.opex_usd_per_year) +
-                     "/yr; owned " + fmt("$%.2f", k.usd_per_gpu_hour) + "/GPU-h";
-  if (k.cloud_usd_per_gpu_hour > 0)
-    cost += " vs cloud " + fmt("$%.2f", k.cloud_usd_per_gpu_hour) + " (break-even at " +
-            (std::isfinite(k.breakeven_utilization) ? pct(k.breakeven_utilization) : "never") +
-            " utilisation)";
+  // Every money figure says where it came from; one with no price says so (never $0).
+  auto priced = [](const std::string& text, PriceOrigin o) {
+    return o == PriceOrigin::None ? std::string("no price") : text + " " + origin_tag(o);
+  };
+  std::string cost = "cost: capex " + priced(usd(k.capex_usd), k.capex_origin) + " (servers " +
+                     priced(usd(k.servers_usd), k.servers_origin) + ", network " +
+                     (k.network_usd > 0 ? priced(usd(k.network_usd), k.network_origin) : std::string("none")) + ", storage " +
+                     (k.storage_usd > 0 ? priced(usd(k.storage_usd), k.storage_origin) : std::string("none")) +
+                     ", facility " + priced(usd(k.facility_usd), k.facility_origin) + "), opex " +
+                     usd(k.opex_usd_per_year) + "/yr (electricity " + origin_tag(k.electricity_origin) +
+                     (k.rack_origin != PriceOrigin::None ? ", rack space " + usd(k.rack_space_usd_per_year) + "/yr " + origin_tag(k.rack_origin) : std::string()) +
+                     "); owned " + priced(fmt("$%.2f", k.usd_per_gpu_hour) + "/GPU-h", k.owned_origin);
+  cost += k.cloud_usd_per_gpu_hour > 0
+              ? " vs rented " + priced(fmt("$%.2f", k.cloud_usd_per_gpu_hour) + "/GPU-h", k.cloud_origin) + " (break-even at " +
+                    (std::isfinite(k.breakeven_utilization) ? pct(k.breakeven_utilization) : "never") + " utilisation)"
+              : std::string(" vs rented: no price");
   out.push_back(cost);
-  std::string run = "run: " + usd(k.cost_per_run_usd) + " owned";
-  if (k.cloud_cost_per_run_usd > 0) run += ", " + usd(k.cloud_cost_per_run_usd) + " rented";
-  if (k.usd_per_million_tokens > 0) run += ", " + fmt("$%.3g", k.usd_per_million_tokens) + " per million tokens";
+  std::string run = "run: owned " + priced(usd(k.cost_per_run_usd), k.owned_origin) + " (capex over " +
+                    fmt("%g", r.options.hardware_life_years) + " y at " + pct(r.options.utilization) +
+                    " utilisation + the run's opex), purchase " + priced(usd(k.capex_usd), k.capex_origin) +
+                    ", rented " + priced(usd(k.cloud_cost_per_run_usd), k.cloud_origin);
+  if (k.usd_per_million_tokens > 0 && k.owned_origin != PriceOrigin::None)
+    run += "; " + fmt("$%.3g", k.usd_per_million_tokens) + " per million tokens owned";
   out.push_back(run);
-  std::string rel = "failures (" + f.profile + "): MTBF " + duration(f.mtbf_s) + "; checkpoint " +
-                    bytes(f.checkpoint_bytes) + " written in " + duration(f.checkpoint_write_s) +
-                    " every " + duration(f.checkpoint_interval_s) + ", restart " +
-                    duration(f.restart_s) + "; goodput " + pct(f.goodput) +
+  std::string rel = "failures (" + f.rates_source + "): MTBF " + duration(f.mtbf_s) + "; checkpoint (" +
+                    f.checkpoint_mode + ") " + bytes(f.checkpoint_bytes) + " written in " +
+                    duration(f.checkpoint_write_s) +
+                    (f.checkpoint_mode != "sync" ? ", " + duration(f.checkpoint_critical_s) + " on the critical path" : std::string()) +
+                    " every " + duration(f.checkpoint_interval_s) + ", recovery " + duration(f.restart_s) +
+                    (f.detect_s > 0 || f.reload_s > 0 ? " (detect " + duration(f.detect_s) + " + reload " + duration(f.reload_s) + " included)" : std::string()) +
+                    "; goodput " + pct(f.goodput) +
                     "; time to train " + duration(r.time_to_train_s) + " -> " +
                     duration(f.effective_time_to_train_s);
   if (f.monte_carlo.trials > 0)

@@ -56,6 +56,9 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.switches = static_cast<int>(c.bom.switches);
   in.racks = c.racks;
   in.nodes_per_rack = c.nodes_per_rack;
+  in.reference_nodes_per_rack = c.node.nodes_per_rack;
+  in.node_scaleout_Bps = c.nic.bandwidth_Bps * c.node.nics;
+  in.gpu_host_Bps = c.node.pcie_bw_Bps;
 
   in.gpu.tdp_W = c.gpu.tdp_W;
   in.node_overhead_W = c.node.overhead_power_W;
@@ -78,6 +81,16 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.network_capex_usd = c.bom.network_capex_usd;
   in.storage_capex_usd = c.bom.storage_capex_usd;
   in.cloud_usd_per_gpu_hour = c.gpu.cloud_usd_per_hour;
+  in.rack_usd_per_s = c.rack_usd_per_s;
+  const PriceOrigins& po = c.price_origins;
+  in.servers_origin = c.node.price_usd > 0 ? c.bom.compute_origin : po.gpu;
+  in.network_origin = c.bom.network_origin;
+  in.storage_origin = c.bom.storage_origin;
+  in.buildout_origin = po.buildout;
+  in.electricity_origin = po.electricity;
+  in.cloud_origin = po.cloud;
+  in.rack_origin = po.rack_space;
+  in.prices_file = po.file;
 
   // Scale-out links (access and above) are the ones whose failures the reliability model counts.
   long long links = 0;

@@ -50,6 +50,7 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   r.nodes_per_rack = nodes_per_rack(in);
   r.racks = in.racks > 0 ? in.racks : (in.nodes + r.nodes_per_rack - 1) / r.nodes_per_rack;
   r.rack_cooling_W = in.rack_cooling_W;
+  r.rack_power_W = in.rack_power_W;
   r.total_cooling_W = in.total_cooling_W;
 
   const double f_cap = power_cap_clock_factor(in.gpu);
@@ -95,14 +96,15 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   bool hb_known = false;
   double width = 2 * (b - a);  // bracket width before the last step
   int it = 1;
-  const int max_it = 60;
+  const int max_it = o.max_retimings;
   const auto t0 = std::chrono::steady_clock::now();
   while (std::abs(g - s) > tol * s && b - a > tol * s) {
     if (++it > max_it)
-      throw InputError(fmt::format(
+      throw NoAnswerError(fmt::format(
           "facility: the cooling/throttling fixed point did not settle in {} re-timings (clock factor "
           "between {:.6f} and {:.6f}); the engine's iteration time is not monotone in the clock here: "
-          "use the default linear re-timing or a power cap that keeps the heat inside the cooling",
+          "use the default linear re-timing, allow more re-timings (--facility retimings=N) or a power cap "
+          "that keeps the heat inside the cooling",
           max_it, 1.0 / b, 1.0 / a));
     double next = hb_known && ha != hb ? a - ha * (b - a) / (hb - ha) : g;
     // Bisect when the candidate falls outside or the last step did not halve the bracket

@@ -176,8 +176,28 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
   const ReliabilityProfile& p = reliability_profile(o.reliability_profile);
   ReliabilityResult r;
   r.profile = p.id;
+  r.rates_source = "profile " + p.id;
+  r.checkpoint_mode = o.checkpoint_mode;
   double lambda = 0;  // failures per second, whole cluster
-  for (const auto& c : p.classes) {
+  const bool site_rates = o.node_mtbf_s > 0 || o.gpu_mtbf_s > 0;
+  if (site_rates) {
+    // The site's own measured rates replace the profile's classes.
+    r.rates_source = "site MTBF";
+    auto add = [&](const char* id, const char* per, double units, double mtbf_s) {
+      if (!(mtbf_s > 0)) return;
+      FailureRate fr;
+      fr.id = id;
+      fr.per = per;
+      fr.causes = "given with --facility";
+      fr.units = units;
+      fr.failures_per_day = units / mtbf_s * 86400.0;
+      lambda += units / mtbf_s;
+      r.rates.push_back(std::move(fr));
+    };
+    add("node", "node", in.nodes, o.node_mtbf_s);
+    add("gpu", "gpu", in.gpus, o.gpu_mtbf_s);
+  }
+  for (const auto& c : site_rates ? std::vector<FailureClass>{} : p.classes) {
     FailureRate fr;
     fr.id = c.id;
     fr.per = c.per;
@@ -209,29 +229,43 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
     return r;
   }
   if (in.checkpoint_bytes > 0) r.checkpoint_write_s = in.checkpoint_bytes / in.storage_write_Bps;
-  r.young_interval_s = young_interval_s(r.checkpoint_write_s, r.mtbf_s);
-  r.daly_interval_s = daly_interval_s(r.checkpoint_write_s, r.mtbf_s);
+  // What training waits for per checkpoint (C in the formulas), by how the checkpoint is taken.
+  const double per_node_bytes = in.nodes > 0 ? in.checkpoint_bytes / in.nodes : in.checkpoint_bytes;
+  const double per_gpu_bytes = in.gpus > 0 ? in.checkpoint_bytes / in.gpus : in.checkpoint_bytes;
+  double critical = r.checkpoint_write_s;
+  if (o.checkpoint_mode == "async")
+    critical = in.gpu_host_Bps > 0 ? per_gpu_bytes / in.gpu_host_Bps : r.checkpoint_write_s;
+  else if (o.checkpoint_mode == "memory")
+    critical = in.node_scaleout_Bps > 0 ? per_node_bytes / in.node_scaleout_Bps : r.checkpoint_write_s;
+  r.checkpoint_critical_s = critical;
+  r.young_interval_s = young_interval_s(critical, r.mtbf_s);
+  r.daly_interval_s = daly_interval_s(critical, r.mtbf_s);
   r.checkpoint_interval_s = o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s
                                                         : r.young_interval_s;
+  // An asynchronous write must finish before the next one starts.
+  if (o.checkpoint_mode == "async") r.checkpoint_interval_s = std::max(r.checkpoint_interval_s, r.checkpoint_write_s);
+  // Recovery = detection + restart + reload (the parts given; the rest is in the restart time).
   r.restart_s = o.restart_s >= 0 ? o.restart_s : p.restart_s;
+  if (o.detect_s >= 0) r.detect_s = o.detect_s;
+  if (o.reload == "storage" && in.storage_read_Bps > 0) r.reload_s = in.checkpoint_bytes / in.storage_read_Bps;
+  else if (o.reload == "peer" && in.node_scaleout_Bps > 0) r.reload_s = per_node_bytes / in.node_scaleout_Bps;
+  r.restart_s += r.detect_s + r.reload_s;
   r.work_s = work_s;
-  double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
-                                  r.restart_s, r.mtbf_s);
+  double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s);
   r.effective_time_to_train_s = w;
   // Goodput does not depend on the amount of work in this model: take it for one second.
-  const double w1 = expected_wall_time_s(1.0, r.checkpoint_interval_s, r.checkpoint_write_s,
-                                         r.restart_s, r.mtbf_s);
+  const double w1 = expected_wall_time_s(1.0, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s);
   r.goodput = std::isfinite(w1) && w1 > 0 ? 1.0 / w1 : 0.0;
   if (std::isfinite(w)) {
     double tau = r.checkpoint_interval_s;
     r.expected_failures = std::isfinite(r.mtbf_s) ? w / r.mtbf_s : 0.0;
-    r.checkpoint_overhead_s = tau > 0 ? work_s * r.checkpoint_write_s / tau : 0.0;
+    r.checkpoint_overhead_s = tau > 0 ? work_s * critical / tau : 0.0;
     r.restart_total_s = r.expected_failures * r.restart_s;
     r.rework_s = w - work_s - r.checkpoint_overhead_s - r.restart_total_s;
   }
   r.monte_carlo =
-      monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, r.checkpoint_write_s,
-                                r.restart_s, r.mtbf_s, o.monte_carlo_trials, o.seed);
+      monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s,
+                                o.monte_carlo_trials, o.seed);
   return r;
 }
 

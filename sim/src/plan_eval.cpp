@@ -110,6 +110,7 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
     p.nodes_per_su = 16;
     m->cluster = make_cluster(p);
   }
+  if (r.prices) apply_prices(m->cluster, *r.prices);
   const Cluster& c = m->cluster;
   m->sim = sim_cluster(c);
   m->peak_flops = c.gpu.peak(w.training.dtype);
@@ -126,6 +127,8 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
     in.racks = 0;
   }
   m->options.monte_carlo_trials = 0;
+  m->options.hardware_life_years = r.hardware_life_years;
+  m->options.utilization = r.utilization;
   // Capex does not depend on the layout (servers, network, storage, build-out for nameplate).
   PowerResult p0 = compute_power(in, IterationTimes{1.0, 0, 0, 0}, 1.0);
   m->capex_usd = compute_cost(in, m->options, p0, 0, 0).capex_usd;
@@ -141,7 +144,9 @@ std::uint32_t hardware_violations(const HardwareModel& hw, const PlanRequest& r,
   const FacilityInputs& in = hw.base;
   if (a == Acquisition::Buy) {
     if (r.capex_budget_usd > 0 && hw.capex_usd > r.capex_budget_usd) v |= kCapex;
-    if (r.total_cost_budget_usd > 0 && hw.capex_usd > r.total_cost_budget_usd) v |= kTotalCost;
+    // On the purchase basis the run pays at least the purchase; on the run basis it may not.
+    if (r.cost_basis == CostBasis::Purchase && r.total_cost_budget_usd > 0 && hw.capex_usd > r.total_cost_budget_usd)
+      v |= kTotalCost;
     if (r.room.racks > 0 && hw.racks > r.room.racks) v |= kRoomRacks;
   }
   // Even at 90% of 6N FLOPs per token at peak, with no failures, the run takes this long.
@@ -388,15 +393,24 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
   e.energy_J = f.energy_per_run_J;
   e.avg_it_power_W = f.power.avg_it_W;
   e.peak_facility_power_W = f.power.peak_facility_W;
+  // Owned and rented on one basis: the same facility cost model as `tutti simulate`.
+  e.rental_usd = f.cost.cloud_cost_per_run_usd;
+  e.breakeven_utilization = f.cost.cloud_usd_per_gpu_hour > 0 && std::isfinite(f.cost.breakeven_utilization)
+                                ? f.cost.breakeven_utilization
+                                : 0;
   if (a == Acquisition::Buy) {
     e.capex_usd = f.cost.capex_usd;
+    e.owned_run_usd = f.cost.cost_per_run_usd;
     e.run_opex_usd = f.cost.energy_cost_per_run_usd +
-                     f.cost.maintenance_usd_per_year * e.time_to_train_s / kYear;
+                     (f.cost.maintenance_usd_per_year + f.cost.rack_space_usd_per_year) * e.time_to_train_s /
+                         (kYear * hw.options.utilization);
+    e.total_cost_usd = r.cost_basis == CostBasis::Run ? e.owned_run_usd : e.capex_usd + e.run_opex_usd;
   } else {
     e.capex_usd = 0;
+    e.owned_run_usd = 0;
     e.run_opex_usd = f.cost.cloud_cost_per_run_usd;
+    e.total_cost_usd = e.run_opex_usd;
   }
-  e.total_cost_usd = e.capex_usd + e.run_opex_usd;
 
   excess(kDeadline, e.time_to_train_s, r.deadline_s);
   if (a == Acquisition::Buy) {
@@ -411,9 +425,11 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
     }
   }
   excess(kTotalCost, e.total_cost_usd, r.total_cost_budget_usd);
-  if (a == Acquisition::Rent && hw.base.cloud_usd_per_gpu_hour <= 0) {
-    // No rental price in the catalog: renting cannot be costed, so it is never recommended.
-    e.violations |= kTotalCost;
+  // Cannot be costed (no rental price, or no purchase price): never recommended, and counted
+  // apart from the budgets (a missing price is not "over budget").
+  if ((a == Acquisition::Rent && hw.base.cloud_usd_per_gpu_hour <= 0) ||
+      (a == Acquisition::Buy && f.cost.capex_origin == PriceOrigin::None)) {
+    e.violations |= kNoPrice;
     e.violation = std::max(e.violation, 1.0);
   }
 }
@@ -430,7 +446,8 @@ nlohmann::json hardware_json(const HardwareModel& hw) {
                      {"unit_price_usd", l.unit_price_usd},
                      {"price_usd", l.price_usd()},
                      {"power_W", l.power_W()},
-                     {"estimate", l.estimate}});
+                     {"estimate", l.estimate},
+                     {"price_origin", to_string(l.origin)}});
   return nlohmann::json{{"description", c.description.empty() ? c.facts.description : c.description},
                         {"gpus", c.gpus()},
                         {"nodes", c.nodes},

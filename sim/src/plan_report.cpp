@@ -1,11 +1,13 @@
 // The planner's outputs: JSON for scripts, a table for people, CSV; and the "nothing fits" reason.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "plan_impl.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/models/workload.hpp"
 
 namespace tutti {
 
@@ -14,7 +16,7 @@ using Json = nlohmann::json;
 const char* violation_name(int bit) {
   static constexpr const char* kNames[kNumViolations] = {
       "memory", "deadline", "capex_budget", "total_cost_budget", "power_cap", "room_racks",
-      "room_cooling"};
+      "room_cooling", "no_price"};
   return bit >= 0 && bit < kNumViolations ? kNames[bit] : "?";
 }
 
@@ -24,6 +26,25 @@ static double dp_family_s(const Breakdown& b) {
   return b.exposed_comm_s[GroupDim::DP] + b.exposed_comm_s[GroupDim::DPxCP] + b.exposed_comm_s[GroupDim::EDP] +
          b.exposed_comm_s[GroupDim::DPShard] + b.exposed_comm_s[GroupDim::DPReplica];
 }
+
+// The ranked iteration as the run lives it: the simulated breakdown, then thermal throttling
+// (the throttled iteration) and data stalls + failures (time to train / iterations) on top, so
+// the rows sum to the lived iteration (the same split as `tutti simulate`'s breakdown).
+struct LivedRows {
+  double simulated_s = 0, throttle_s = 0, stall_failures_s = 0, lived_s = 0;
+};
+static LivedRows lived_rows(const Evaluation& e, double iterations) {
+  const Breakdown& b = e.breakdown;
+  LivedRows r;
+  r.simulated_s = b.compute_s + b.bubble_s + b.other_s;
+  for (double x : b.exposed_comm_s) r.simulated_s += x;
+  const double throttled = std::max(r.simulated_s, e.iteration_time_s);
+  r.throttle_s = throttled - r.simulated_s;
+  r.lived_s = iterations > 0 ? std::max(throttled, e.time_to_train_s / iterations) : throttled;
+  r.stall_failures_s = r.lived_s - throttled;
+  return r;
+}
+static std::string lived_bottleneck(const Evaluation& e, const LivedRows& r);
 
 const char* bottleneck_name(const Breakdown& b) {
   // The gradient groups (DP, DPxCP, EDP) count as one DP communication.
@@ -46,6 +67,16 @@ const char* bottleneck_name(const Breakdown& b) {
   }
   if (b.other_s > best) name = "other";
   return name;
+}
+
+static std::string lived_bottleneck(const Evaluation& e, const LivedRows& r) {
+  const Breakdown& b = e.breakdown;
+  double best = b.compute_s;
+  for (double x : b.exposed_comm_s) best = std::max(best, x);
+  best = std::max({best, dp_family_s(b), b.bubble_s, b.other_s});
+  if (r.throttle_s > best && r.throttle_s >= r.stall_failures_s) return "thermal throttle";
+  if (r.stall_failures_s > best) return "data stall and failures";
+  return bottleneck_name(b);
 }
 
 namespace {
@@ -244,9 +275,23 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
   j["memory_per_gpu_bytes"] = e.memory_per_gpu_bytes;
   j["breakdown"] = breakdown_json(e.breakdown);
   j["bottleneck"] = bottleneck_name(e.breakdown);
+  {
+    const double tpi = tokens_per_iteration(I.workload);
+    const LivedRows lr = lived_rows(e, tpi > 0 ? tokens_to_train(I.workload) / tpi : 0);
+    j["lived"] = {{"iteration_time_s", lr.lived_s},
+                  {"simulated_iteration_time_s", lr.simulated_s},
+                  {"throttle_s", lr.throttle_s},
+                  {"data_stall_and_failures_s", lr.stall_failures_s},
+                  {"bottleneck", lived_bottleneck(e, lr)}};
+  }
   j["capex_usd"] = e.capex_usd;
   j["run_opex_usd"] = e.run_opex_usd;
   j["total_cost_usd"] = e.total_cost_usd;
+  j["cost_basis"] = e.acquisition == Acquisition::Buy ? to_string(I.request.cost_basis) : "rental";
+  j["purchase_usd"] = e.acquisition == Acquisition::Buy ? Json(e.capex_usd) : Json(nullptr);
+  j["owned_run_usd"] = e.acquisition == Acquisition::Buy ? Json(e.owned_run_usd) : Json(nullptr);
+  j["rental_usd"] = e.rental_usd > 0 ? Json(e.rental_usd) : Json(nullptr);  // null: no rental price
+  j["breakeven_utilization"] = e.breakeven_utilization > 0 ? Json(e.breakeven_utilization) : Json(nullptr);
   j["energy_J"] = e.energy_J;
   j["avg_it_power_W"] = e.avg_it_power_W;
   j["peak_facility_power_W"] = e.peak_facility_power_W;
@@ -334,18 +379,34 @@ std::string Planner::to_text(const PlanResult& r) const {
     line(fmt::format("  time        {} to train, failures included (iteration {:.2f} s, MFU {:.1f}%)",
                      days(e.time_to_train_s), e.iteration_time_s, 100 * e.mfu));
     const Breakdown& b = e.breakdown;
-    double it = e.iteration_time_s;
-    line(fmt::format("  iteration   compute {} | TP {} | CP {} | DP {} | EP {} | PP {} | bubble {} | other {}",
+    const double tpi = tokens_per_iteration(I.workload);
+    const LivedRows lr = lived_rows(e, tpi > 0 ? tokens_to_train(I.workload) / tpi : 0);
+    double it = lr.lived_s > 0 ? lr.lived_s : e.iteration_time_s;  // rows sum to the lived iteration
+    line(fmt::format("  iteration   compute {} | TP {} | CP {} | DP {} | EP {} | PP {} | bubble {} | other {} | "
+                     "throttle {} | stalls+failures {}",
                      pct(b.compute_s, it), pct(b.exposed_comm_s[GroupDim::TP], it),
                      pct(b.exposed_comm_s[GroupDim::CP], it), pct(dp_family_s(b), it),
                      pct(b.exposed_comm_s[GroupDim::EP], it), pct(b.exposed_comm_s[GroupDim::PP], it),
-                     pct(b.bubble_s, it), pct(b.other_s, it)));
-    line(fmt::format("  bottleneck  {}", bottleneck_name(b)));
+                     pct(b.bubble_s, it), pct(b.other_s, it), pct(lr.throttle_s, it), pct(lr.stall_failures_s, it)));
+    line(fmt::format("  bottleneck  {}", lived_bottleneck(e, lr)));
+    // Which basis the ranking used, and the other two figures beside it (same cost model as
+    // `tutti simulate`); every figure with its price origin.
+    std::string tag;
+    if (fac.contains("cost") && fac["cost"].contains("origins"))
+      tag = " [" + fac["cost"]["origins"].value(e.acquisition == Acquisition::Buy ? "owned" : "cloud", "") + "]";
+    const std::string rent = e.rental_usd > 0 ? money(e.rental_usd) : std::string("no price");
+    const std::string breakeven =
+        e.breakeven_utilization > 0 ? fmt::format("; break-even at {:.0f}% utilisation", 100 * e.breakeven_utilization)
+                                    : std::string();
     if (e.acquisition == Acquisition::Buy)
-      line(fmt::format("  cost        {} total = {} capex + {} electricity and upkeep over the run",
-                       money(e.total_cost_usd), money(e.capex_usd), money(e.run_opex_usd)));
+      line(fmt::format("  cost        {}{} ranked on cost_basis={}{}: owned for the run {} (capex over {:g} y at "
+                       "{:.0f}% utilisation + {} electricity and upkeep), purchase {}, rented {}{}",
+                       money(e.total_cost_usd), tag, to_string(q.cost_basis),
+                       q.cost_basis == CostBasis::Run ? " (default)" : "", money(e.owned_run_usd),
+                       q.hardware_life_years, 100 * q.utilization, money(e.run_opex_usd), money(e.capex_usd), rent,
+                       breakeven));
     else
-      line(fmt::format("  cost        {} total rental", money(e.total_cost_usd)));
+      line(fmt::format("  cost        {}{} rental for the run{}", money(e.total_cost_usd), tag, breakeven));
     line(fmt::format("  energy      {} (facility); power {} IT average, {} facility peak", energy(e.energy_J),
                      watts(e.avg_it_power_W), watts(e.peak_facility_power_W)));
     if (fac.contains("cooling")) {

@@ -14,6 +14,8 @@ namespace tutti {
 
 const char* to_string(Network n) { return n == Network::InfiniBand ? "infiniband" : "roce"; }
 const char* to_string(Acquisition a) { return a == Acquisition::Buy ? "buy" : "rent"; }
+const char* to_string(CostBasis b) { return b == CostBasis::Run ? "run" : "purchase"; }
+
 const char* to_string(Objective o) {
   switch (o) {
     case Objective::Cost: return "cost";
@@ -177,6 +179,10 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
 
   auto obj = root.choice_or("objective", "cost", {"cost", "time", "energy"});
   r.objective = obj == "cost" ? Objective::Cost : obj == "time" ? Objective::Time : Objective::Energy;
+  r.cost_basis = root.choice_or("cost_basis", "run", {"run", "purchase"}) == "run" ? CostBasis::Run : CostBasis::Purchase;
+  if (auto v = root.opt("hardware_life")) r.hardware_life_years = v->quantity(Dim::Time, 86400.0, 100 * kYear) / kYear;
+  r.utilization = root.number_or("utilization", 1.0, 0.01, 1.0);
+  if (auto v = root.opt("prices")) r.prices = parse_prices(v->obj());
   r.finalists = static_cast<int>(root.integer_or("finalists", 4, 0, 64));
   r.prune = root.boolean_or("prune", true);
   root.allow("description");
@@ -243,6 +249,10 @@ void to_json(nlohmann::json& j, const PlanRequest& r) {
     for (auto x : r.layouts.recompute) l["recompute"].push_back(recompute_name(x));
   }
   j["objective"] = to_string(r.objective);
+  j["cost_basis"] = to_string(r.cost_basis);
+  j["hardware_life_years"] = r.hardware_life_years;
+  j["utilization"] = r.utilization;
+  if (r.prices) j["prices"] = to_json(*r.prices);
   j["finalists"] = r.finalists;
   j["prune"] = r.prune;
 }

@@ -170,3 +170,27 @@ TEST_CASE("facility cooling: the 1,024-GPU partial throttle answers in well unde
   CHECK(c.fits);
   CHECK(wall < 1.0);
 }
+
+TEST_CASE("facility cooling: a fixed point that does not settle answers 'no' with the bracket (not an input error)") {
+  FacilityInputs in = testing::small_cluster();
+  in.gpu.overlap_extra_W = 0;
+  in.rack_cooling_W = 9000;
+  Retimer jumpy = [&](double s) {
+    IterationTimes t = rescale_times(in.times, s);
+    if (std::fmod(s * 1000, 2.0) < 1.0) t.iteration_s += 0.5;
+    return t;
+  };
+  FacilityOptions o;
+  o.max_retimings = 2;
+  try {
+    solve_cooling(in, o, jumpy);
+    FAIL("expected NoAnswerError");
+  } catch (const NoAnswerError& e) {
+    std::string what = e.what();
+    CHECK(what.find("did not settle in 2 re-timings") != std::string::npos);
+    CHECK(what.find("clock factor between") != std::string::npos);
+  }
+  o.max_retimings = 1;
+  CHECK_THROWS_AS(check_options(o), InputError);
+  CHECK(parse_facility_flag("retimings=100").max_retimings == 100);
+}

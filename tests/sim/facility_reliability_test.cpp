@@ -174,3 +174,62 @@ TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%,
   CHECK(r.goodput < 0.97);
   CHECK(r.monte_carlo.p50_s == doctest::Approx(r.effective_time_to_train_s).epsilon(0.02));
 }
+
+TEST_CASE("facility reliability: site MTBF, recovery parts and checkpoint modes") {
+  FacilityInputs in = testing::small_cluster();
+  in.storage_write_Bps = 1e9;      // 1 TB checkpoint: 1,000 s to storage
+  in.node_scaleout_Bps = 400e9;    // 8 x 400G per node (bytes/s)
+  in.gpu_host_Bps = 50e9;          // PCIe Gen5 x16
+  FacilityOptions o;
+  o.monte_carlo_trials = 0;
+  const double work = 30 * 86400.0;
+
+  // A measured MTBF per node replaces the profile's rates: 2 nodes at 10 days = one per 5 days.
+  o.node_mtbf_s = 10 * 86400.0;
+  ReliabilityResult site = compute_reliability(in, o, work);
+  CHECK(site.rates_source == "site MTBF");
+  CHECK(site.mtbf_s == doctest::Approx(5 * 86400.0));
+  REQUIRE(site.rates.size() == 1);
+  CHECK(site.rates[0].failures_per_day == doctest::Approx(0.2));
+  o.gpu_mtbf_s = 160 * 86400.0;  // 16 GPUs: one per 10 days more
+  CHECK(compute_reliability(in, o, work).failures_per_day == doctest::Approx(0.3));
+  o.gpu_mtbf_s = 0;
+
+  // Recovery = detect + restart + reload; reload from storage reads the whole checkpoint, from
+  // peer memory one node's share over its NICs.
+  o.restart_s = 300;
+  o.detect_s = 120;
+  o.reload = "storage";
+  ReliabilityResult st = compute_reliability(in, o, work);
+  CHECK(st.reload_s == doctest::Approx(1e12 / 1e9));
+  CHECK(st.restart_s == doctest::Approx(300 + 120 + 1000));
+  o.reload = "peer";
+  ReliabilityResult peer = compute_reliability(in, o, work);
+  CHECK(peer.reload_s == doctest::Approx(0.5e12 / 400e9));
+  CHECK(peer.effective_time_to_train_s < st.effective_time_to_train_s);
+
+  // Checkpoint on the critical path: sync = the storage write; async = the PCIe snapshot (the
+  // write bounds the interval); memory = one node's share to a peer.
+  o.reload.clear();
+  o.detect_s = -1;
+  ReliabilityResult sync = compute_reliability(in, o, work);
+  CHECK(sync.checkpoint_critical_s == doctest::Approx(1000));
+  o.checkpoint_mode = "async";
+  ReliabilityResult async = compute_reliability(in, o, work);
+  CHECK(async.checkpoint_critical_s == doctest::Approx(1e12 / 16 / 50e9));
+  CHECK(async.checkpoint_interval_s >= async.checkpoint_write_s);
+  CHECK(async.goodput > sync.goodput);
+  o.checkpoint_mode = "memory";
+  ReliabilityResult mem = compute_reliability(in, o, work);
+  CHECK(mem.checkpoint_critical_s == doctest::Approx(0.5e12 / 400e9));
+  CHECK(mem.goodput > sync.goodput);
+
+  // The flag.
+  FacilityOptions f = parse_facility_flag("node_mtbf=30d,detect=2min,reload=peer,checkpoint=async");
+  CHECK(f.node_mtbf_s == doctest::Approx(30 * 86400.0));
+  CHECK(f.detect_s == doctest::Approx(120));
+  CHECK(f.reload == "peer");
+  CHECK(f.checkpoint_mode == "async");
+  CHECK_THROWS_AS(parse_facility_flag("checkpoint=sometimes"), InputError);
+  CHECK_THROWS_AS(parse_facility_flag("reload=tape"), InputError);
+}

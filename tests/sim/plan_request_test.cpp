@@ -31,7 +31,9 @@ Json full_request() {
                "acquisition": ["buy", "rent"], "facility": "air-cooled",
                "layouts": {"tp": [8], "pp": [4], "cp": [1], "ep": [1], "vp": [1, 2],
                            "micro_batch": [1], "zero": [1], "shard_group": [0], "reshard": [0], "recompute": ["selective"]}},
-    "objective": "time", "finalists": 2, "prune": false
+    "objective": "time", "finalists": 2, "prune": false,
+    "cost_basis": "purchase", "hardware_life": "4y", "utilization": 0.8,
+    "prices": {"source": "quote", "nodes": {"dgx-h100": "$250k"}, "electricity": "$0.05/kWh"}
   })");
 }
 
@@ -73,6 +75,11 @@ TEST_CASE("plan: the full request uses every schema key, validates and parses") 
   CHECK(r.capex_budget_usd == doctest::Approx(250e6));
   CHECK(r.total_cost_budget_usd == doctest::Approx(300e6));
   CHECK(r.power_cap_W == doctest::Approx(20e6));
+  CHECK(r.cost_basis == CostBasis::Purchase);
+  CHECK(r.hardware_life_years == doctest::Approx(4));
+  CHECK(r.utilization == doctest::Approx(0.8));
+  REQUIRE(r.prices.has_value());
+  CHECK(r.prices->nodes_usd.at("dgx-h100") == 250e3);
   CHECK(r.room.racks == 100);
   CHECK(r.room.rack_cooling_W == doctest::Approx(35e3));
   CHECK(r.tokens == doctest::Approx(2e12));

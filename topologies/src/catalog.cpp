@@ -181,6 +181,20 @@ StorageSpec parse_storage(Obj& e) {
   return s;
 }
 
+}  // namespace
+
+double buildout_usd_per_W(const Value& b) {
+  std::string text = b.is_string() ? b.string() : "";
+  auto slash = text.rfind("/W");
+  std::optional<double> usd;
+  if (slash != std::string::npos && slash + 2 == text.size())
+    usd = parse_quantity(std::string_view(text).substr(0, slash), Dim::Money);
+  if (!usd || *usd < 0) b.fail("a build-out cost per watt such as \"$10/W\"");
+  return *usd;
+}
+
+namespace {
+
 FacilitySpec parse_facility(Obj& e) {
   FacilitySpec f;
   read_head(e, f);
@@ -191,14 +205,7 @@ FacilitySpec parse_facility(Obj& e) {
   f.total_cooling_W = e.quantity_or("total_cooling", Dim::Power, 0.0);
   f.electricity_usd_per_J = e.req("electricity_price").quantity(Dim::EnergyPrice, 0.0, 1.0 / kJoulePerKWh * 10);
   // "$10/W" is parsed as a money amount per watt.
-  Value b = e.req("buildout");
-  std::string text = b.is_string() ? b.string() : "";
-  auto slash = text.rfind("/W");
-  std::optional<double> usd;
-  if (slash != std::string::npos && slash + 2 == text.size())
-    usd = parse_quantity(std::string_view(text).substr(0, slash), Dim::Money);
-  if (!usd || *usd < 0) b.fail("a build-out cost per watt such as \"$10/W\"");
-  f.buildout_usd_per_W = *usd;
+  f.buildout_usd_per_W = buildout_usd_per_W(e.req("buildout"));
   return f;
 }
 

@@ -40,7 +40,33 @@ FabricKind fabric_kind(const std::string& s) {
 void add_line(Bom& b, BomLine l, const std::vector<std::string>& estimates) {
   if (l.count <= 0) return;
   l.estimate = std::find(estimates.begin(), estimates.end(), "price") != estimates.end();
+  l.origin = catalog_origin(l.unit_price_usd, l.estimate);
   b.lines.push_back(std::move(l));
+}
+
+// The capex, power and count sums of a BOM from its lines.
+void bom_totals(Bom& b) {
+  b.network_capex_usd = b.network_power_W = b.compute_capex_usd = b.compute_power_W = 0;
+  b.storage_capex_usd = b.storage_power_W = 0;
+  b.transceivers = b.cables = 0;
+  b.network_origin = b.compute_origin = b.storage_origin = PriceOrigin::Catalog;
+  for (const auto& l : b.lines) {
+    if (l.network) {
+      b.network_capex_usd += l.price_usd();
+      b.network_power_W += l.power_W();
+      b.network_origin = combine(b.network_origin, l.origin);
+      if (l.category == "transceiver") b.transceivers += l.count;
+      if (l.category == "cable") b.cables += l.count;
+    } else if (l.category == "node") {
+      b.compute_capex_usd += l.price_usd();
+      b.compute_power_W += l.power_W();
+      b.compute_origin = combine(b.compute_origin, l.origin);
+    } else if (l.category == "storage") {
+      b.storage_capex_usd += l.price_usd();
+      b.storage_power_W += l.power_W();
+      b.storage_origin = combine(b.storage_origin, l.origin);
+    }
+  }
 }
 
 void build_bom(Cluster& c) {
@@ -74,20 +100,10 @@ void build_bom(Cluster& c) {
     add_line(b, {"storage", "storage", c.storage.id, c.storage.name, c.storage_units, c.storage.price_usd,
                  c.storage.power_W, false},
              c.storage.estimates);
-  for (const auto& l : b.lines) {
-    if (l.network) {
-      b.network_capex_usd += l.price_usd();
-      b.network_power_W += l.power_W();
-      if (l.category == "transceiver") b.transceivers += l.count;
-      if (l.category == "cable") b.cables += l.count;
-    } else if (l.category == "node") {
-      b.compute_capex_usd += l.price_usd();
-      b.compute_power_W += l.power_W();
-    } else if (l.category == "storage") {
-      b.storage_capex_usd += l.price_usd();
-      b.storage_power_W += l.power_W();
-    }
-  }
+  // The NICs are priced inside the node: their line carries the node's origin.
+  for (auto& l : b.lines)
+    if (l.category == "nic") l.origin = catalog_origin(c.node.price_usd, std::find(c.node.estimates.begin(), c.node.estimates.end(), "price") != c.node.estimates.end());
+  bom_totals(b);
 }
 
 }  // namespace
@@ -321,8 +337,79 @@ Cluster parse_cluster(const Doc& doc) {
   hw.transport = c.transport;
   hw.cable_latency_s = fs.cable_latency_s;
   c.topology = build_fabric(hw, fs, c.facts, file);
+  auto estimate = [](const std::vector<std::string>& e, const char* key) {
+    return std::find(e.begin(), e.end(), key) != e.end();
+  };
+  PriceOrigins& po = c.price_origins;
+  po.gpu = catalog_origin(c.gpu.price_usd, estimate(c.gpu.estimates, "price"));
+  po.cloud = catalog_origin(c.gpu.cloud_usd_per_hour, estimate(c.gpu.estimates, "cloud_price"));
+  po.electricity = catalog_origin(c.facility.electricity_usd_per_J, estimate(c.facility.estimates, "electricity_price"));
+  if (fo && fo->has("electricity_price")) po.electricity = PriceOrigin::User;  // the cluster file's own
+  po.buildout = catalog_origin(c.facility.buildout_usd_per_W, estimate(c.facility.estimates, "buildout"));
   build_bom(c);
   return c;
+}
+
+void apply_prices(Cluster& c, const Prices& p) {
+  PriceOrigins& po = c.price_origins;
+  po.file = p.file;
+  po.source = p.source;
+  const double catalog_gpu_usd = c.gpu.price_usd;
+  if (auto g = p.gpus.find(c.gpu.id); g != p.gpus.end()) {
+    if (g->second.price_usd) {
+      c.gpu.price_usd = *g->second.price_usd;
+      po.gpu = PriceOrigin::User;
+    }
+    if (g->second.cloud_usd_per_s) {
+      c.gpu.cloud_usd_per_hour = *g->second.cloud_usd_per_s * 3600.0;
+      c.gpu.cloud_price_note = "user price (" + p.file + ")";
+      po.cloud = PriceOrigin::User;
+    }
+  }
+  if (p.electricity_usd_per_J) {
+    c.facility.electricity_usd_per_J = *p.electricity_usd_per_J;
+    po.electricity = PriceOrigin::User;
+  }
+  if (p.buildout_usd_per_W) {
+    c.facility.buildout_usd_per_W = *p.buildout_usd_per_W;
+    po.buildout = PriceOrigin::User;
+  }
+  if (p.rack_usd_per_s) {
+    c.rack_usd_per_s = *p.rack_usd_per_s;
+    po.rack_space = PriceOrigin::User;
+  }
+  auto quote = [](const std::map<std::string, double>& m, const std::string& id) -> const double* {
+    auto it = m.find(id);
+    return it == m.end() ? nullptr : &it->second;
+  };
+  for (BomLine& l : c.bom.lines) {
+    const double* q = nullptr;
+    if (l.category == "switch") q = quote(p.switches_usd, l.id);
+    else if (l.category == "transceiver" || l.category == "cable") q = quote(p.optics_usd, l.id);
+    else if (l.category == "storage") q = quote(p.storage_usd, l.id);
+    else if (l.category == "nic") {
+      if ((q = quote(p.nics_usd, l.id))) {
+        l.network = true;  // quoted apart from the server: on the network bill
+        l.role = "quoted apart from the node";
+      }
+    } else if (l.category == "node") {
+      if ((q = quote(p.nodes_usd, l.id))) {
+        c.node.price_usd = *q;
+      } else if (po.gpu == PriceOrigin::User) {
+        // The catalog server with its GPUs re-priced at the quote.
+        l.unit_price_usd += (c.gpu.price_usd - catalog_gpu_usd) * c.gpus_per_node;
+        c.node.price_usd = l.unit_price_usd;
+        l.origin = combine(PriceOrigin::User, l.origin);
+        continue;
+      }
+    }
+    if (q) {
+      l.unit_price_usd = *q;
+      l.origin = PriceOrigin::User;
+      l.estimate = false;
+    }
+  }
+  bom_totals(c.bom);
 }
 
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& overrides) {
@@ -414,9 +501,11 @@ Json to_json(const Cluster& c) {
                    {"price_usd", l.price_usd()},
                    {"power_W", l.power_W()},
                    {"network", l.network},
-                   {"price_estimate", l.estimate}});
+                   {"price_estimate", l.estimate},
+                   {"price_origin", to_string(l.origin)}});
   j["bom"] = bom;
   j["network_capex_usd"] = c.bom.network_capex_usd;
+  j["network_capex_origin"] = to_string(c.bom.network_origin);
   j["network_power_W"] = c.bom.network_power_W;
   j["compute_capex_usd"] = c.bom.compute_capex_usd;
   j["compute_power_W"] = c.bom.compute_power_W;

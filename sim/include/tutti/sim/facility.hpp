@@ -11,14 +11,25 @@
 // failures/checkpoints -> cost. Each stage is also callable alone for tests and the planner.
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tutti/topologies/prices.hpp"
+
 namespace tutti {
 
 class Doc;
+
+/// Valid input whose answer is "no", with the reason and what would help: the cooling /
+/// throttling fixed point did not settle. Neither an input error (2) nor a bug (70): the CLI
+/// prints it and exits 1.
+class NoAnswerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // ------------------------------------------------------------------------------------------
 // Inputs
@@ -66,6 +77,7 @@ struct FacilityInputs {
   int network_links = 0;   ///< Scale-out cables (NIC-leaf, leaf-spine, ...).
   int racks = 0;           ///< Compute racks as laid out by the topology; 0 = derive.
   int nodes_per_rack = 0;  ///< 0 = floor(rack_power_W / node_max_power_W), at least 1.
+  int reference_nodes_per_rack = 0;  ///< The node's reference-design density (0 = none); for notes.
 
   GpuPowerModel gpu;
   double node_overhead_W = 0;   ///< CPUs, DRAM, fans, NICs per node at load.
@@ -94,12 +106,22 @@ struct FacilityInputs {
   double network_capex_usd = 0;  ///< Switches, NICs, optics, cables (BOM).
   double storage_capex_usd = 0;
   double cloud_usd_per_gpu_hour = 0;  ///< 0 = unknown (no cloud comparison).
+  double rack_usd_per_s = 0;          ///< Rack space / colocation per compute rack (0 = not charged).
+  /// Where each price came from (catalog, estimate, user, none): servers (node or GPU price),
+  /// network and storage (their BOM lines), build-out, electricity, rental, rack space.
+  PriceOrigin servers_origin = PriceOrigin::Catalog, network_origin = PriceOrigin::Catalog,
+              storage_origin = PriceOrigin::Catalog, buildout_origin = PriceOrigin::Catalog,
+              electricity_origin = PriceOrigin::Catalog, cloud_origin = PriceOrigin::None,
+              rack_origin = PriceOrigin::None;
+  std::string prices_file;            ///< The user's prices file applied ("" = catalog only).
 
   // Checkpoints and data.
   double checkpoint_bytes = 0;  ///< Model + optimizer state of one checkpoint.
   double storage_read_Bps = 0, storage_write_Bps = 0;  ///< Aggregate; 0 = unknown.
   double input_bytes_per_token = 4;   ///< Tokenised text, uint32 ids (est.).
   double input_bytes_per_sample = 0;  ///< Used when > 0 instead of per-token bytes.
+  double node_scaleout_Bps = 0;       ///< One node's scale-out NICs together (peer reload, in-memory ckpt).
+  double gpu_host_Bps = 0;            ///< One GPU's PCIe path to host memory (async snapshot).
 };
 
 /// User choices with their defaults (docs/facility.md). All validated by check_options().
@@ -109,14 +131,35 @@ struct FacilityOptions {
   double maintenance_frac_per_year = 0.05;  ///< Of hardware capex per year (est.).
   double utilization = 1.0;          ///< Share of hours the owned cluster does paid work.
   double min_clock_factor = 0.2;     ///< Lowest DVFS clock / nominal before cooling "does not fit".
+  /// Most re-timings the cooling fixed point may take before it answers "did not settle"
+  /// (NoAnswerError: exit 1 with the bracket it reached). The bracket halves every two steps.
+  int max_retimings = 60;
   /// Called with (re-timings so far, clock factor being tried) while the cooling fixed point has
   /// run for more than a second (the CLI prints it to stderr); empty = silent.
   std::function<void(int, double)> progress;
   std::string reliability_profile = "llama3";
+  /// Site-measured failure rates instead of the profile's: MTBF of one node and/or of one GPU
+  /// (0 = not given). When either is given the profile's rates are not used; both add up.
+  double node_mtbf_s = 0, gpu_mtbf_s = 0;
+  /// Recovery = detection + restart + reload. detect_s < 0: counted in the restart time.
+  double detect_s = -1;
+  /// Where the state is reloaded from after a failure: "" = inside the profile's restart time,
+  /// "storage" (checkpoint bytes / storage read bandwidth) or "peer" (each node's share from a
+  /// peer's memory over its scale-out NICs, as in-memory checkpointing does).
+  std::string reload;
+  /// How a checkpoint is taken: "sync" (the write to storage is on the critical path, default),
+  /// "async" (only the snapshot to host memory over PCIe stops training; the write runs in the
+  /// background and bounds the interval from below), "memory" (in-memory: each node sends its
+  /// share to a peer over the scale-out NICs; no storage write on the critical path).
+  std::string checkpoint_mode = "sync";
   double restart_s = -1;             ///< < 0: the profile's restart time.
   double checkpoint_interval_s = 0;  ///< 0: Young's optimum sqrt(2 C M).
   int monte_carlo_trials = 1000;     ///< 0 disables the Monte-Carlo estimate.
   double power_cap_W = 0;            ///< > 0: overrides the GPU power cap (nvidia-smi -pl).
+  /// Grid carbon intensity: a region of topologies/catalog/grid_carbon.json ("grid=us"), or
+  /// carbon_kg_per_kWh >= 0 given directly ("carbon=0.2", kg CO2 per kWh), which wins.
+  std::string grid_region = "world";
+  double carbon_kg_per_kWh = -1;
   std::uint64_t seed = 1;
 };
 /// Throws InputError naming the option when a value is out of range.
@@ -124,7 +167,10 @@ void check_options(const FacilityOptions& o);
 /// Parses the `--facility` flag, comma-separated KEY=VALUE on top of `base`:
 ///   life=5 (hardware years), facility_life=15, maintenance=0.05 (of capex per year),
 ///   utilization=0.8, power_cap=500W, min_clock=0.2, profile=llama3, restart=10min,
-///   interval=30min (checkpoint interval; "young" for the optimum), trials=1000.
+///   interval=30min (checkpoint interval; "young" for the optimum), trials=1000,
+///   grid=world (carbon region), carbon=0.2 (kg CO2 per kWh; overrides the region),
+///   retimings=60 (most re-timings of the cooling fixed point), node_mtbf=30d, gpu_mtbf=50000h
+///   (site failure rates), detect=2min, reload=storage|peer, checkpoint=sync|async|memory.
 /// Throws InputError (file "--facility") naming the bad item and what was expected.
 FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions base = {});
 
@@ -176,6 +222,7 @@ struct CoolingResult {
   double heat_per_rack_W = 0;  ///< At the throttled operating point.
   double heat_per_rack_unthrottled_W = 0;
   double rack_cooling_W = 0, total_heat_W = 0, total_cooling_W = 0;  ///< total_cooling 0 = none.
+  double rack_power_W = 0;     ///< Power a rack may draw (the preset's or the file's): sets the density.
   double throttle_factor = 1;  ///< GPU clock / nominal at the operating point (1 = none).
   double power_cap_factor = 1; ///< Part of the throttle that comes from the power cap.
   double compute_slowdown = 1; ///< 1 / throttle_factor: compute ops take this much longer.
@@ -267,7 +314,11 @@ struct ReliabilityResult {
   double checkpoint_bytes = 0, checkpoint_write_s = 0;
   double checkpoint_interval_s = 0;  ///< Used (Young's unless set).
   double young_interval_s = 0, daly_interval_s = 0;
-  double restart_s = 0;
+  double restart_s = 0;               ///< Recovery per failure: detection + restart + reload.
+  double detect_s = 0, reload_s = 0;  ///< Parts of restart_s when given (0 = inside the restart time).
+  std::string rates_source;           ///< "profile <id>" or "user MTBF".
+  std::string checkpoint_mode;        ///< sync | async | memory.
+  double checkpoint_critical_s = 0;   ///< Checkpoint time on the critical path (what training waits for).
   double work_s = 0;                  ///< Failure-free time to train.
   double expected_failures = 0;
   double goodput = 0;                 ///< work / expected wall time.
@@ -290,16 +341,59 @@ struct CostResult {
   double maintenance_usd_per_year = 0;
   double opex_usd_per_year = 0;         ///< Electricity + maintenance.
   double usd_per_gpu_hour = 0;          ///< Owned, at the options' utilisation.
-  double cost_per_run_usd = 0;          ///< Amortised capex + maintenance for the run's wall time + its electricity.
+  /// Owned cost of the run: (amortised capex + maintenance + rack space) per year / utilisation
+  /// for the run's wall time, plus its electricity. The same basis as usd_per_gpu_hour.
+  double cost_per_run_usd = 0;
   double energy_cost_per_run_usd = 0;
   double usd_per_million_tokens = 0;    ///< 0 when the workload has no tokens.
   double cloud_usd_per_gpu_hour = 0;
   double cloud_cost_per_run_usd = 0;    ///< 0 when the catalog has no rental price.
   double breakeven_utilization = 0;     ///< Owned = rented at this utilisation (> 1: never).
+  double rack_space_usd_per_year = 0;   ///< Racks x rack-space price (part of opex).
+  /// Origins: capex is the weakest of its four parts; the run's owned cost adds electricity.
+  PriceOrigin servers_origin = PriceOrigin::Catalog, network_origin = PriceOrigin::Catalog,
+              storage_origin = PriceOrigin::Catalog, facility_origin = PriceOrigin::Catalog,
+              capex_origin = PriceOrigin::Catalog, electricity_origin = PriceOrigin::Catalog,
+              owned_origin = PriceOrigin::Catalog, cloud_origin = PriceOrigin::None,
+              rack_origin = PriceOrigin::None;
 };
 /// `run_wall_s`: effective time to train; `run_energy_facility_J`: facility energy of the run.
 CostResult compute_cost(const FacilityInputs& in, const FacilityOptions& o, const PowerResult& p,
                         double run_wall_s, double run_energy_facility_J);
+
+// ------------------------------------------------------------------------------------------
+// Energy both ways and CO2 (sim/src/facility_energy.cpp)
+
+/// One grid region's yearly average carbon intensity (topologies/catalog/grid_carbon.json).
+struct GridRegion {
+  std::string id, name, source;
+  double kg_per_J = 0;  ///< kg CO2 per joule of electricity (0.48 kg/kWh = 1.33e-7 kg/J).
+};
+/// Strict parser of the grid_carbon.json format; `default_id` receives its "default".
+std::vector<GridRegion> parse_grid_carbon(const Doc& doc, std::string* default_id = nullptr);
+const std::vector<GridRegion>& builtin_grid_regions();
+/// Throws InputError (file "--facility", key "grid") listing the regions on a miss.
+const GridRegion& grid_region(const std::string& id);
+
+/// A run's energy counted both ways, side by side:
+///   physical   the integral of the IT power timeline (all GPUs, idle ones included, node
+///              overhead, network, storage; stalls, checkpoints, restarts and rework) x PUE;
+///   model card GPU-hours of the job x the GPU power limit (TDP or the cap) x PUE, the
+///              convention model cards report (it ignores everything but the GPUs and assumes
+///              they draw their limit all along).
+struct EnergyAccounting {
+  double physical_it_J = 0, physical_facility_J = 0;
+  double model_card_J = 0;
+  double gpu_hours = 0;  ///< Job GPUs x the effective wall time.
+  double tokens = 0;
+  double physical_J_per_token = 0, model_card_J_per_token = 0;  ///< Facility energy; 0 = no tokens.
+  std::string grid, grid_name, grid_source;  ///< Region id ("user" when given directly).
+  double kg_co2_per_J = 0;
+  double physical_co2_kg = 0, model_card_co2_kg = 0;
+};
+/// `run_wall_s`: the effective time to train; `energy_it_J`: the run's IT energy.
+EnergyAccounting account_energy(const FacilityInputs& in, const FacilityOptions& o, double run_wall_s,
+                                double energy_it_J);
 
 // ------------------------------------------------------------------------------------------
 // Everything together
@@ -314,6 +408,7 @@ struct FacilityResult {
   double energy_per_run_it_J = 0;  ///< IT energy incl. failure overhead.
   double time_to_train_s = 0;      ///< After throttling and data stalls, before failures.
   double effective_time_to_train_s = 0;  ///< Including checkpoints, rework and restarts.
+  EnergyAccounting energy;         ///< Physical vs model-card energy, per token, CO2.
   std::vector<std::string> notes;  ///< Assumptions that matter for this case.
   FacilityOptions options;         ///< The options used (reported as "assumptions").
 };

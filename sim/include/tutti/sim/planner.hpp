@@ -25,12 +25,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "tutti/models/layout.hpp"
 #include "tutti/sim/result.hpp"
+#include "tutti/topologies/prices.hpp"
 
 namespace tutti {
 
@@ -44,6 +46,13 @@ enum class Objective : std::uint8_t { Cost, Time, Energy };
 const char* to_string(Network n);
 const char* to_string(Acquisition a);
 const char* to_string(Objective o);
+/// What a bought configuration's cost is, for ranking and the total-cost budget:
+///   Run       the owned cost of the run: capex amortised over the hardware life at the stated
+///             utilisation + the run's opex (the same figure `tutti simulate` reports) [default];
+///   Purchase  the whole purchase + the run's opex (the run pays for the cluster outright).
+/// A rented configuration costs its rental either way. The capex budget always checks the purchase.
+enum class CostBasis : std::uint8_t { Run, Purchase };
+const char* to_string(CostBasis b);
 
 /// The parallel layouts to try for each hardware choice. Empty lists take the defaults
 /// documented in schemas/plan_request.schema.json.
@@ -88,6 +97,11 @@ struct PlanRequest {
   LayoutSpace layouts;
   // How to search.
   Objective objective = Objective::Cost;
+  CostBasis cost_basis = CostBasis::Run;  ///< "cost_basis" (default "run").
+  double hardware_life_years = 5;         ///< "hardware_life" (default 5 y): amortisation.
+  double utilization = 1.0;               ///< "utilization" (default 1): share of the year in use.
+  /// The user's prices: the request's "prices" section, or `--prices FILE` (which replaces it).
+  std::optional<Prices> prices;
   int finalists = 4;   ///< Configurations re-simulated with the flow-level engine.
   bool prune = true;   ///< Skip hardware choices that provably cannot meet the constraints.
 };
@@ -127,8 +141,9 @@ enum Violation : std::uint32_t {
   kPowerCap = 1u << 4,
   kRoomRacks = 1u << 5,   ///< Needs more racks than the room has.
   kRoomCooling = 1u << 6, ///< One node draws more than a rack may draw or the room may cool.
+  kNoPrice = 1u << 7,     ///< Cannot be costed: no rental price (rent), no purchase price (buy).
 };
-constexpr int kNumViolations = 7;
+constexpr int kNumViolations = 8;
 const char* violation_name(int bit);  ///< "memory", "deadline", ...
 
 /// What the bottleneck of an iteration is (the largest part of its breakdown).
@@ -150,7 +165,10 @@ struct Evaluation {
   Breakdown breakdown;
   double capex_usd = 0;        ///< Purchase price (0 when rented).
   double run_opex_usd = 0;     ///< Electricity and upkeep over the run (buy), rental (rent).
-  double total_cost_usd = 0;   ///< capex_usd + run_opex_usd.
+  double total_cost_usd = 0;   ///< The cost ranked on: by the request's cost basis (see CostBasis).
+  double owned_run_usd = 0;    ///< Owned cost of the run (amortised; buy), 0 when rented.
+  double rental_usd = 0;       ///< Rental for the run at the GPU's rental price (0 = no price).
+  double breakeven_utilization = 0;  ///< Owned = rented at this utilisation (0 = no rental price).
   double energy_J = 0;         ///< Facility energy of the run (IT energy x PUE).
   double avg_it_power_W = 0;
   double peak_facility_power_W = 0;

@@ -88,4 +88,8 @@ class Catalog {
 /// The embedded catalog files as (file name, JSON text), sorted by name. Generated at build time.
 const std::vector<std::pair<std::string, std::string>>& embedded_catalog_files();
 
+/// A build-out cost per watt of IT capacity, "$10/W" (facilities.json "buildout", prices files).
+/// Throws InputError naming `v` otherwise.
+double buildout_usd_per_W(const Value& v);
+
 }  // namespace tutti

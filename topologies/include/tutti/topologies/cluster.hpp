@@ -17,6 +17,7 @@
 #include "tutti/core/config.hpp"
 #include "tutti/topologies/fabric.hpp"
 #include "tutti/topologies/hardware.hpp"
+#include "tutti/topologies/prices.hpp"
 #include "tutti/topologies/topology.hpp"
 
 namespace tutti {
@@ -30,6 +31,7 @@ struct BomLine {
   double unit_price_usd = 0, unit_power_W = 0;
   bool network = false;  ///< Counted in network capex/power (switches, optics, cables).
   bool estimate = false; ///< The catalog marks the unit price as an estimate.
+  PriceOrigin origin = PriceOrigin::Catalog;  ///< Where unit_price_usd came from (None: no price).
   double price_usd() const { return unit_price_usd * static_cast<double>(count); }
   double power_W() const { return unit_power_W * static_cast<double>(count); }
 };
@@ -41,6 +43,19 @@ struct Bom {
   double storage_capex_usd = 0, storage_power_W = 0;
   double total_capex_usd() const { return network_capex_usd + compute_capex_usd + storage_capex_usd; }
   long long transceivers = 0, cables = 0, switches = 0;
+  /// Origins of the three sums (combine() over their lines).
+  PriceOrigin network_origin = PriceOrigin::Catalog, compute_origin = PriceOrigin::Catalog,
+              storage_origin = PriceOrigin::Catalog;
+};
+
+/// Where each price a cluster's cost uses came from (catalog, estimate, user, none).
+struct PriceOrigins {
+  PriceOrigin gpu = PriceOrigin::Catalog;          ///< GpuSpec::price_usd.
+  PriceOrigin cloud = PriceOrigin::None;           ///< GpuSpec::cloud_usd_per_hour.
+  PriceOrigin electricity = PriceOrigin::Catalog;  ///< FacilitySpec::electricity_usd_per_J.
+  PriceOrigin buildout = PriceOrigin::Catalog;     ///< FacilitySpec::buildout_usd_per_W.
+  PriceOrigin rack_space = PriceOrigin::None;      ///< Cluster::rack_usd_per_s.
+  std::string file, source;                        ///< The prices file applied ("" = none).
 };
 
 struct Cluster {
@@ -62,6 +77,8 @@ struct Cluster {
   int racks = 1;                    ///< Compute racks (network and storage racks not counted).
   std::shared_ptr<const Topology> topology;
   Bom bom;
+  double rack_usd_per_s = 0;  ///< Rack space / colocation per compute rack (0 = not charged).
+  PriceOrigins price_origins;
 
   int gpus() const { return nodes * gpus_per_node; }
   /// GPUs per NVLink domain (72 on NVL72; the node's GPUs otherwise).
@@ -71,6 +88,12 @@ struct Cluster {
 /// Where a job of `job_gpus` ranks sits on the cluster: ranks fill NVLink domains (and nodes) in
 /// order, so "512 of 576 GPUs: 7 full NVLink domains of 72 + 8 GPUs of the next; 64 GPUs idle".
 std::string describe_placement(const Cluster& c, int job_gpus);
+
+/// Applies the user's prices on top of the catalog's: GPU, node, switch, NIC, optic and storage
+/// prices by catalog id (the BOM lines are re-priced and the sums recomputed), the GPU's rental
+/// price, electricity, build-out and rack space. A NIC quote puts the cluster's NICs on the
+/// network bill (quote the server without its scale-out NICs then). Records every origin.
+void apply_prices(Cluster& c, const Prices& p);
 
 /// Reads a cluster file; `overrides` are `key.path=value` strings applied before parsing
 /// (`--set`). Throws InputError naming file, key path, found and expected.
