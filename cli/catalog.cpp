@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/calibration.hpp"
 #include "tutti/topologies/catalog.hpp"
 
 namespace tutti::cli {
@@ -43,6 +44,11 @@ int run_show(const Globals& g, const std::string& id) {
   nlohmann::json j = *entry;
   j["kind"] = kind;
   j["si"] = cat.si_json(kind, id);
+  std::vector<CalibrationDefault> defaults;
+  if (kind == "gpu") {
+    defaults = calibration_defaults(default_calibration(), cat.gpu(id));
+    j["calibration_defaults"] = calibration_defaults_json(defaults);
+  }
   if (g.json) {
     emit_json(g, j);
     return kOk;
@@ -51,6 +57,12 @@ int run_show(const Globals& g, const std::string& id) {
   for (auto it = entry->begin(); it != entry->end(); ++it) {
     if (it.key() == "id" || it.key() == "name") continue;
     text += fmt::format("  {:<20} {}\n", it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  if (kind == "gpu") {
+    text += "  calibration defaults (built-in profile; no microbenchmark of this GPU behind them):\n";
+    if (defaults.empty()) text += "    none\n";
+    for (const auto& d : defaults)
+      text += fmt::format("    {:<44} {:<8g} {} ({})\n", d.key, d.value, d.what, d.basis);
   }
   emit(g, text);
   return kOk;

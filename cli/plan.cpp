@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -18,7 +19,9 @@
 #include "tutti/core/config.hpp"
 #include "tutti/core/flags.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/calibration.hpp"
 #include "tutti/sim/planner.hpp"
+#include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/prices.hpp"
 
 namespace tutti::cli {
@@ -163,7 +166,28 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
                       merged.configurations, merged.simulated, screen_s, ranks, own_slice, screen_cpu_s,
                       static_cast<double>(own_slice) / std::max(screen_cpu_s, 1e-9)));
   PlanResult result = planner.finish(merged);
-  if (g.json) emit_json(g, planner.to_json(result));
+  // Which calibration values are defaults for the GPUs the plan shows (plan times with the
+  // built-in profile): a JSON field keyed by GPU id, and one stderr line per GPU.
+  std::vector<std::string> shown;
+  auto show = [&](const Evaluation& e) {
+    const std::string& id = planner.hardware()[e.hardware].gpu;
+    if (std::find(shown.begin(), shown.end(), id) == shown.end()) shown.push_back(id);
+  };
+  if (result.found) show(result.recommended);
+  for (const Evaluation& e : result.pareto) show(e);
+  for (const Evaluation& e : result.finalists) show(e);
+  nlohmann::json defaults = nlohmann::json::object();
+  for (const auto& id : shown) {
+    const auto d = calibration_defaults(default_calibration(), Catalog::builtin().gpu(id));
+    defaults[id] = calibration_defaults_json(d);
+    const std::string line = calibration_defaults_line(id, d);
+    if (!line.empty()) note(g, "tutti plan: " + line);
+  }
+  if (g.json) {
+    nlohmann::json j = planner.to_json(result);
+    j["calibration_defaults"] = defaults;
+    emit_json(g, j);
+  }
   else if (o.csv) emit(g, planner.to_csv(result));
   else emit(g, planner.to_text(result));
   if (result.found) return kOk;

@@ -10,6 +10,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
+#include "tutti/sim/calibration.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/facility.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
@@ -181,17 +182,19 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   Cluster c = load_cluster(o.cluster, g.sets);
   if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
   Layout l;
+  std::string fit_note;
   if (o.gpus > 0) {
     l = resolve_layout(w, o.parallel, o.gpus);
   } else {
     try {
-      l = fit_layout(w, o.parallel, c.gpus());
+      l = fit_layout(w, o.parallel, c.gpus(), &fit_note);
     } catch (const InputError& e) {
       // The GPU count came from the cluster file, not from a --gpus flag: say so.
       if (e.file() == "--gpus") throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
       throw InputError(fmt::format("{} ({} GPUs): {}", o.cluster, c.gpus(), e.what()));
     }
   }
+  if (!fit_note.empty()) note(g, fit_note);
   SimOptions so;
   so.engine = o.engine;
   so.calibration = o.calibration;
@@ -217,6 +220,9 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
     emit(g, over + table(w, c, l, r, fr) + facility);
   }
+  const std::string defaults = calibration_defaults_line(c.gpu.id, calibration_defaults(
+                                                                     calibration_for(o.calibration), c.gpu));
+  if (!defaults.empty()) note(g, defaults);
   // Wall time is not a result: stderr only, so the JSON on stdout is byte-identical across runs.
   note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
@@ -258,6 +264,9 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   }
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
+  // Which compute/collective values are defaults for this GPU, keyed by GPU id as in `plan --json`.
+  j["calibration_defaults"] = {
+      {c.gpu.id, calibration_defaults_json(calibration_defaults(calibration_for(options.calibration), c.gpu))}};
   if (w.model.tf.is_moe()) {
     const auto& t = w.model.tf;
     j["moe"] = {{"imbalance", t.moe_imbalance},

@@ -36,7 +36,11 @@ ExecType exec_type_for(DType d, bool gpu) {
     case DType::TF32: return ExecType::TF32;
     case DType::BF16: return ExecType::BF16;
     case DType::FP16: return ExecType::FP16;
-    case DType::FP8: return ExecType::BF16;  // no portable fp8 GEMM in cuBLAS' plain API
+    case DType::FP8:
+    case DType::MXFP8:
+    case DType::MXFP6:
+    case DType::MXFP4:
+    case DType::NVFP4: return ExecType::BF16;  // no portable fp8/fp4 GEMM in cuBLAS' plain API
   }
   return ExecType::FP32;
 }

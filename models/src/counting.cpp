@@ -809,7 +809,7 @@ void check_layout(const Workload& w, const Layout& l, double hbm_bytes) {
 DType moe_dispatch_dtype(const Workload& w) {
   const auto& t = w.model.tf;
   if (t.moe_dispatch_dtype_set) return t.moe_dispatch_dtype;
-  return w.training.dtype == DType::FP8 ? DType::BF16 : w.training.dtype;
+  return is_gemm_only_dtype(w.training.dtype) ? DType::BF16 : w.training.dtype;
 }
 
 }  // namespace tutti

@@ -29,14 +29,18 @@ constexpr double kCrossEntropyBwdBytes = 14.0;
 /// PyTorch DDP bucket: 25 MiB of gradients (torch.nn.parallel.DistributedDataParallel).
 constexpr double kTorchBucketBytes = 25.0 * 1024 * 1024;
 
+/// Bytes a quantize-and-transpose pass moves per element of a GEMM input: read BF16 (2), write the
+/// quantized copy and its transpose with their scale factors (2 * dtype_bytes; fp8: 1 + 1 = 4 in all).
+double cast_bytes_per_element(DType dt) { return 2.0 + 2.0 * dtype_bytes(dt); }
+
 class Builder {
  public:
   Builder(Program& p, RankClass& rc) : p_(p), rc_(rc) {}
 
   std::uint32_t add(Op op, std::initializer_list<std::uint32_t> deps = {}) {
-    // FP8 recipes (Transformer Engine, DeepSeek-V3) run GEMMs in FP8; attention, element-wise
-    // ops and communication stay in BF16.
-    if (op.dtype == DType::FP8 && op.kind != OpKind::Gemm) op.dtype = DType::BF16;
+    // FP8 and block-scaled (MXFP8, NVFP4, ...) recipes (Transformer Engine, DeepSeek-V3) run GEMMs
+    // in that format; attention, element-wise ops and communication stay in BF16.
+    if (is_gemm_only_dtype(op.dtype) && op.kind != OpKind::Gemm) op.dtype = DType::BF16;
     op.dep_begin = static_cast<std::uint32_t>(rc_.deps.size());
     for (auto d : deps)
       if (d != kNone) rc_.deps.push_back(d);
@@ -355,7 +359,7 @@ void attention_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint
     return;
   }
   const double heads = s.a / s.t, n = score_elems(s), B = c.B;
-  const DType dt = c.dt == DType::FP8 ? DType::BF16 : c.dt;  // FP8 recipes keep these BMMs in BF16
+  const DType dt = is_gemm_only_dtype(c.dt) ? DType::BF16 : c.dt;  // FP8/FP4 recipes keep these BMMs in BF16
   b.chain(gemm(b.name("attn.scores"), s.sq, s.s, s.d, s.b * heads, ph, dt, mb));
   b.chain(membound(b.name("attn.softmax"), 2.0 * n * B, ph, c.dt, mb));
   if (s.dropout) b.chain(membound(b.name("attn.dropout"), n * (2.0 * B + 1.0), ph, c.dt, mb));
@@ -370,7 +374,7 @@ void attention_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb) 
     return;
   }
   const double heads = s.a / s.t, n = score_elems(s), B = c.B, bt = s.b * heads;
-  const DType dt = c.dt == DType::FP8 ? DType::BF16 : c.dt;
+  const DType dt = is_gemm_only_dtype(c.dt) ? DType::BF16 : c.dt;
   b.chain(gemm(b.name("attn.context_dgrad"), s.sq, s.s, s.d, bt, ph, dt, mb));  // dP = dO V^T
   b.chain(gemm(b.name("attn.context_wgrad"), s.s, s.d, s.sq, bt, ph, dt, mb));  // dV = P^T dO
   if (s.dropout) b.chain(membound(b.name("attn.dropout_bwd"), n * (2.0 * B + 1.0), ph, c.dt, mb));
@@ -583,11 +587,17 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   b.chain(membound(b.name("attn.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb), gather);
   // FP8 (Transformer Engine): every GEMM input is cast to FP8 with a transposed copy kept for the
   // weight gradient: read 2 bytes, write 1 + 1, per element of the QKV, projection, FC1 and FC2
-  // inputs (te.pytorch Linear / LayerNormLinear / LayerNormMLP cast_transpose).
-  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+  // inputs (te.pytorch Linear / LayerNormLinear / LayerNormMLP cast_transpose). Block-scaled
+  // formats (MXFP8, NVFP4, ...) quantize the same way and also write their scale factors
+  // (one byte per block of 32 or 16: dtype_bytes includes them), so the pass moves
+  // 2 + 2 * dtype_bytes bytes per element (the block's amax is taken in the same pass). The
+  // dequantization happens inside the block-scaled tensor-core MMA (Blackwell) and costs no
+  // separate pass.
+  if (is_gemm_only_dtype(c.dt) && !t.layer_is_moe(layer)) {
     double f = t.ffn_hidden;
     b.chain(membound(b.name("fp8.cast_transpose"),
-                     4.0 * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph, DType::BF16, mb));
+                     cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph,
+                     DType::BF16, mb));
   }
   ag_then_gemm(c, b, s, "attn.tp_allgather",
                gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb),
@@ -641,10 +651,10 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
   };
   b.chain(membound(b.name("mlp.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb), gather);
   // FP8: the output gradient of each GEMM is cast (and transposed) once for its dgrad and wgrad.
-  if (c.dt == DType::FP8 && !t.layer_is_moe(layer)) {
+  if (is_gemm_only_dtype(c.dt) && !t.layer_is_moe(layer)) {
     double fu = t.gated_mlp ? 2.0 * t.ffn_hidden : t.ffn_hidden;
     b.chain(membound(b.name("fp8.cast_transpose_bwd"),
-                     4.0 * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
+                     cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
                      DType::BF16, mb));
   }
   // --tp-comm-overlap: ring-exchange all-gather of the output gradient under fc2/proj dgrad, and

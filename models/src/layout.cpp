@@ -9,8 +9,30 @@
 
 namespace tutti {
 
+int dtype_block_elements(DType d) {
+  switch (d) {
+    case DType::MXFP8:
+    case DType::MXFP6:
+    case DType::MXFP4: return 32;  // OCP MX v1.0: k = 32, one E8M0 (1-byte) scale per block
+    case DType::NVFP4: return 16;  // NVFP4: one E4M3 (1-byte) scale per 16 elements
+    default: return 0;
+  }
+}
+
+double dtype_scale_bytes(DType d) {
+  const int k = dtype_block_elements(d);
+  return k > 0 ? 1.0 / k : 0.0;  // each format's block scale is one byte
+}
+
 double dtype_bytes(DType d) {
   switch (d) {
+    case DType::NVFP4:
+    case DType::MXFP4:
+      return 0.5 + dtype_scale_bytes(d);
+    case DType::MXFP6:
+      return 0.75 + dtype_scale_bytes(d);
+    case DType::MXFP8:
+      return 1.0 + dtype_scale_bytes(d);
     case DType::FP8:
       return 1;
     case DType::BF16:
@@ -21,6 +43,10 @@ double dtype_bytes(DType d) {
       return 4;
   }
   return 2;
+}
+
+bool is_gemm_only_dtype(DType d) {
+  return d == DType::FP8 || dtype_block_elements(d) > 0;
 }
 
 

@@ -30,13 +30,15 @@ namespace {
 
 constexpr int kMaxDim = 1 << 24;
 
+/// training.dtype: any DType (the block-scaled ones run the GEMMs only; is_gemm_only_dtype).
 DType parse_dtype(const Value& v) {
-  auto s = v.choice({"bf16", "fp16", "fp8", "fp32", "tf32"});
-  if (s == "bf16") return DType::BF16;
-  if (s == "fp16") return DType::FP16;
-  if (s == "fp8") return DType::FP8;
-  if (s == "tf32") return DType::TF32;
-  return DType::FP32;
+  static_assert(kNumDTypes == 9, "list every DType here (the error message names the choices)");
+  return *parse_enum<DType>(v.choice({"bf16", "fp16", "fp8", "fp32", "tf32", "mxfp8", "mxfp6", "mxfp4", "nvfp4"}));
+}
+
+/// training.grad_dtype and model.moe_dispatch_dtype: buffers and communication, never block-scaled.
+DType parse_unscaled_dtype(const Value& v) {
+  return *parse_enum<DType>(v.choice({"bf16", "fp16", "fp8", "fp32", "tf32"}));
 }
 
 int req_int(Obj& o, const char* key, int lo = 1, int hi = kMaxDim) {
@@ -77,7 +79,7 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
       t.moe_imbalance_set = m.has("moe_imbalance");
       t.moe_imbalance = m.number_or("moe_imbalance", 1.0, 1.0, double(t.experts) / t.top_k);
       if (m.has("moe_dispatch_dtype")) {
-        t.moe_dispatch_dtype = parse_dtype(m.req("moe_dispatch_dtype"));
+        t.moe_dispatch_dtype = parse_unscaled_dtype(m.req("moe_dispatch_dtype"));
         t.moe_dispatch_dtype_set = true;
       }
     } else {
@@ -213,8 +215,8 @@ Workload parse_doc(const Doc& doc) {
     tr.global_batch = t.req("global_batch").integer(1, 1LL << 30);  // schema: maximum 2^30
     tr.micro_batch = static_cast<int>(t.integer_or("micro_batch", 1, 1, 1 << 20));
     tr.dtype = t.has("dtype") ? parse_dtype(t.req("dtype")) : DType::BF16;
-    tr.grad_dtype = t.has("grad_dtype") ? parse_dtype(t.req("grad_dtype"))
-                                        : (tr.dtype == DType::FP8 ? DType::BF16 : tr.dtype);
+    tr.grad_dtype = t.has("grad_dtype") ? parse_unscaled_dtype(t.req("grad_dtype"))
+                                        : (is_gemm_only_dtype(tr.dtype) ? DType::BF16 : tr.dtype);
     tr.optimizer = t.choice_or("optimizer", "adam", {"adam", "sgd"}) == "sgd" ? Optimizer::SGD
                                                                               : Optimizer::Adam;
     auto rc = t.choice_or("recompute", "none", {"none", "selective", "full"});
@@ -297,28 +299,53 @@ Layout resolve_layout(const Workload& w, const std::string& flag, int gpus) {
   return l;
 }
 
-Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus) {
+Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus, std::string* note) {
   Layout named = resolve_layout(w, flag, 0);
-  bool flag_dp = flag.rfind("dp=", 0) == 0 || flag.find(",dp=") != std::string::npos;
-  if (flag_dp) return named;  // as resolve_layout: a dp from the file yields to the cluster size
+  auto on_flag = [&](const char* key) {
+    const std::string k = std::string(key) + "=";
+    return flag.rfind(k, 0) == 0 || flag.find("," + k) != std::string::npos;
+  };
+  if (on_flag("dp")) return named;  // as resolve_layout: a dp from the file yields to the cluster size
   const int model_par = named.tp * named.pp * named.cp;
   if (cluster_gpus < model_par)
     throw InputError("--gpus", "gpus", std::to_string(cluster_gpus),
                      fmt::format("at least tp*pp*cp = {}*{}*{} = {} GPUs", named.tp, named.pp,
                                  named.cp, model_par));
   std::string why;
-  for (int dp = cluster_gpus / model_par; dp >= 1; --dp) {
-    Layout l = named;
-    l.dp = dp;
-    try {
-      check_layout(w, l, 0);
-      return l;
-    } catch (const InputError& e) {
-      if (why.empty()) why = e.what();
+  // The largest dp that fits; when the file's ep fits no dp on this cluster (DeepSeek-V3's ep 64
+  // at pp 16 on 576 GPUs: dp <= 36), the largest of ep/2, ep/4, ... that fits, unless the flag
+  // named ep: the largest ep that fits, at its largest dp (closest to the file's layout).
+  std::vector<int> eps{named.ep};
+  if (!on_flag("ep"))
+    for (int e = named.ep / 2; e >= 1 && named.ep % e == 0; e /= 2)
+      if (w.model.tf.experts <= 0 || w.model.tf.experts % e == 0) eps.push_back(e);
+  Layout best;
+  bool found = false;
+  for (int ep : eps) {
+    for (int dp = cluster_gpus / model_par; dp >= 1; --dp) {
+      Layout l = named;
+      l.dp = dp;
+      l.ep = ep;
+      try {
+        check_layout(w, l, 0);
+      } catch (const InputError& e) {
+        if (why.empty()) why = e.what();
+        continue;
+      }
+      best = l;
+      found = true;
+      break;
     }
+    if (found) break;  // the largest ep that fits, with its largest dp
   }
-  throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}", cluster_gpus,
-                               model_par, why));
+  if (!found)
+    throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}", cluster_gpus,
+                                 model_par, why));
+  if (note && best.ep != named.ep)
+    *note = fmt::format("ep {} fits no data-parallel size on {} GPUs at tp*pp*cp = {} (ep must divide dp, "
+                        "dp <= {}); ep {} fitted (--parallel ep=N to choose)",
+                        named.ep, cluster_gpus, model_par, cluster_gpus / model_par, best.ep);
+  return best;
 }
 
 }  // namespace tutti

@@ -698,6 +698,24 @@ namespace {
 Report build_compare_report_unchecked(const nlohmann::json& data);
 }  // namespace
 
+std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu) {
+  std::vector<Callout> out;
+  if (!by_gpu.is_object()) return out;
+  for (auto it = by_gpu.begin(); it != by_gpu.end(); ++it) {
+    if (!it->is_array() || it->empty()) continue;
+    std::string text;
+    for (const auto& d : *it) {
+      if (!text.empty()) text += "; ";
+      text += d.value("what", d.value("key", "?")) + " " + format_sig(d.value("value", 0.0)) + " (" +
+              d.value("basis", "") + ")";
+    }
+    out.push_back(Callout{Callout::Level::Warning, "Calibration defaults on " + it.key() + ":",
+                          text + ". No microbenchmark of this GPU stands behind these values; "
+                                 "replace them with a measured profile (tutti calibrate)."});
+  }
+  return out;
+}
+
 // The document is read with nlohmann's typed accessors; a value of the wrong type or a missing
 // member deep inside is bad input (exit 2), never an internal error.
 Report build_compare_report(const nlohmann::json& data) {
@@ -733,6 +751,14 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
   r.data_json = data.dump();
 
   auto oks = ok_archs(as);
+  {
+    json by_gpu = json::object();
+    for (const auto& a : data.value("architectures", json::array()))
+      if (a.contains("simulation") && a["simulation"].contains("calibration_defaults"))
+        for (auto it = a["simulation"]["calibration_defaults"].begin(); it != a["simulation"]["calibration_defaults"].end(); ++it)
+          by_gpu[it.key()] = it.value();
+    for (auto& c : calibration_default_notices(by_gpu)) r.notices.push_back(std::move(c));
+  }
   for (const auto& a : as)
     if (!a.ok)
       r.notices.push_back(Callout{Callout::Level::Error, "Simulation failed on " + a.name + ":",

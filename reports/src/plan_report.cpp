@@ -1,4 +1,5 @@
 #include "tutti/reports/plan_report.hpp"
+#include "tutti/reports/compare.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -365,6 +366,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
         Callout::Level::Error,
         "Nothing fits:", reason.empty() ? "the plan has no recommended configuration." : reason});
   }
+  if (plan.contains("calibration_defaults"))
+    for (auto& c : calibration_default_notices(plan["calibration_defaults"])) r.notices.push_back(std::move(c));
 
   Section front{"frontier", "Pareto frontier", {}};
   Chart chart = frontier_chart(pareto, rec);

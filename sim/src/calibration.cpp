@@ -1,11 +1,14 @@
 #include "tutti/sim/calibration.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
 
@@ -19,7 +22,7 @@ constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
 constexpr const char* kProtoKeys[3] = {"ll", "ll128", "simple"};
 constexpr const char* kAlgoKeys[4] = {"ring", "tree", "nvls", "collnet"};
 constexpr const char* kHwKeys[3] = {"nvlink", "pci", "net"};
-constexpr const char* kDtypeKeys[5] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+const char* dtype_key(int i) { return to_string(static_cast<DType>(i)); }
 
 /// Where "fitted_to" entries go, and the repository root their "file:" paths are checked
 /// against ("" = the embedded default in a binary far from its source tree: syntax only).
@@ -89,6 +92,25 @@ void read_fitted_to(Obj& o, FittedReader& fitted) {
   fitted.out->push_back(std::move(f));
 }
 
+/// Reads the optional "measured_on" of object `o`: catalog GPU ids whose measurements set its values.
+std::vector<std::string> read_measured_on(Obj& o) {
+  std::vector<std::string> out;
+  auto v = o.opt("measured_on");
+  if (!v) return out;
+  constexpr const char* kExpected = "an array of catalog GPU ids (tutti catalog list gpu)";
+  if (!v->is_array()) v->fail(kExpected);
+  Arr a = v->arr();
+  const auto ids = Catalog::builtin().ids("gpu");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Value e = a.at(i);
+    if (!e.is_string()) e.fail(kExpected);
+    std::string s = e.string();
+    if (std::find(ids.begin(), ids.end(), s) == ids.end()) e.fail(kExpected);
+    out.push_back(s);
+  }
+  return out;
+}
+
 KernelModel parse_kernel(Obj o, FittedReader& fitted) {
   KernelModel k;
   k.flops.eff_max = o.req("flops_efficiency_max").number(1e-6, 1.0);
@@ -105,13 +127,14 @@ KernelModel parse_kernel(Obj o, FittedReader& fitted) {
   k.bandwidth.eff_max = o.req("bandwidth_efficiency_max").number(1e-6, 1.0);
   k.bandwidth.half = o.req("half_bytes").quantity(Dim::Bytes, 0, 1e15);
   k.launch_overhead_s = o.req("launch_overhead").quantity(Dim::Time, 0, 1.0);
+  k.measured_on = read_measured_on(o);
   read_fitted_to(o, fitted);
   o.done();
   return k;
 }
 
 nlohmann::json kernel_json(const KernelModel& k) {
-  return {{"flops_efficiency_max", k.flops.eff_max},
+  nlohmann::json j = {{"flops_efficiency_max", k.flops.eff_max},
           {"half_flops", k.flops.half},
           {"half_time", std::to_string(k.half_time_s * 1e6) + "us"},
           {"tile", k.tile},
@@ -120,6 +143,8 @@ nlohmann::json kernel_json(const KernelModel& k) {
           {"bandwidth_efficiency_max", k.bandwidth.eff_max},
           {"half_bytes", std::to_string(k.bandwidth.half) + "B"},
           {"launch_overhead", std::to_string(k.launch_overhead_s * 1e6) + "us"}};
+  if (!k.measured_on.empty()) j["measured_on"] = k.measured_on;
+  return j;
 }
 
 std::string us(double s) { return std::to_string(s * 1e6) + "us"; }
@@ -150,16 +175,16 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
       o.gpu = id;
       if (auto pk = d.opt("peak")) {
         Obj peak = pk->obj();
-        for (int i = 0; i < 5; ++i)
-          if (auto v = peak.opt(kDtypeKeys[i])) o.peak_flops[i] = v->quantity(Dim::FlopRate, 1.0);
+        for (int i = 0; i < kNumDTypes; ++i)
+          if (auto v = peak.opt(dtype_key(i))) o.peak_flops[i] = v->quantity(Dim::FlopRate, 1.0);
         read_fitted_to(peak, fitted);
         peak.done();
       }
       if (auto bw = d.opt("hbm_bandwidth")) o.hbm_bw_Bps = bw->quantity(Dim::Bandwidth, 1.0);
       if (auto ge = d.opt("gemm_efficiency")) {
         Obj eff = ge->obj();
-        for (int i = 0; i < 5; ++i)
-          if (auto v = eff.opt(kDtypeKeys[i])) o.gemm_efficiency[i] = v->number(1e-6, 1.0);
+        for (int i = 0; i < kNumDTypes; ++i)
+          if (auto v = eff.opt(dtype_key(i))) o.gemm_efficiency[i] = v->number(1e-6, 1.0);
         read_fitted_to(eff, fitted);
         eff.done();
       }
@@ -182,6 +207,7 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
     Obj t = tiers.req(kTierKeys[i]).obj();
     p.tiers[i].bandwidth_efficiency = t.req("bandwidth_efficiency").number(1e-6, 1.0);
     p.tiers[i].extra_latency_s = t.req("latency").quantity(Dim::Time, 0, 1.0);
+    p.tiers[i].measured_on = read_measured_on(t);
     read_fitted_to(t, fitted);
     t.done();
   }
@@ -239,6 +265,7 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   p.nccl.max_channels = static_cast<int>(nccl.req("max_channels").integer(1, 1024));
   p.nccl.nvls_bandwidth_efficiency = nccl.req("nvls_bandwidth_efficiency").number(1e-6, 1.0);
   p.nccl.nvls_max_bandwidth_Bps = nccl.req("nvls_max_bandwidth").quantity(Dim::Bandwidth, 0);
+  p.nccl.measured_on = read_measured_on(nccl);
   read_fitted_to(nccl, fitted);
   nccl.done();
   read_fitted_to(root, fitted);
@@ -269,6 +296,10 @@ CalibrationProfile load_calibration(const std::string& path) {
   return parse_doc(Doc::load(path), repo_root_of(path));
 }
 
+CalibrationProfile calibration_for(const std::string& path) {
+  return path.empty() ? default_calibration() : load_calibration(path);
+}
+
 CalibrationProfile parse_calibration(const std::string& text, const std::string& name) {
   return parse_doc(Doc::parse(text, name), source_root());
 }
@@ -279,22 +310,24 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
   for (const auto& d : p.devices) {
     json o = json::object();
     json peak = json::object();
-    for (int i = 0; i < 5; ++i)
-      if (d.peak_flops[i] > 0) peak[kDtypeKeys[i]] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (d.peak_flops[i] > 0) peak[dtype_key(i)] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
     if (!peak.empty()) o["peak"] = peak;
     if (d.hbm_bw_Bps > 0) o["hbm_bandwidth"] = std::to_string(d.hbm_bw_Bps / 1e9) + "GB/s";
     json ge = json::object();
-    for (int i = 0; i < 5; ++i)
-      if (d.gemm_efficiency[i] > 0) ge[kDtypeKeys[i]] = d.gemm_efficiency[i];
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (d.gemm_efficiency[i] > 0) ge[dtype_key(i)] = d.gemm_efficiency[i];
     if (!ge.empty()) o["gemm_efficiency"] = ge;
     if (d.attention_efficiency > 0) o["attention_efficiency"] = d.attention_efficiency;
     if (!d.source.empty()) o["source"] = d.source;
     devices[d.gpu] = o;
   }
   json tiers = json::object();
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 8; ++i) {
     tiers[kTierKeys[i]] = {{"bandwidth_efficiency", p.tiers[i].bandwidth_efficiency},
                            {"latency", us(p.tiers[i].extra_latency_s)}};
+    if (!p.tiers[i].measured_on.empty()) tiers[kTierKeys[i]]["measured_on"] = p.tiers[i].measured_on;
+  }
   json protos = json::object();
   for (int i = 0; i < 3; ++i)
     protos[kProtoKeys[i]] = {{"bandwidth_efficiency", p.nccl.protocols[i].bandwidth_efficiency},
@@ -334,6 +367,7 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"max_channels", p.nccl.max_channels},
              {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
              {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
+  if (!p.nccl.measured_on.empty()) j["nccl"]["measured_on"] = p.nccl.measured_on;
   for (const auto& f : p.fitted_to) {  // back where each was read
     json* node = &j;
     std::size_t start = 0;
@@ -363,6 +397,78 @@ const char* to_string(NcclAlgo a) {
     case NcclAlgo::CollNet: return "collnet";
   }
   return "?";
+}
+
+namespace {
+
+bool names(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+std::string basis_of(const std::vector<std::string>& measured_on) {
+  if (measured_on.empty()) return "estimate";
+  std::string s = "measured on ";
+  for (std::size_t i = 0; i < measured_on.size(); ++i) s += (i ? ", " : "") + measured_on[i];
+  return s;
+}
+
+}  // namespace
+
+std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p, const GpuSpec& gpu) {
+  std::vector<CalibrationDefault> out;
+  const DeviceOverride* o = p.device(gpu.id);
+  // GEMM: the dtypes a training run computes in (fp32/tf32/fp16 share the bf16 family value).
+  for (DType d : enum_values<DType>()) {
+    if (d == DType::FP32 || d == DType::TF32 || d == DType::FP16 || !(gpu.peak(d) > 0)) continue;
+    const int i = static_cast<int>(d);
+    if (o && o->gemm_efficiency[i] > 0) continue;
+    // Only the BF16 rate is what the family's measured_on devices measured.
+    if (d == DType::BF16 && names(p.gemm.measured_on, gpu.id)) continue;
+    const std::string key = std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d);
+    const std::string what = std::string(to_string(d)) + " GEMM efficiency";
+    const double fp8 = o ? o->gemm_efficiency[static_cast<int>(DType::FP8)] : 0;
+    if (dtype_block_elements(d) > 0 && fp8 > 0)  // op_time_s takes the device's fp8 value
+      out.push_back({key, what, fp8, "this device's fp8 value (no measurement of the block-scaled format)"});
+    else
+      out.push_back({key, what, p.gemm.flops.eff_max,
+                     d == DType::BF16 ? basis_of(p.gemm.measured_on)
+                                      : "the generic bf16 value, " + basis_of(p.gemm.measured_on)});
+  }
+  if (!(o && o->attention_efficiency > 0) && !names(p.attention.measured_on, gpu.id))
+    out.push_back({"compute.attention.flops_efficiency_max", "fused attention efficiency",
+                   p.attention.flops.eff_max, basis_of(p.attention.measured_on)});
+  if (!(o && o->hbm_bw_Bps > 0) && !names(p.membound.measured_on, gpu.id))
+    out.push_back({"compute.membound.bandwidth_efficiency_max", "memory-bound kernels' HBM efficiency",
+                   p.membound.bandwidth.eff_max, basis_of(p.membound.measured_on)});
+  if (gpu.scaleup_bw_Bps > 0) {
+    const TierModel& t = p.tier(Tier::NVLink);
+    if (!names(t.measured_on, gpu.id))
+      out.push_back({"network.tiers.nvlink.bandwidth_efficiency", "scale-up link bandwidth efficiency",
+                     t.bandwidth_efficiency, basis_of(t.measured_on)});
+    if (gpu.vendor == "nvidia" && !names(p.nccl.measured_on, gpu.id))
+      out.push_back({"nccl.nvls_bandwidth_efficiency", "NVLS efficiency", p.nccl.nvls_bandwidth_efficiency,
+                     basis_of(p.nccl.measured_on)});
+  }
+  return out;
+}
+
+std::string calibration_defaults_text(const std::vector<CalibrationDefault>& d) {
+  std::string s;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    s += (i ? "; " : "") + d[i].what + " " + fmt::format("{:g}", d[i].value) + " (" + d[i].basis + ")";
+  return s;
+}
+
+std::string calibration_defaults_line(const std::string& gpu_id, const std::vector<CalibrationDefault>& d) {
+  if (d.empty()) return "";
+  return gpu_id + ": calibration defaults used (no microbenchmark of this GPU behind them): " +
+         calibration_defaults_text(d);
+}
+
+nlohmann::json calibration_defaults_json(const std::vector<CalibrationDefault>& d) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& x : d) a.push_back({{"key", x.key}, {"what", x.what}, {"value", x.value}, {"basis", x.basis}});
+  return a;
 }
 
 }  // namespace tutti

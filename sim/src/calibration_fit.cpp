@@ -21,7 +21,6 @@ namespace tutti {
 
 namespace {
 
-constexpr const char* kDtypeKeys[5] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
                                       "spine_core", "local", "global", "torus"};
 
@@ -61,8 +60,9 @@ double* constant_ref(CalibrationProfile& p, const std::string& key, std::string*
     return nullptr;
   }
   if (parts.size() == 5 && parts[0] == "compute" && parts[1] == "devices" && parts[3] == "gemm_efficiency") {
-    int d = index_of(kDtypeKeys, 5, parts[4]);
-    if (d < 0) return nullptr;
+    auto dt = parse_enum<DType>(parts[4]);
+    if (!dt) return nullptr;
+    const int d = static_cast<int>(*dt);
     set_holder(4);
     for (auto& dev : p.devices)
       if (dev.gpu == parts[2]) return &dev.gemm_efficiency[d];
@@ -158,7 +158,11 @@ File read_file(const std::string& rel, const std::string& root) {
         gv.fail("a GPU id of the catalog (`tutti catalog`)");
       }
       Value dv = o.req("dtype");
-      p.dtype = static_cast<DType>(index_of(kDtypeKeys, 5, dv.choice({"fp32", "tf32", "bf16", "fp16", "fp8"})));
+      {
+        auto dt = parse_enum<DType>(dv.is_string() ? dv.string() : "");
+        if (!dt) dv.fail("one of " + enum_names<DType>(", "));
+        p.dtype = *dt;
+      }
       if (peak_flops(*gpu, p.dtype, CalibrationProfile{}) <= 0) dv.fail("a data type with a peak rate on " + p.gpu);
       p.m = o.req("m").integer(1, 1 << 24);
       p.n = o.req("n").integer(1, 1 << 24);
@@ -178,7 +182,7 @@ File read_file(const std::string& rel, const std::string& root) {
         if ((p.hi - p.lo) / p.step > 200) b->fail("at most 200 steps per dimension");
       }
       p.metric = "TFLOP/s";
-      p.what = fmt::format("gemm {}x{}x{} {} on {}{}", p.m, p.n, p.k, kDtypeKeys[static_cast<int>(p.dtype)], p.gpu,
+      p.what = fmt::format("gemm {}x{}x{} {} on {}{}", p.m, p.n, p.k, to_string(p.dtype), p.gpu,
                            p.best_of ? fmt::format(" (best of {}..{}/{})", p.lo, p.hi, p.step) : "");
     } else {
       std::string op = o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter"});

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "tutti/core/error.hpp"
+#include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
 
@@ -20,6 +23,22 @@ double hbm_bandwidth_Bps(const GpuSpec& gpu, const CalibrationProfile& profile) 
   if (const DeviceOverride* o = profile.device(gpu.id))
     if (o->hbm_bw_Bps > 0) return o->hbm_bw_Bps;
   return gpu.hbm_bw_Bps;
+}
+
+void check_dtype_supported(const std::string& file, DType dtype, const std::vector<const GpuSpec*>& gpus,
+                           const CalibrationProfile& profile) {
+  std::string lacking;
+  for (const GpuSpec* g : gpus)
+    if (!(peak_flops(*g, dtype, profile) > 0)) lacking += (lacking.empty() ? "" : ", ") + g->id;
+  if (lacking.empty()) return;
+  std::string having;
+  const Catalog& cat = Catalog::builtin();
+  for (const auto& id : cat.ids("gpu"))
+    if (peak_flops(cat.gpu(id), dtype, profile) > 0) having += (having.empty() ? "" : ", ") + id;
+  throw InputError(file.empty() ? "workload" : file, "training.dtype", std::string("\"") + to_string(dtype) + "\"",
+                   fmt::format("a dtype that {} {} tensor cores for ({} lack {}; {} runs on: {})", lacking,
+                               lacking.find(',') == std::string::npos ? "has" : "have", lacking, to_string(dtype),
+                               to_string(dtype), having.empty() ? "no catalog GPU" : having));
 }
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile) {
@@ -65,6 +84,11 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
     if (const DeviceOverride* o = profile.device(gpu.id)) {
       if (op.kind == OpKind::Gemm && o->gemm_efficiency[static_cast<int>(op.dtype)] > 0)
         eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
+      // A block-scaled format without its own value takes the device's fp8 one (the same
+      // tensor-core pipeline; an estimate that calibration_defaults reports).
+      else if (op.kind == OpKind::Gemm && dtype_block_elements(op.dtype) > 0 &&
+               o->gemm_efficiency[static_cast<int>(DType::FP8)] > 0)
+        eff_max = o->gemm_efficiency[static_cast<int>(DType::FP8)];
       if (op.kind == OpKind::Attention && o->attention_efficiency > 0)
         eff_max = o->attention_efficiency;
     }

@@ -13,7 +13,7 @@ double checkpoint_bytes(const Workload& w) {
   const TrainingSpec& t = w.training;
   // Same accounting as the memory model (models/src/counting.cpp): weights in the compute dtype
   // (fp8 training keeps bf16 weights), optimizer state incl. fp32 master weights when mixed.
-  double weights = t.dtype == DType::FP8 ? 2.0 : dtype_bytes(t.dtype);
+  double weights = is_gemm_only_dtype(t.dtype) ? 2.0 : dtype_bytes(t.dtype);
   bool mixed = !(t.dtype == DType::FP32 || t.dtype == DType::TF32);
   double optimizer = t.optimizer == Optimizer::Adam ? (mixed ? 12.0 : 8.0) : (mixed ? 8.0 : 4.0);
   return params(w) * (weights + optimizer);

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "plan_impl.hpp"
+#include "tutti/sim/calibration.hpp"
+#include "tutti/sim/compute_model.hpp"
+#include "tutti/topologies/catalog.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 
@@ -30,6 +33,12 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
   }
   if (tokens_to_train(I.workload) <= 0)
     throw InputError(r.file + ": tokens: the workload gives no tokens to train; set \"tokens\" (e.g. \"2T\")");
+  {
+    // A block-scaled or fp8 workload: refuse the hardware list when some GPU lacks the format.
+    std::vector<const GpuSpec*> gpus;
+    for (const auto& id : r.gpus) gpus.push_back(&Catalog::builtin().gpu(resolve_node(id).gpu));
+    check_dtype_supported(I.workload.file, I.workload.training.dtype, gpus, default_calibration());
+  }
   SpaceFacts facts = space_facts(I.workload);
   for (auto& st : I.request.storage)
     if (st.empty()) st = default_storage();

@@ -3,6 +3,7 @@
 
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
+#include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -39,6 +40,7 @@ SimResult simulate(const Workload& w, const Cluster& c, const Layout& l, const S
     loaded = load_calibration(o.calibration);
     prof = &loaded;
   }
+  check_dtype_supported(w.file, w.training.dtype, {&c.gpu}, *prof);
   Program p = expand_program(w, l);
   SimCluster sc = sim_cluster(c);
   ProgramSimOptions po;

@@ -354,6 +354,18 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   p.name = f.id;
   p.node = node.id;
   p.nodes = static_cast<int>((static_cast<std::int64_t>(f.num_gpus) + node.gpus - 1) / node.gpus);
+  // A server whose NVLink domain spans several of them (NVL72 compute trays) comes in whole
+  // domains: the cluster is the racks the job needs, the job fills them in order and the rest
+  // idles (a 64-GPU job on one 72-GPU rack, 256 GPUs on 4 racks), as in `tutti simulate`.
+  if (node.nvlink_domain_gpus > node.gpus && node.nvlink_domain_gpus % node.gpus == 0) {
+    const int per_domain = node.nvlink_domain_gpus / node.gpus;
+    const int whole = (p.nodes + per_domain - 1) / per_domain * per_domain;
+    if (whole != p.nodes)
+      notes.push_back(fmt::format("{} GPUs on {} whole {}-GPU NVLink domains ({} nodes of {}): {} GPUs idle",
+                                  f.num_gpus, whole / per_domain, node.nvlink_domain_gpus, whole, node.id,
+                                  static_cast<std::int64_t>(whole) * node.gpus - f.num_gpus));
+    p.nodes = whole;
+  }
   const bool one_domain = f.num_gpus <= node.nvlink_domain_gpus;
   std::string fabric = f.fabric.value_or("");
   if (fabric == "nvlink" && !one_domain)
@@ -415,8 +427,7 @@ double predict_gemm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
   if (dt == "fp4") throw Skip{"fp4 GEMMs are not modelled"};
   Op op;
   op.kind = OpKind::Gemm;
-  op.dtype = dt == "fp8" ? DType::FP8 : dt == "fp16" ? DType::FP16 : dt == "tf32" ? DType::TF32
-             : dt == "fp32" ? DType::FP32 : DType::BF16;
+  op.dtype = parse_enum<DType>(dt).value_or(DType::BF16);
   op.m = f.gemm_m;
   op.n = f.gemm_n;
   op.k = f.gemm_k;
@@ -873,6 +884,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
       if (!std::isfinite(out.predicted) || out.predicted <= 0)
         throw InternalError(fmt::format("validate: case {} predicted {}", f.id, out.predicted));
       out.error_pct = (out.predicted - out.measured) / out.measured * 100.0;
+      if (catalog_has_gpu(f.gpu_id) && !rep.calibration_defaults.count(f.gpu_id))
+        rep.calibration_defaults[f.gpu_id] = calibration_defaults(profile, Catalog::builtin().gpu(f.gpu_id));
       rep.cases.push_back(std::move(out));
     } catch (const Skip& s) {
       rep.skipped.push_back({out.id, s.reason});
@@ -1029,6 +1042,9 @@ Json to_json(const ValidationReport& r) {
   j["by_gpu_generation"] = groups_json(r.by_gpu_generation);
   j["by_kind"] = groups_json(r.by_kind);
   j["by_job_size"] = groups_json(r.by_job_size);
+  Json defaults = Json::object();
+  for (const auto& [gpu, d] : r.calibration_defaults) defaults[gpu] = calibration_defaults_json(d);
+  j["calibration_defaults"] = defaults;
   return j;
 }
 
@@ -1093,6 +1109,13 @@ std::string to_table(const ValidationReport& r, bool md) {
   sums("By GPU generation (unfitted)", r.by_gpu_generation);
   sums("Dense / MoE / microbenchmark (unfitted)", r.by_kind);
   sums("By job size in GPUs (unfitted)", r.by_job_size);
+  if (md) o << "\n### Calibration defaults per GPU\n\nValues of the compute and collective models that no microbenchmark of that GPU stands behind (`tutti catalog show ID` lists the same).\n\n| GPU | defaults used |\n| --- | --- |\n";
+  else o << "Calibration defaults per GPU (no microbenchmark of that GPU behind them):\n";
+  for (const auto& [gpu, d] : r.calibration_defaults) {
+    const std::string text = d.empty() ? "none" : calibration_defaults_text(d);
+    if (md) o << fmt::format("| {} | {} |\n", gpu, text);
+    else o << fmt::format("  {:<16} {}\n", gpu, text);
+  }
   if (!r.inconsistent.empty()) {
     if (md) o << "\n### Inconsistent (built parameter count more than 5% from model.params; not scored)\n\n| case | stated params | built params | difference % |\n| --- | ---: | ---: | ---: |\n";
     else o << "Inconsistent (built parameter count more than 5% from model.params):\n";

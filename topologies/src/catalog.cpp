@@ -69,15 +69,11 @@ GpuSpec parse_gpu(Obj& e) {
   read_head(e, g);
   g.vendor = e.req("vendor").choice({"nvidia", "amd", "intel", "cpu"});
   Obj p = e.req("peak").obj();
-  g.peak_flops[static_cast<int>(DType::FP32)] = flops(p, "fp32");
-  g.peak_flops[static_cast<int>(DType::TF32)] = flops(p, "tf32");
-  g.peak_flops[static_cast<int>(DType::BF16)] = flops(p, "bf16");
-  g.peak_flops[static_cast<int>(DType::FP16)] = flops(p, "fp16");
-  g.peak_flops[static_cast<int>(DType::FP8)] = flops(p, "fp8");
+  for (DType d : enum_values<DType>()) g.peak_flops[static_cast<int>(d)] = flops(p, to_string(d));
   p.done();
   bool any = false;
   for (double f : g.peak_flops) any = any || f > 0;
-  if (!any) e.req("peak").fail("at least one dtype peak (fp32, tf32, bf16, fp16, fp8)");
+  if (!any) e.req("peak").fail("at least one dtype peak (" + enum_names<DType>(", ") + ")");
   g.hbm_bytes = e.req("memory").quantity(Dim::Bytes, 1e6);
   g.hbm_bw_Bps = e.req("memory_bandwidth").quantity(Dim::Bandwidth, 1e6);
   g.scaleup_link = e.req("scaleup_link").string();
@@ -383,8 +379,8 @@ Json Catalog::si_json(std::string_view kind, std::string_view id) const {
   if (kind == "gpu") {
     const auto& g = gpu(id);
     Json peak;
-    for (DType d : {DType::FP32, DType::TF32, DType::BF16, DType::FP16, DType::FP8})
-      peak[to_string(d)] = g.peak(d);
+    for (DType d : enum_values<DType>())
+      if (g.peak(d) > 0 || static_cast<int>(d) <= static_cast<int>(DType::FP8)) peak[to_string(d)] = g.peak(d);
     j = {{"peak_flops", peak},         {"hbm_bytes", g.hbm_bytes},       {"hbm_bw_Bps", g.hbm_bw_Bps},
          {"scaleup_bw_Bps", g.scaleup_bw_Bps}, {"pcie_gen", g.pcie_gen}, {"tdp_W", g.tdp_W},
          {"idle_W", g.idle_W},         {"price_usd", g.price_usd},

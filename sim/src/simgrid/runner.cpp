@@ -727,6 +727,7 @@ SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l,
     loaded = load_calibration(o.calibration);
     prof = &loaded;
   }
+  check_dtype_supported(w.file, w.training.dtype, {&c.gpu}, *prof);
   const Program p = expand_program(w, l);
   ProgramSimOptions po;
   po.compute_slowdown = o.compute_slowdown;

@@ -8,10 +8,30 @@
 
 namespace tutti {
 
-#define TUTTI_DTYPE_VALUES(X) X(FP32, "fp32") X(TF32, "tf32") X(BF16, "bf16") X(FP16, "fp16") X(FP8, "fp8")
+// Numeric formats. fp8: E4M3/E5M2 with per-tensor scales (Hopper's FP8, Transformer Engine's
+// delayed/current scaling). The block-scaled formats carry one scale per block of elements
+// (OCP Microscaling Formats (MX) v1.0: blocks of 32 with an E8M0 scale; NVIDIA NVFP4: blocks
+// of 16 with an E4M3 scale and a per-tensor FP32 scale): mxfp8 (E4M3/E5M2 elements), mxfp6
+// (E2M3/E3M2), mxfp4 and nvfp4 (E2M1). Their peaks are the catalog's per GPU: a GPU without a
+// peak for a format has no tensor-core support for it (Hopper: fp8 only).
+#define TUTTI_DTYPE_VALUES(X) \
+  X(FP32, "fp32") X(TF32, "tf32") X(BF16, "bf16") X(FP16, "fp16") X(FP8, "fp8") X(MXFP8, "mxfp8") \
+  X(MXFP6, "mxfp6") X(MXFP4, "mxfp4") X(NVFP4, "nvfp4")
 TUTTI_ENUM(DType, int, TUTTI_DTYPE_VALUES);
-/// Bytes per element of a dtype (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
+/// Number of dtypes (the size of every per-dtype array).
+inline constexpr int kNumDTypes = static_cast<int>(enum_count<DType>);
+/// Bytes per element of a dtype, block scale factors included (fp8: 1, mxfp8: 1 + 1/32,
+/// mxfp6: 0.75 + 1/32, mxfp4: 0.5 + 1/32, nvfp4: 0.5 + 1/16 (the per-tensor FP32 scale is
+/// negligible), bf16/fp16: 2, tf32/fp32: 4).
 double dtype_bytes(DType d);
+/// Block-scaling overhead: scale-factor bytes per element (0 for unscaled formats and fp8).
+double dtype_scale_bytes(DType d);
+/// Elements per scale block (0 when the format has none): 32 for MX, 16 for NVFP4.
+int dtype_block_elements(DType d);
+/// True for the formats that training recipes use only inside GEMMs (fp8 and the block-scaled
+/// ones): attention, element-wise ops, communication and master weights stay in BF16, and every
+/// GEMM input is quantized first (a memory-bound cast the expansion adds).
+bool is_gemm_only_dtype(DType d);
 
 #define TUTTI_RECOMPUTE_VALUES(X) X(None, "none") X(Selective, "selective") X(Full, "full")
 TUTTI_ENUM(Recompute, int, TUTTI_RECOMPUTE_VALUES);

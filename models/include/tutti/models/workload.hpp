@@ -158,8 +158,13 @@ Layout resolve_layout(const Workload& w, const std::string& parallel_flag = "", 
 /// cluster. Otherwise (a dp in the file yields, as in resolve_layout) dp is the largest value with tp*pp*cp*dp <= cluster_gpus that
 /// passes check_layout (the global batch divides by micro_batch * dp, ep divides dp * cp, ...):
 /// e.g. 512 of a 576-GPU GB200 NVL72 cluster for a 512-sequence batch at tp 8, pp 4 would be
-/// dp 16. Throws InputError when no dp >= 1 fits, naming the batch and the model-parallel size.
-Layout fit_layout(const Workload& w, const std::string& parallel_flag, int cluster_gpus);
+/// dp 16. When the file's ep fits no dp (ep must divide dp under etp = tp: DeepSeek-V3's ep 64 at
+/// pp 16 on a 576-GPU cluster, dp <= 36) and the flag does not name ep, ep is halved (ep/2, ep/4,
+/// ..., dividing the expert count): the largest ep that fits, at its largest dp; `note` (when given)
+/// then says which ep was fitted and why. Throws InputError when no dp >= 1 fits, naming the
+/// batch and the model-parallel size.
+Layout fit_layout(const Workload& w, const std::string& parallel_flag, int cluster_gpus,
+                  std::string* note = nullptr);
 
 // ---- Counting --------------------------------------------------------------------------------
 

@@ -28,4 +28,10 @@ namespace tutti::reports {
 /// inputs (the caller knows them). Throws InputError when `data` lacks "architectures".
 Report build_compare_report(const nlohmann::json& data);
 
+/// One warning callout per GPU whose calibration values are defaults, from a
+/// "calibration_defaults" object ({"<gpu id>": [{"key", "what", "value", "basis"}, ...]}, as
+/// `tutti simulate --json` and `tutti plan --json` write it; sim/calibration.hpp
+/// calibration_defaults). GPUs with an empty list get none; ids in the object's order.
+std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu);
+
 }  // namespace tutti::reports

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "tutti/models/layout.hpp"
+#include "tutti/topologies/hardware.hpp"
 #include "tutti/topologies/topology.hpp"
 
 namespace tutti {
@@ -67,17 +68,21 @@ struct KernelModel {
   double half_k = 0;
   EfficiencyCurve bandwidth;      ///< Fraction of HBM bandwidth, as a function of bytes moved.
   double launch_overhead_s = 0;   ///< Added to every kernel of this family.
+  /// GPU ids whose microbenchmarks this family's flops_efficiency_max (GEMM: the BF16 rate) and
+  /// bandwidth_efficiency_max were fitted to or read from ("measured_on"). On any other device
+  /// without its own override the family's values are defaults (calibration_defaults).
+  std::vector<std::string> measured_on;
 };
 
 /// Replaces catalog numbers for one device id ("h100-sxm") or "*" (every device), e.g. a CPU host
 /// whose measured peak is what `tutti calibrate` found. Zero means "keep the catalog value".
 struct DeviceOverride {
   std::string gpu;
-  std::array<double, 5> peak_flops{};  ///< Indexed by DType.
+  std::array<double, kNumDTypes> peak_flops{};  ///< Indexed by DType.
   double hbm_bw_Bps = 0;
   /// GEMM efficiency_max of this device per DType (replaces the gemm family's flops_efficiency_max;
   /// 0 = keep it): what cuBLAS reaches on large GEMMs differs per generation and dtype.
-  std::array<double, 5> gemm_efficiency{};
+  std::array<double, kNumDTypes> gemm_efficiency{};
   double attention_efficiency = 0;  ///< Replaces the attention family's flops_efficiency_max (0 = keep).
   std::string source;               ///< Where this device's numbers come from.
 };
@@ -86,6 +91,7 @@ struct DeviceOverride {
 struct TierModel {
   double bandwidth_efficiency = 1.0;
   double extra_latency_s = 0;
+  std::vector<std::string> measured_on;  ///< GPU ids whose links' measurements set it ("measured_on").
 };
 
 enum class NcclProto : std::uint8_t { LL, LL128, Simple };
@@ -125,6 +131,8 @@ struct NcclModel {
   double nvls_bandwidth_efficiency = 1.0;
   double nvls_max_bandwidth_Bps = 0;
   std::string source;
+  /// GPU ids whose NCCL measurements nvls_bandwidth_efficiency was fitted to ("measured_on").
+  std::vector<std::string> measured_on;
 };
 
 /// What one object of the profile was fitted to: its "fitted_to" array. Entries are
@@ -169,6 +177,9 @@ const CalibrationProfile& default_calibration();
 /// Reads a profile strictly (core/config.hpp): unknown/missing keys, wrong types, bad units and
 /// out-of-range values throw InputError naming the file and key path.
 CalibrationProfile load_calibration(const std::string& path);
+/// The profile a `--calibration PATH` flag selects: load_calibration(path), or a copy of the
+/// built-in default when `path` is empty.
+CalibrationProfile calibration_for(const std::string& path);
 /// Same, from JSON text (`name` appears in error messages).
 CalibrationProfile parse_calibration(const std::string& text, const std::string& name);
 
@@ -177,5 +188,32 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p);
 
 const char* to_string(NcclProto p);
 const char* to_string(NcclAlgo a);
+
+/// One value of the compute or collective model that device `gpu` takes from a generic default:
+/// neither the device's own override nor a microbenchmark of that device stands behind it.
+struct CalibrationDefault {
+  std::string key;    ///< Profile key path: "compute.attention.flops_efficiency_max", ...
+  std::string what;   ///< What it models: "attention (fused, fwd+bwd)", "BF16 GEMM", ...
+  double value = 0;   ///< The value the device gets.
+  std::string basis;  ///< Where the generic value comes from: "measured on h100-sxm-80gb", "estimate".
+};
+
+/// The one place that decides which compute and collective model values are defaults for `gpu`
+/// under `profile` (used by simulate, plan, report, validate and `catalog show`). A value is a
+/// default when the profile has no override for the device (compute.devices.<id>) and the
+/// generic value's measured_on does not name the device. Checked: GEMM efficiency for each
+/// training dtype the GPU has a peak for (bf16, fp8 and the block-scaled ones), fused attention,
+/// memory-bound kernels (HBM), and, where the GPU has a scale-up link, the NVLink/xGMI tier's
+/// bandwidth efficiency and (NVIDIA) the NVLS efficiency. Deterministic order.
+std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& profile, const GpuSpec& gpu);
+
+/// "fused attention efficiency 0.55 (estimate); ..." ("" when none).
+std::string calibration_defaults_text(const std::vector<CalibrationDefault>& d);
+/// "b200: calibration defaults used (...): <calibration_defaults_text>" or "" when none: the
+/// one-line notice the commands print (stderr beside text output).
+std::string calibration_defaults_line(const std::string& gpu_id, const std::vector<CalibrationDefault>& d);
+
+/// The JSON field the commands emit: [{"key", "what", "value", "basis"}, ...].
+nlohmann::json calibration_defaults_json(const std::vector<CalibrationDefault>& d);
 
 }  // namespace tutti

@@ -37,4 +37,10 @@ double peak_flops(const GpuSpec& gpu, DType dtype, const CalibrationProfile& pro
 /// HBM bandwidth in bytes/s after profile overrides.
 double hbm_bandwidth_Bps(const GpuSpec& gpu, const CalibrationProfile& profile);
 
+/// Refuses a workload whose training dtype (workload file `file`, key training.dtype) some of
+/// `gpus` have no tensor-core peak for (NVFP4 on an H100): InputError naming the GPUs that lack
+/// the format and the catalog GPUs that have it. No-op when every GPU has a peak.
+void check_dtype_supported(const std::string& file, DType dtype, const std::vector<const GpuSpec*>& gpus,
+                           const CalibrationProfile& profile);
+
 }  // namespace tutti

@@ -26,9 +26,12 @@
 // step_time, mfu (model FLOPs over dense peak, %), images_per_sec and sequences_per_sec (all GPUs),
 // busbw (nccl-tests bus bandwidth, GB/s), hbm_bandwidth (TB/s, triad).
 #include <nlohmann/json_fwd.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tutti/sim/calibration.hpp"
 
 namespace tutti {
 
@@ -79,6 +82,9 @@ struct ValidationReport {
   ErrorSummary fitted_summary;       ///< Fitted cases (group "fitted").
   /// Groups over the unfitted cases.
   std::vector<ErrorSummary> by_source, by_metric, by_gpu_generation, by_kind, by_job_size;
+  /// Per catalog GPU of the predicted cases (by id): the calibration values that are defaults for
+  /// it (calibration_defaults in calibration.hpp); GPUs with none are listed with an empty list.
+  std::map<std::string, std::vector<CalibrationDefault>> calibration_defaults;
 };
 
 /// Largest relative difference between the built and the stated parameter count (0.05).

@@ -14,7 +14,7 @@ namespace tutti {
 struct GpuSpec {
   std::string id, name;
   std::string vendor;                 ///< "nvidia", "amd", "intel", "cpu".
-  std::array<double, 5> peak_flops{};  ///< Dense FLOP/s indexed by DType (0 = unsupported).
+  std::array<double, kNumDTypes> peak_flops{};  ///< Dense FLOP/s indexed by DType (0 = unsupported).
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
   double scaleup_bw_Bps = 0;  ///< NVLink/xGMI bandwidth per GPU, per direction (0 = none).
