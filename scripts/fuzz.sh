@@ -2,38 +2,47 @@
 # Builds tutti's libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs each one on a
 # seed corpus made from the shipped files (issue 25). A target fails on a crash, a sanitizer
 # report, a timeout (hang), an out-of-memory, an InternalError or any non-InputError exception.
-#   scripts/fuzz.sh --short            # CI (.ci/run): 45 s per target, 8 targets
+#   scripts/fuzz.sh --short            # 25 s per target, 8 targets
 #   scripts/fuzz.sh --time 3600        # seconds per target
 #   scripts/fuzz.sh --runs 1000000     # executions per target (no time limit)
 #   scripts/fuzz.sh --only workload    # one target
-# Figures (executions, coverage, corpus, findings) go to build-fuzz/fuzz-stats.tsv.
+#   scripts/fuzz.sh --short --build-dir build-asan
+#       # CI (.ci/run): reuse the tree scripts/sanitize.sh built (clang, -DTUTTI_FUZZ=ON, which
+#       # holds the suite and the fuzz targets), so CI compiles the sanitizer build once.
+# Figures (executions, coverage, corpus, findings) go to <build-dir>/fuzz-stats.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-time_s=45
+time_s=25
 runs=-1
 only=""
+bdir=build-fuzz
 while (($#)); do
   case "$1" in
-    --short) time_s=45 ;;
+    --short) time_s=25 ;;
     --time) time_s="$2"; shift ;;
     --runs) runs="$2"; time_s=0; shift ;;
     --only) only="$2"; shift ;;
+    --build-dir) bdir="$2"; shift ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 ./scripts/setup.sh --fuzz
 jobs="${FUZZ_BUILD_JOBS:-$(nproc)}"
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-      -DTUTTI_FUZZ=ON -DTUTTI_TESTS=OFF -DWITH_CUDA=OFF >/dev/null
+if [ -f "$bdir/CMakeCache.txt" ] && grep -q '^TUTTI_FUZZ:BOOL=ON' "$bdir/CMakeCache.txt"; then
+  :  # an existing fuzz-enabled tree (build-asan from scripts/sanitize.sh): keep its configuration
+else
+  cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+        -DTUTTI_FUZZ=ON -DTUTTI_TESTS=OFF -DWITH_CUDA=OFF >/dev/null
+fi
 kinds=(workload cluster catalog calibration plan_request validation_cases measurements result_documents)
 [ -n "$only" ] && kinds=("$only")
 targets=()
 for k in "${kinds[@]}"; do targets+=("fuzz_$k"); done
-cmake --build build-fuzz -j"$jobs" --target "${targets[@]}"
+cmake --build "$bdir" -j"$jobs" --target "${targets[@]}"
 
 # Seed corpora from the shipped files.
-seeds=build-fuzz/seeds
+seeds="$bdir/seeds"
 rm -rf "$seeds"
 mkdir -p "$seeds"
 for k in "${kinds[@]}"; do mkdir -p "$seeds/$k"; done
@@ -61,20 +70,20 @@ for i, c in enumerate(cases):
 PY
 fi
 
-stats=build-fuzz/fuzz-stats.tsv
+stats="$bdir/fuzz-stats.tsv"
 echo -e "target\tseconds\texecutions\texec_per_s\tcoverage_edges\tfeatures\tcorpus_files\tfindings" > "$stats"
 status=0
 for k in "${kinds[@]}"; do
-  corpus="build-fuzz/corpus/$k"
-  findings="build-fuzz/findings/$k"
+  corpus="$bdir/corpus/$k"
+  findings="$bdir/findings/$k"
   mkdir -p "$corpus" "$findings"
-  log="build-fuzz/fuzz-$k.log"
+  log="$bdir/fuzz-$k.log"
   args=(-timeout=20 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/")
   if [ "$runs" -ge 0 ]; then args+=(-runs="$runs"); else args+=(-max_total_time="$time_s"); fi
   start=$(date +%s)
   rc=0
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build-fuzz/fuzz/fuzz_$k" "${args[@]}" "$corpus" "$seeds/$k" >"$log" 2>&1 || rc=$?
+    "$bdir/fuzz/fuzz_$k" "${args[@]}" "$corpus" "$seeds/$k" >"$log" 2>&1 || rc=$?
   secs=$(( $(date +%s) - start ))
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
