@@ -200,7 +200,9 @@ TEST_CASE("limits: each schema's quantity definitions state dim_max, the parsers
   for (const auto& f : json_files("schemas")) {
     json s = read(f);
     if (!s.contains("$defs")) continue;
-    for (auto [name, d] : defs) {
+    for (const auto& def : defs) {
+      const std::string name = def.first;  // (a plain variable: lambdas in CAPTURE cannot take a binding)
+      const Dim d = def.second;
       if (!s["$defs"].contains(name) || s["$defs"][name].value("type", "") != "string") continue;
       CAPTURE(f);
       CAPTURE(name);
