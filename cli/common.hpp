@@ -48,5 +48,6 @@ void setup_exec(CLI::App& app, Globals& g);
 void setup_calibrate(CLI::App& app, Globals& g);
 void setup_validate(CLI::App& app, Globals& g);
 void setup_catalog(CLI::App& app, Globals& g);
+void setup_cluster(CLI::App& app, Globals& g);
 
 }  // namespace tutti::cli

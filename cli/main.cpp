@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   setup_calibrate(app, g);
   setup_validate(app, g);
   setup_catalog(app, g);
+  setup_cluster(app, g);
 
   try {
     app.parse(argc, argv);
