@@ -2,7 +2,7 @@
 # Builds tutti's libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs each one on a
 # seed corpus made from the shipped files (issue 25). A target fails on a crash, a sanitizer
 # report, a timeout (hang), an out-of-memory, an InternalError or any non-InputError exception.
-#   scripts/fuzz.sh --short            # 25 s per target, 8 targets
+#   scripts/fuzz.sh --short            # 25 s per target, 9 targets
 #   scripts/fuzz.sh --time 3600        # seconds per target
 #   scripts/fuzz.sh --runs 1000000     # executions per target (no time limit)
 #   scripts/fuzz.sh --only workload    # one target
@@ -35,7 +35,7 @@ else
   cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
         -DTUTTI_FUZZ=ON -DTUTTI_TESTS=OFF -DWITH_CUDA=OFF >/dev/null
 fi
-kinds=(workload cluster catalog calibration plan_request validation_cases measurements result_documents)
+kinds=(workload cluster catalog calibration plan_request validation_cases measurements result_documents job_traces)
 [ -n "$only" ] && kinds=("$only")
 targets=()
 for k in "${kinds[@]}"; do targets+=("fuzz_$k"); done
@@ -53,6 +53,11 @@ copy calibration sim/calibration/*.json
 copy plan_request tests/plan/small_request.json
 copy result_documents tests/reports/fixtures/*.json
 copy measurements tests/fuzz/seeds/measurements/*.json
+if [ -d "$seeds/job_traces" ]; then  # the first byte picks the reader: 0 SWF, 1 sacct, 2 JSON
+  { printf '\000'; cat tests/data/cluster/lublin-256-excerpt.swf; } > "$seeds/job_traces/trace.swf"
+  { printf '\001'; cat tests/data/cluster/sacct-small.txt; } > "$seeds/job_traces/sacct.txt"
+  { printf '\002'; cat tests/data/cluster/jobs-small.json; } > "$seeds/job_traces/jobs.json"
+fi
 if [ -d "$seeds/catalog" ]; then
   i=0  # the first byte picks which embedded catalog file (sorted, as CMake embeds them) it replaces
   for f in $(ls topologies/catalog/*.json | sort); do
