@@ -178,8 +178,9 @@ void unbounded_numbers(const json& s, const std::string& at, std::vector<std::st
 
 }  // namespace
 
-TEST_CASE("limits: every number in every schema has a lower and an upper bound") {
+TEST_CASE("limits: every number in every input schema has a lower and an upper bound") {
   for (const auto& f : json_files("schemas")) {
+    if (f.find("_result.schema.json") != std::string::npos) continue;  // an output, not an input
     CAPTURE(f);
     std::vector<std::string> open;
     unbounded_numbers(read(f), "", open);
