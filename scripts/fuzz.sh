@@ -30,7 +30,7 @@ done
 ./scripts/setup.sh --fuzz
 jobs="${FUZZ_BUILD_JOBS:-$(nproc)}"
 if [ -f "$bdir/CMakeCache.txt" ] && grep -q '^TUTTI_FUZZ:BOOL=ON' "$bdir/CMakeCache.txt"; then
-  :  # an existing fuzz-enabled tree (build-asan from scripts/sanitize.sh): keep its configuration
+  cmake -S . -B "$bdir" >/dev/null  # an existing fuzz-enabled tree (build-asan from sanitize.sh): its own settings
 else
   cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
         -DTUTTI_FUZZ=ON -DTUTTI_TESTS=OFF -DWITH_CUDA=OFF >/dev/null
