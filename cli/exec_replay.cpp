@@ -162,15 +162,15 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
   Layout l;
   try {
     l = resolve_layout(w, o.parallel, s.size());
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
     // The layout may be fine but for another world size: say that (with the launch hint).
-    Layout alone;
-    try {
-      alone = resolve_layout(w, o.parallel, 0);
-    } catch (const InputError&) {
-      throw;
+    // resolve_layout names the GPU count "--gpus", a flag exec replay does not have: the count
+    // here is the MPI world's.
+    Layout alone = resolve_layout(w, o.parallel, 0);
+    if (alone.gpus() == s.size()) {
+      if (e.file() != "--gpus") throw;
+      throw InputError("the MPI world", "ranks", std::to_string(s.size()), e.expected());
     }
-    if (alone.gpus() == s.size()) throw;
     l = alone;
   }
   // The world must equal the layout's GPU count; this also catches a missing launcher.

@@ -191,6 +191,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     } catch (const InputError& e) {
       // The GPU count came from the cluster file, not from a --gpus flag: say so.
       if (e.file() == "--gpus") throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+      if (e.file() == "--parallel") throw;  // the flag's own error: the cluster has no part in it
       throw InputError(fmt::format("{} ({} GPUs): {}", o.cluster, c.gpus(), e.what()));
     }
   }

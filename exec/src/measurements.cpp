@@ -103,7 +103,10 @@ ReplayRecord read_replay(Obj o) {
   r.iteration_time_s = res.req("iteration_time_s").number(kMinTime_s, kMaxTime_s);
   r.iteration_min_s = res.req("iteration_min_s").number(kMinTime_s, kMaxTime_s);
   r.iteration_max_s = res.req("iteration_max_s").number(kMinTime_s, kMaxTime_s);
-  res.req("iteration_times_s").arr();
+  {
+    Arr times = res.req("iteration_times_s").arr();
+    for (std::size_t i = 0; i < times.size(); ++i) (void)times.at(i).number(0, kMaxTime_s);
+  }
   Obj chk = res.req("check").obj();
   chk.req("ops").integer(0, std::int64_t(kMaxBytes));
   r.wrong_elements = chk.req("wrong_elements").integer(0, std::int64_t(kMaxBytes));

@@ -43,7 +43,7 @@ std::vector<ReliabilityProfile> parse_reliability(const Doc& doc) {
       FailureClass fc;
       fc.id = c.req("id").string();
       fc.per = c.req("per").choice({"gpu", "node", "nic", "link", "switch"});
-      fc.failures = c.req("failures").number(0.0);
+      fc.failures = c.req("failures").number(0.0, 1e9);
       fc.causes = c.req("causes").string();
       c.done();
       double units = fc.per == "gpu"    ? r.gpus

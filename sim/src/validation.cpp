@@ -147,7 +147,7 @@ CaseFacts read_case(const Value& cv) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       Obj m = a.at(i).obj();
       (void)m.req("metric").string();
-      (void)m.req("value").number();
+      (void)m.req("value").number(-1e18, 1e18);
       prose(m, "unit");
       m.done();
     }

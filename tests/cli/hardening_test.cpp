@@ -2,11 +2,13 @@
 // input ends with exit 2 and an error naming the key (or a correct answer); none with exit 70.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "../support/run.hpp"
 
@@ -127,6 +129,7 @@ TEST_CASE("hardening: --parallel tp=2,tp=4 is refused") {
   auto r = run_tutti({"simulate", "--workload", kW, "--cluster", kC, "--parallel", "tp=2,tp=4"});
   CHECK(r.rc == 2);
   CHECK_MESSAGE(has(r.err, "--parallel: tp: got \"tp\" twice (tp=2, tp=4)"), r.err);
+  CHECK_MESSAGE(!has(r.err, kC), r.err);  // the flag's error, not the cluster's
 }
 
 TEST_CASE("hardening: a NUL in a key does not truncate the message") {
@@ -181,17 +184,63 @@ std::string non_finite_path(const nlohmann::json& j, const std::string& path = "
 }
 }  // namespace
 
-TEST_CASE("hardening: golden outputs and fixtures hold only finite numbers") {
-  for (const char* f : {"tests/sim/golden/simulate-tiny-gpt.json", "tests/reports/fixtures/plan.json",
-                        "tests/reports/fixtures/compare-two.json"}) {
+TEST_CASE("hardening: golden outputs, fixtures and every golden run hold only finite numbers") {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const char* dir : {"tests/sim/golden", "tests/reports/fixtures"})
+    for (const auto& e : fs::directory_iterator(tutti::testing::src(dir)))
+      if (e.path().extension() == ".json") files.push_back(std::string(dir) + "/" + e.path().filename().string());
+  CHECK(files.size() >= 3);
+  for (const auto& f : files) {
     nlohmann::json j = nlohmann::json::parse(read(f));
     CHECK_MESSAGE(non_finite_path(j) == "", f);
   }
-  for (const char* engine : {"native", "analytic"}) {
-    auto r = run_tutti({"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", engine});
-    REQUIRE(r.rc == 0);
-    CHECK(non_finite_path(r.json()) == "");
+  // The golden runs (tests/sim/simulate_test.cpp, tests/cli/simgrid_cli_test.cpp,
+  // tests/sim/plan_cli_test.cpp, tests/sim/validation_test.cpp) as the CLI writes them.
+  const std::vector<std::vector<std::string>> runs = {
+      {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "native"},
+      {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "analytic"},
+      {"simulate", "--workload", kW, "--cluster", "topologies/h100-64gpu-fattree.json", "--json", "--engine",
+       "simgrid", "--parallel", "tp=2,pp=2,mb=2"},
+      {"plan", "tests/plan/small_request.json", "--json"},
+      {"validate", "--cases", "tests/validation/published-public.json", "--engine", "analytic", "--format",
+       "json"}};
+  for (const auto& args : runs) {
+    auto r = run_tutti(args);
+    INFO(args[0], " ", args[1], " ", r.err);
+    CHECK((r.rc == 0 || r.rc == 1));  // plan and validate answer "no" with exit 1, still in JSON
+    if (r.rc == 0 || r.rc == 1) CHECK(non_finite_path(r.json()) == "");
   }
+}
+
+TEST_CASE("hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulates to finite numbers or exit 2") {
+  // Inputs the libFuzzer targets found (bench/fuzz.md): workload and cluster files that parse,
+  // each simulated on the analytic engine against the shipped counterpart.
+  namespace fs = std::filesystem;
+  int ok = 0, refused = 0;
+  for (const char* kind : {"workload", "cluster"}) {
+    const fs::path dir = tutti::testing::src(std::string("tests/fuzz/sample/") + kind);
+    std::vector<fs::path> inputs;
+    for (const auto& e : fs::directory_iterator(dir)) inputs.push_back(e.path());
+    std::sort(inputs.begin(), inputs.end());
+    CHECK(inputs.size() >= 5);
+    for (const auto& in : inputs) {
+      const std::string f = in.string();
+      const bool w = std::string(kind) == "workload";
+      auto r = run_tutti({"simulate", "--workload", w ? f : std::string(kW), "--cluster", w ? std::string(kC) : f,
+                          "--json", "--engine", "analytic"});
+      INFO(f, ": ", r.err);
+      CHECK((r.rc == 0 || r.rc == 2));
+      if (r.rc == 0) {
+        ++ok;
+        CHECK(non_finite_path(r.json()) == "");
+      } else {
+        ++refused;
+      }
+    }
+  }
+  MESSAGE("fuzz sample: ", ok, " simulated, ", refused, " refused");
+  CHECK(ok > 0);
 }
 
 TEST_CASE("hardening: a sample of extreme values in every numeric workload key: exit 0 with finite "
