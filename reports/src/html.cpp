@@ -153,8 +153,14 @@ constexpr const char* kRenderer = R"js(
       // One series over architectures: one colour per architecture, as in the other charts.
       var c = s.series.length === 1 && s.kind !== 'line'
         ? s.categories.map(function (_, k) { return palette[k % palette.length]; }) : palette[i % palette.length];
+      // Lines: each series its own dash and marker as well as colour, so a series that lies on
+      // another (two fabrics equally insensitive to oversubscription) stays visible.
+      var dashes = [[], [6, 4], [2, 3], [10, 3, 2, 3]], marks = ['circle', 'rectRot', 'triangle', 'rect', 'star'];
       return { label: se.name, data: se.values.map(function (v) { return scaled(v, sc); }), backgroundColor: c, borderColor: c,
-               fill: false, tension: 0, pointRadius: 4, borderWidth: s.kind === 'line' ? 2 : 0 };
+               fill: false, tension: 0, pointRadius: s.kind === 'line' ? 4 + 2 * (i % 3) : 4,
+               pointStyle: s.kind === 'line' ? marks[i % marks.length] : 'circle',
+               borderDash: s.kind === 'line' ? dashes[i % dashes.length] : [],
+               borderWidth: s.kind === 'line' ? 2 : 0 };
     });
     var valueAxis = axis(s.y_label, s.y_unit, sc, stacked);
     // A sweep is read for its changes: let the value axis fit the data rather than start at zero.
