@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace tutti::testing {
 
@@ -41,10 +43,33 @@ nlohmann::json RunResult::json() const {
 
 std::string src(const std::string& relative) { return std::string(TUTTI_SOURCE_DIR) + "/" + relative; }
 
+namespace {
+// Every folder temp_dir() made, removed when the test process exits (each doctest case runs in its
+// own process under ctest). TUTTI_KEEP_TEST_TMP=1 keeps them for debugging.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    const char* keep = std::getenv("TUTTI_KEEP_TEST_TMP");
+    if (keep && *keep && std::string(keep) != "0") return;
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+}  // namespace
+
 std::string temp_dir() {
-  char tmpl[] = "/tmp/tutti-test-XXXXXX";
-  char* d = mkdtemp(tmpl);
+  std::string root = "/tmp";
+  if (const char* t = std::getenv("TMPDIR"); t && *t) root = t;
+  std::string tmpl = root + "/tutti-test-XXXXXX";
+  char* d = mkdtemp(tmpl.data());
   REQUIRE(d != nullptr);
+  temp_dirs().dirs.emplace_back(d);
   return d;
 }
 
@@ -58,9 +83,8 @@ RunResult run_shell(const std::string& command) {
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = read_file(out);
   r.err = read_file(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  rmdir(dir.c_str());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   return r;
 }
 

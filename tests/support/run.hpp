@@ -23,7 +23,8 @@ RunResult run_shell(const std::string& command);
 /// Path of a file in the source tree: src("models/llama3-8b.json").
 std::string src(const std::string& relative);
 
-/// A fresh empty temporary directory (removed at exit is not guaranteed).
+/// A fresh empty temporary directory under $TMPDIR (or /tmp), removed with its contents when the
+/// test process exits (keep it with TUTTI_KEEP_TEST_TMP=1).
 std::string temp_dir();
 
 /// Compares `actual` with `expected`: same structure; numbers within rel_tol relative error
