@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "tutti/core/progress.hpp"
 #include "plan_mpi.hpp"
 #include "tutti/core/config.hpp"
 #include "tutti/core/flags.hpp"
@@ -114,41 +115,6 @@ PlanRequest build_request(const PlanOptions& o, const Globals& g) {
   return r;
 }
 
-// A progress bar with ETA on stderr, only when stderr is a terminal and the search is long.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO) == 1) {}
-  void update(std::uint64_t done, std::uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    auto now = Clock::now();
-    double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (elapsed < 0.5 || std::chrono::duration<double>(now - last_).count() < 0.1) return;
-    last_ = now;
-    shown_ = true;
-    double frac = static_cast<double>(done) / static_cast<double>(total);
-    constexpr int kWidth = 30;
-    int filled = static_cast<int>(frac * kWidth);
-    double rate = static_cast<double>(done) / elapsed;
-    double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-    std::string bar(static_cast<std::size_t>(filled), '#');
-    bar.append(static_cast<std::size_t>(kWidth - filled), '.');
-    std::fprintf(stderr, "\r  screening [%s] %3.0f%%  %llu/%llu  %.0f/s  ETA %d:%02d ", bar.c_str(),
-                 frac * 100, static_cast<unsigned long long>(done),
-                 static_cast<unsigned long long>(total), rate, static_cast<int>(eta) / 60,
-                 static_cast<int>(eta) % 60);
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", 100, "");
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  bool shown_ = false;
-  Clock::time_point start_ = Clock::now(), last_ = Clock::now();
-};
-
 // Rank 0: merges the slices in rank order, refines the finalists, prints; returns the exit code.
 int report(const Planner& planner, const std::vector<std::string>& parts, const PlanOptions& o,
            const Globals& g, double screen_s, double screen_cpu_s, std::uint64_t own_slice,
@@ -165,7 +131,9 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
                       "rank(s); rank 0: {} configurations in {:.2f} s of CPU = {:.0f} per second per core",
                       merged.configurations, merged.simulated, screen_s, ranks, own_slice, screen_cpu_s,
                       static_cast<double>(own_slice) / std::max(screen_cpu_s, 1e-9)));
-  PlanResult result = planner.finish(merged);
+  ProgressBar timing("timing the frontier and runners-up (flow-level)", g.verbosity >= 0);
+  PlanResult result = planner.finish(merged, timing.callback());
+  timing.finish();
   // Which calibration values are defaults for the GPUs the plan shows (plan times with the
   // built-in profile): a JSON field keyed by GPU id, and one stderr line per GPU.
   std::vector<std::string> shown;
@@ -176,6 +144,7 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
   if (result.found) show(result.recommended);
   for (const Evaluation& e : result.pareto) show(e);
   for (const Evaluation& e : result.finalists) show(e);
+  for (const Evaluation& e : result.alternatives) show(e);
   nlohmann::json defaults = nlohmann::json::object();
   for (const auto& id : shown) {
     const auto d = calibration_defaults(default_calibration(), Catalog::builtin().gpu(id));
@@ -219,7 +188,7 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     std::clock_t c0 = std::clock();
     std::string payload;
     {
-      ProgressBar bar(mpi.rank() == 0 && g.verbosity >= 0);
+      ProgressBar bar("screening", mpi.rank() == 0 && g.verbosity >= 0);
       try {
         ScreenResult mine = planner.screen(ranges, [&bar](std::uint64_t d, std::uint64_t t) { bar.update(d, t); });
         payload = "R" + serialize(mine);

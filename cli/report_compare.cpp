@@ -10,6 +10,7 @@
 
 #include "simulate.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/reports/compare.hpp"
 #include "tutti/reports/format.hpp"
@@ -46,7 +47,8 @@ Layout layout_for(const Workload& w, const Cluster& c, const CompareOptions& o) 
   }
 }
 
-json sweep(const Workload& w, const std::string& path, const Cluster& base, const CompareOptions& o,
+json sweep(const std::function<void()>& tick, const Workload& w, const std::string& path, const Cluster& base,
+           const CompareOptions& o,
            const Globals& g) {
   json over = json::object();
   if (o.oversubscription.empty() ||
@@ -83,6 +85,7 @@ json sweep(const Workload& w, const std::string& path, const Cluster& base, cons
       p["ok"] = false;
       p["error"] = e.what();
     }
+    tick();
     points.push_back(std::move(p));
   }
   over["points"] = std::move(points);
@@ -106,7 +109,13 @@ int run_compare(const Globals& g, const CompareOptions& o,
       {"name", w.name}, {"file", o.workload}, {"tokens_to_train", tokens_to_train(w)}};
   json archs = json::array();
   int simulated = 0;
+  // One simulation per cluster and per oversubscription ratio of its sweep: the progress total.
+  const std::uint64_t total = o.clusters.size() * (1 + o.oversubscription.size());
+  std::uint64_t done = 0;
+  ProgressBar bar("simulating", g.verbosity >= 0);
+  const std::function<void()> tick = [&] { bar.update(++done, total); };
   for (const auto& path : o.clusters) {
+    const std::uint64_t arch_end = done + 1 + o.oversubscription.size();
     Cluster c = load_cluster(path, g.sets);  // a file that does not load is the user's input error
     if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
     json a;
@@ -118,7 +127,7 @@ int run_compare(const Globals& g, const CompareOptions& o,
     a["topology"] = to_json(c);
     try {
       Layout l = layout_for(w, c, o);
-      a["layout"] = to_string(l);
+      a["layout"] = to_compact_string(l);
       a["simulation"] = simulate_doc(w, c, l, o, g);
       a["ok"] = true;
       ++simulated;
@@ -126,12 +135,16 @@ int run_compare(const Globals& g, const CompareOptions& o,
       a["ok"] = false;
       a["error"] = e.what();
     }
+    tick();
     a["oversubscription"] =
         a["ok"].get<bool>()
-            ? sweep(w, path, c, o, g)
+            ? sweep(tick, w, path, c, o, g)
             : json{{"supported", false}, {"reason", "the cluster as described did not simulate"}};
+    done = arch_end;  // a sweep that did not run counts as done
+    bar.update(done, total);
     archs.push_back(std::move(a));
   }
+  bar.finish();
   data["architectures"] = std::move(archs);
 
   reports::Report r = reports::build_compare_report(data);

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config libsimgrid-dev libopenmpi-dev openmpi-bin libcli11-dev
-      libfmt-dev nlohmann-json3-dev doctest-dev libopenblas-dev chromium nodejs npm)
+      libfmt-dev nlohmann-json3-dev doctest-dev libopenblas-dev chromium nodejs npm
+      libexpat1-dev)
 # --fuzz (scripts/fuzz.sh): clang and its libFuzzer/sanitizer runtimes, only for the fuzz build.
 if [ "${1:-}" = "--fuzz" ]; then pkgs+=(clang libclang-rt-14-dev python3); fi
 missing=()

@@ -9,6 +9,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/exec/bench.hpp"
 #include "tutti/exec/session.hpp"
+#include "tutti/models/program.hpp"
 
 namespace tutti::exec {
 
@@ -30,13 +31,12 @@ CollOp parse_coll_op(const std::string& s) {
 }
 
 double bus_factor(CollOp op, int n) {
-  if (n <= 0) return 0;
-  switch (op) {
-    case CollOp::AllReduce: return 2.0 * (n - 1) / n;
-    case CollOp::AllGather:
-    case CollOp::ReduceScatter:
-    case CollOp::AllToAll: return static_cast<double>(n - 1) / n;
-    case CollOp::SendRecv: return 1.0;
+  switch (op) {  // the collectives: the one formula (models/program.hpp)
+    case CollOp::AllReduce: return tutti::bus_factor(Coll::AllReduce, n);
+    case CollOp::AllGather: return tutti::bus_factor(Coll::AllGather, n);
+    case CollOp::ReduceScatter: return tutti::bus_factor(Coll::ReduceScatter, n);
+    case CollOp::AllToAll: return tutti::bus_factor(Coll::AllToAll, n);
+    case CollOp::SendRecv: return n > 0 ? 1.0 : 0.0;  // one message: busbw = algbw
   }
   return 0;
 }

@@ -117,4 +117,17 @@ std::string to_string(const Layout& l) {
          (l.zero >= 3 ? fmt::format(",reshard={}", l.reshard_after_forward() ? 1 : 0) : "");
 }
 
+std::string to_compact_string(const Layout& l) {
+  std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+  if (l.etp > 0) s += fmt::format(" etp{}", l.etp);
+  if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
+  s += fmt::format(" mb{} z{}", l.micro_batch, l.zero);
+  if (l.shard_group > 0 && l.shard_group < l.dp * l.cp) s += fmt::format(" sg{}", l.shard_group);
+  if (l.zero >= 3) s += fmt::format(" rs{}", l.reshard_after_forward() ? 1 : 0);
+  s += l.recompute == Recompute::None ? " none" : l.recompute == Recompute::Selective ? " sel" : " full";
+  return s;
+}
+
 }  // namespace tutti

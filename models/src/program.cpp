@@ -82,4 +82,16 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
   return g;
 }
 
+double bus_factor(Coll c, int n) {
+  if (n <= 0) return 0;
+  switch (c) {
+    case Coll::AllReduce: return 2.0 * (n - 1) / n;
+    case Coll::AllGather:
+    case Coll::ReduceScatter:
+    case Coll::AllToAll: return static_cast<double>(n - 1) / n;
+    case Coll::Broadcast: return 1.0;
+  }
+  return 0;
+}
+
 }  // namespace tutti

@@ -45,7 +45,7 @@ nav.toc a{color:var(--accent);text-decoration:none;margin-right:14px}
 table.data{border-collapse:collapse;width:100%;font-size:13.5px}
 table.data caption{caption-side:top;text-align:left;font-weight:600;padding:0 0 6px}
 table.data th,table.data td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-table.data th,table.data td.num{white-space:nowrap}
+table.data th,table.data td.num,table.data td.nowrap{white-space:nowrap}
 table.data th{background:var(--soft);font-weight:600}
 table.data th[title]{cursor:help;text-decoration:underline dotted var(--muted)}
 table.data td.num,table.data th.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -153,8 +153,14 @@ constexpr const char* kRenderer = R"js(
       // One series over architectures: one colour per architecture, as in the other charts.
       var c = s.series.length === 1 && s.kind !== 'line'
         ? s.categories.map(function (_, k) { return palette[k % palette.length]; }) : palette[i % palette.length];
+      // Lines: each series its own dash and marker as well as colour, so a series that lies on
+      // another (two fabrics equally insensitive to oversubscription) stays visible.
+      var dashes = [[], [6, 4], [2, 3], [10, 3, 2, 3]], marks = ['circle', 'rectRot', 'triangle', 'rect', 'star'];
       return { label: se.name, data: se.values.map(function (v) { return scaled(v, sc); }), backgroundColor: c, borderColor: c,
-               fill: false, tension: 0, pointRadius: 4, borderWidth: s.kind === 'line' ? 2 : 0 };
+               fill: false, tension: 0, pointRadius: s.kind === 'line' ? 4 + 2 * (i % 3) : 4,
+               pointStyle: s.kind === 'line' ? marks[i % marks.length] : 'circle',
+               borderDash: s.kind === 'line' ? dashes[i % dashes.length] : [],
+               borderWidth: s.kind === 'line' ? 2 : 0 };
     });
     var valueAxis = axis(s.y_label, s.y_unit, sc, stacked);
     // A sweep is read for its changes: let the value axis fit the data rather than start at zero.
@@ -190,8 +196,25 @@ constexpr const char* kRenderer = R"js(
         pointRadius: ps.line ? 0 : undefined, pointHitRadius: ps.line ? 0 : undefined
       };
     });
+    // Each point's tag ("#3", the row of its table) drawn beside it, so a printed chart names its points.
+    var tags = { id: 'tuttiTags', afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = '#1f2630';
+      ctx.textBaseline = 'middle';
+      chart.data.datasets.forEach(function (ds, i) {
+        if (s.point_series[i].line) return;
+        chart.getDatasetMeta(i).data.forEach(function (el, j) {
+          var p = ds.data[j]._p;
+          if (p.tag) ctx.fillText(p.tag, el.x + (ds.data[j].r || 4) + 3, el.y);
+        });
+      });
+      ctx.restore();
+    } };
     return {
       type: 'bubble',
+      plugins: [tags],
       data: { datasets: datasets },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
@@ -266,7 +289,8 @@ void table(std::string& o, const Table& t) {
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
       const Column& col = t.columns[i];
       const Cell c = i < row.size() ? row[i] : Cell::none();
-      std::string cls = col.unit != Unit::Text ? "num" : "";
+      // A layout ("tp4 pp4 dp32 cp2 vp4") stays on one line; a wide table scrolls in its wrapper.
+      std::string cls = col.unit != Unit::Text ? "num" : col.key == "layout" ? "nowrap" : "";
       if (c.emphasis) cls += cls.empty() ? "best" : " best";
       o += "<td";
       if (!cls.empty()) o += " class=\"" + cls + "\"";

@@ -90,13 +90,15 @@ nlohmann::json chart_json(const Chart& c) {
   json ps = json::array();
   for (const auto& s : c.point_series) {
     json pts = json::array();
-    for (const auto& p : s.points)
+    for (const auto& p : s.points) {
       pts.push_back({{"x", num_or_null(p.x)},
                      {"y", num_or_null(p.y)},
                      {"size", num_or_null(p.size)},
                      {"color", num_or_null(p.color)},
                      {"label", p.label},
                      {"details", p.details}});
+      if (!p.tag.empty()) pts.back()["tag"] = p.tag;
+    }
     ps.push_back({{"name", s.name}, {"highlight", s.highlight}, {"line", s.line}, {"points", pts}});
   }
   return {{"type", "chart"},

@@ -46,6 +46,7 @@ std::string layout_text(const json& c) {
   const json& l = c.at("layout");
   if (l.is_string()) return l.get<std::string>();
   if (!l.is_object()) return {};
+  if (l.contains("compact") && l.at("compact").is_string()) return l.at("compact").get<std::string>();
   if (l.contains("string") && l.at("string").is_string()) return l.at("string").get<std::string>();
   std::string out;
   for (const char* k :
@@ -172,8 +173,15 @@ Chart frontier_chart(const json& pareto, const json* rec) {
       emax = std::max(emax, e);
     }
   }
+  // Tag "#k": the point's row in the frontier table (fastest first).
+  std::vector<const json*> by_time;
+  for (const auto& p : pareto) by_time.push_back(&p);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const json* a, const json* b) { return time_of(*a) < time_of(*b); });
   auto point = [&](const json& p) {
     Point pt;
+    for (std::size_t k = 0; k < by_time.size(); ++k)
+      if (same_config(*by_time[k], p)) pt.tag = "#" + std::to_string(k + 1);
     pt.x = time_of(p);
     pt.y = cost_of(p);
     double e = energy_of(p);
@@ -205,9 +213,8 @@ Chart frontier_chart(const json& pareto, const json* rec) {
     for (const auto& p : pareto) analytic_front = analytic_front || engine_of(p) == "analytic";
     if (analytic_front && engine_of(*rec) == "native")
       c.caption +=
-          " The frontier comes from analytic screening; the recommendation was re-simulated with "
-          "the "
-          "flow-level engine, so it can sit off the frontier.";
+          " Some frontier points were timed by analytic screening and the recommendation by the "
+          "flow-level engine (the table's \"Timed by\" column says which).";
   }
   if (sorted.size() > 1)
     c.point_series.push_back(PointSeries{"Frontier line", sorted, false, true});
@@ -380,13 +387,23 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   pt.id = "pareto";
   pt.title = "Configurations on the frontier (fastest first)";
   pt.columns = config_columns(rec != nullptr);
+  pt.columns.insert(pt.columns.begin(), Column{"point", "#", Unit::Text, "The point's tag in the chart"});
   std::vector<const json*> order;
   for (const auto& p : pareto) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
                    [](const json* a, const json* b) { return time_of(*a) < time_of(*b); });
-  for (const json* p : order) pt.rows.push_back(config_row(*p, rec, rec && same_config(*p, *rec)));
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const bool is_rec = rec && same_config(*order[k], *rec);
+    pt.rows.push_back(config_row(*order[k], rec, is_rec));
+    pt.rows.back().insert(pt.rows.back().begin(), Cell::str("#" + std::to_string(k + 1), "", is_rec));
+  }
   if (!pt.rows.empty()) {
     pt.caption = "The recommendation is in bold.";
+    if (plan.contains("retimed") && plan.at("retimed").is_number())
+      pt.caption += " The frontier is that of the " + plan.at("retimed").dump() +
+                    " configurations the flow-level engine timed (the screening frontier, the "
+                    "finalists and the best of each GPU type and fabric), the set the "
+                    "recommendation was picked from.";
     front.blocks.push_back(std::move(pt));
   }
   r.sections.push_back(std::move(front));
@@ -452,7 +469,31 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
                      : "The other finalists, re-simulated with the flow-level engine.";
     ru.blocks.push_back(std::move(rt));
   }
+  const json& alternatives =
+      plan.contains("alternatives") && plan.at("alternatives").is_array() ? plan.at("alternatives") : empty;
+  if (!alternatives.empty()) {
+    Table at;
+    at.id = "alternatives";
+    at.title = "Best on other hardware";
+    at.columns = config_columns(rec != nullptr);
+    for (const auto& p : alternatives) at.rows.push_back(config_row(p, rec, false));
+    at.caption = "The best configuration of each other GPU type and fabric that meets every constraint.";
+    ru.blocks.push_back(std::move(at));
+  }
   r.sections.push_back(std::move(ru));
+
+  if (plan.contains("constraints") && plan.at("constraints").is_array() && !plan.at("constraints").empty()) {
+    Section cs{"constraints", "Constraints that shaped the answer", {}};
+    Table ct;
+    ct.id = "constraints";
+    ct.title = "Constraints and search bounds";
+    ct.columns = {{"constraint", "Constraint", Unit::Text, ""}, {"value", "Value", Unit::Text, ""}};
+    for (const auto& c : plan.at("constraints"))
+      ct.rows.push_back({Cell::str(str(c, {"/constraint"})), Cell::str(str(c, {"/value"}))});
+    ct.caption = "A configuration outside these bounds was not searched; widen them in the request to see it.";
+    cs.blocks.push_back(std::move(ct));
+    r.sections.push_back(std::move(cs));
+  }
 
   Section ss{"search", "The search", {}};
   Table st;

@@ -119,14 +119,6 @@ struct File {
   std::vector<Fit> fits;
 };
 
-/// nccl-tests' bus bandwidth factor (its doc/PERFORMANCE.md): busbw = algbw * factor.
-double bus_factor(Coll c, int n) {
-  switch (c) {
-    case Coll::AllReduce: return 2.0 * (n - 1) / n;
-    case Coll::Broadcast: return 1.0;
-    default: return static_cast<double>(n - 1) / n;
-  }
-}
 
 File read_file(const std::string& rel, const std::string& root) {
   File f;

@@ -79,6 +79,7 @@ struct Planner::Impl {
   Workload workload;
   std::vector<HardwareChoice> hardware;
   std::vector<const std::vector<Layout>*> layouts;  ///< Per hardware choice.
+  std::vector<std::uint16_t> gpu_group, fabric_group;  ///< Per hardware choice (Evaluation's groups).
   std::map<std::pair<int, int>, std::vector<Layout>> layout_cache;  ///< (gpus, nvlink domain).
   std::vector<std::uint64_t> offsets;  ///< offsets[h] = first index of hardware h; back() = size.
   std::uint64_t n_acq = 1;

@@ -16,6 +16,9 @@ bool nearer_miss(const Evaluation& a, const Evaluation& b);
 void pareto_insert(std::vector<Evaluation>& front, const Evaluation& e);
 /// Keeps `best` sorted by the objective and at most `k` long.
 void best_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o, int k);
+/// Keeps in `best` (sorted by group) the best by the objective of each group: gpu_group when
+/// `by_gpu`, else fabric_group.
+void group_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o, bool by_gpu);
 /// slot = min(slot, v) where 0 means "none yet"; v <= 0 is ignored.
 void note_min(double& slot, double v);
 

@@ -68,6 +68,18 @@ void best_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o
   if (static_cast<int>(best.size()) > k) best.pop_back();
 }
 
+void group_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o, bool by_gpu) {
+  const auto group = [by_gpu](const Evaluation& x) { return by_gpu ? x.gpu_group : x.fabric_group; };
+  for (auto& b : best)
+    if (group(b) == group(e)) {
+      if (better_for(o, e, b)) b = e;
+      return;
+    }
+  auto it = std::lower_bound(best.begin(), best.end(), e,
+                             [&](const Evaluation& x, const Evaluation& y) { return group(x) < group(y); });
+  best.insert(it, e);
+}
+
 void note_min(double& slot, double v) {
   if (v > 0 && (slot == 0 || v < slot)) slot = v;
 }
@@ -84,6 +96,8 @@ ScreenResult merge(const std::vector<ScreenResult>& parts, Objective objective, 
     for (int i = 0; i < kNumViolations; ++i) m.violated[i] += p.violated[i];
     for (const auto& e : p.pareto) pareto_insert(m.pareto, e);
     for (const auto& e : p.best) best_insert(m.best, e, objective, finalists);
+    for (const auto& e : p.best_per_gpu) group_insert(m.best_per_gpu, e, objective, true);
+    for (const auto& e : p.best_per_fabric) group_insert(m.best_per_fabric, e, objective, false);
     for (const auto& e : p.nearest)
       if (m.nearest.empty() || nearer_miss(e, m.nearest[0])) m.nearest = {e};
     note_min(m.min_time_to_train_s, p.min_time_to_train_s);
@@ -144,6 +158,8 @@ std::string serialize(const ScreenResult& r) {
   put_list(out, r.pareto);
   put_list(out, r.best);
   put_list(out, r.nearest);
+  put_list(out, r.best_per_gpu);
+  put_list(out, r.best_per_fabric);
   put(out, static_cast<std::uint64_t>(r.unbuildable.size()));
   for (auto h : r.unbuildable) put(out, h);
   put(out, r.min_time_to_train_s);
@@ -166,6 +182,8 @@ ScreenResult deserialize(const std::string& in) {
   r.pareto = get_list(in, pos);
   r.best = get_list(in, pos);
   r.nearest = get_list(in, pos);
+  r.best_per_gpu = get_list(in, pos);
+  r.best_per_fabric = get_list(in, pos);
   auto nu = get<std::uint64_t>(in, pos);
   for (std::uint64_t i = 0; i < nu; ++i) r.unbuildable.push_back(get<std::uint32_t>(in, pos));
   r.min_time_to_train_s = get<double>(in, pos);

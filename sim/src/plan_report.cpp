@@ -94,20 +94,6 @@ std::string layout_text(const Layout& l) {
   return s;
 }
 
-// Compact form for table columns: "tp8 pp4 dp32 vp2 mb1 z1 sel".
-std::string layout_short(const Layout& l) {
-  std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
-  if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
-  if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
-  if (l.etp > 0) s += fmt::format(" etp{}", l.etp);
-  if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
-  s += fmt::format(" mb{} z{}", l.micro_batch, l.zero);
-  if (l.shard_group > 0 && l.shard_group < l.dp * l.cp) s += fmt::format(" sg{}", l.shard_group);
-  if (l.zero >= 3) s += fmt::format(" rs{}", l.reshard_after_forward() ? 1 : 0);
-  s += fmt::format(" {}", l.recompute == Recompute::None ? "none" : l.recompute == Recompute::Selective ? "sel" : "full");
-  return s;
-}
-
 std::string fabric_short(const HardwareChoice& h) {
   std::string f = h.fabric == "rail_optimized" ? "rail" : h.fabric == "fat_tree" ? "fat-tree" : h.fabric.substr(0, 8);
   return fmt::format("{} {} {}:1", f, h.network == Network::InfiniBand ? "IB" : "RoCE", h.oversubscription);
@@ -128,7 +114,8 @@ Json layout_json(const Layout& l) {
               {"sequence_parallel", l.sequence_parallel},
               {"recompute", to_string(l.recompute)},
               {"schedule", l.vp > 1 ? "interleaved" : "1f1b"},
-              {"string", to_string(l)}};
+              {"string", to_string(l)},
+              {"compact", to_compact_string(l)}};
 }
 
 Json breakdown_json(const Breakdown& b) {
@@ -201,6 +188,41 @@ std::string violations_text(const Evaluation& e, const PlanRequest& r) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "; " : "") + v[i];
   return s;
+}
+
+template <class T, class F>
+std::string joined(const std::vector<T>& v, F f) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + f(v[i]);
+  return s;
+}
+
+// Every constraint and search bound that shaped the answer, one "name: value" per entry.
+std::vector<std::pair<std::string, std::string>> constraints_list(const PlanRequest& q) {
+  std::vector<std::pair<std::string, std::string>> c;
+  if (!q.gpu_counts.empty())
+    c.emplace_back("GPU counts", joined(q.gpu_counts, [](int n) { return thousands(static_cast<std::uint64_t>(n)); }) +
+                                     " (search.gpu_counts)");
+  c.emplace_back("GPUs per job", fmt::format("{} to {} (constraints.gpus_min, gpus_max: a smaller or larger job "
+                                             "is not searched)",
+                                             thousands(static_cast<std::uint64_t>(q.gpus_min)),
+                                             thousands(static_cast<std::uint64_t>(q.gpus_max))));
+  c.emplace_back("hardware", joined(q.gpus, [](const std::string& x) { return x; }) + " (search.gpus)");
+  c.emplace_back("fabrics", joined(q.fabrics, [](const std::string& x) { return x; }) + "; oversubscription " +
+                                joined(q.oversubscription, [](double o) { return fmt::format("{}:1", o); }) +
+                                "; " + joined(q.networks, [](Network n) { return std::string(to_string(n)); }));
+  c.emplace_back("acquisition", joined(q.acquisition, [](Acquisition a) { return std::string(to_string(a)); }));
+  c.emplace_back("deadline", q.deadline_s > 0 ? days(q.deadline_s) : "none");
+  c.emplace_back("capex budget", q.capex_budget_usd > 0
+                                     ? money(q.capex_budget_usd) + " (purchase price of everything bought)"
+                                     : "none");
+  c.emplace_back("total cost budget", q.total_cost_budget_usd > 0
+                                          ? money(q.total_cost_budget_usd) + " (capex or rental plus the run's opex)"
+                                          : "none");
+  if (q.power_cap_W > 0) c.emplace_back("power cap", watts(q.power_cap_W) + " facility peak");
+  if (q.room.racks > 0) c.emplace_back("room", fmt::format("{} racks", q.room.racks));
+  c.emplace_back("objective", std::string("lowest ") + to_string(q.objective));
+  return c;
 }
 
 }  // namespace
@@ -336,6 +358,11 @@ Json Planner::to_json(const PlanResult& r) const {
   for (std::size_t i = 0; i < r.pareto.size(); ++i) j["pareto"].push_back(config_json(I, r.pareto[i], i < kDetailed));
   j["finalists"] = Json::array();
   for (const auto& e : r.finalists) j["finalists"].push_back(config_json(I, e, true));
+  j["alternatives"] = Json::array();
+  for (const auto& e : r.alternatives) j["alternatives"].push_back(config_json(I, e, true));
+  j["retimed"] = r.retimed;
+  j["constraints"] = Json::array();  // in print order
+  for (const auto& [k, v] : constraints_list(I.request)) j["constraints"].push_back({{"constraint", k}, {"value", v}});
   if (!r.found) {
     j["reason"] = r.reason;
     j["nearest_miss"] = r.screen.nearest.empty() ? Json(nullptr) : config_json(I, r.screen.nearest[0], true);
@@ -427,27 +454,57 @@ std::string Planner::to_text(const PlanResult& r) const {
     line("NOTHING FITS: " + r.reason);
     line("");
   }
+  auto header = [&line](const char* first) {
+    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>5}  {:<8}  {}", first,
+                     "GPUs", "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "peak pwr", "MFU",
+                     "engine", "bottleneck"));
+  };
+  auto row = [&](const std::string& first, const Evaluation& e) {
+    const HardwareChoice& h = I.hardware[e.hardware];
+    line(fmt::format("  {:>4} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>4.0f}%  {:<8}  {}", first,
+                     h.gpus, h.gpu.substr(0, 15), fabric_short(h), to_string(e.acquisition), to_compact_string(e.layout),
+                     days(e.time_to_train_s), money(e.total_cost_usd), energy(e.energy_J),
+                     watts(e.peak_facility_power_W), 100 * e.mfu, e.native ? "flow" : "analytic",
+                     bottleneck_name(e.breakdown)));
+  };
   if (!r.pareto.empty()) {
-    line("PARETO FRONTIER  (time to train vs total cost vs energy; analytic screening)");
-    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>5}  {}", "#", "GPUs",
-                     "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "peak pwr", "MFU",
-                     "bottleneck"));
+    if (q.finalists > 0)
+      line(fmt::format("PARETO FRONTIER  (time to train vs total cost vs energy, among the {} configurations "
+                       "timed by the flow-level engine: the screening frontier, the finalists and the best of "
+                       "each GPU type and fabric; * = recommended)",
+                       r.retimed));
+    else
+      line("PARETO FRONTIER  (time to train vs total cost vs energy; analytic screening; * = recommended)");
+    header("#");
     // At most 20 rows, spread evenly over the frontier (sorted by time); JSON has them all.
     std::size_t n = r.pareto.size(), rows = std::min<std::size_t>(n, 20);
     for (std::size_t k = 0; k < rows; ++k) {
       std::size_t i = rows == 1 ? 0 : k * (n - 1) / (rows - 1);
       const Evaluation& e = r.pareto[i];
-      const HardwareChoice& h = I.hardware[e.hardware];
-      std::string fabric = fabric_short(h);
       bool rec = r.found && e.index == r.recommended.index;
-      line(fmt::format("  {:>3}{} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>4.0f}%  {}", i + 1,
-                       rec ? "*" : " ", h.gpus, h.gpu.substr(0, 15), fabric, to_string(e.acquisition),
-                       layout_short(e.layout), days(e.time_to_train_s), money(e.total_cost_usd),
-                       energy(e.energy_J), watts(e.peak_facility_power_W), 100 * e.mfu,
-                       bottleneck_name(e.breakdown)));
+      row(std::to_string(i + 1) + (rec ? "*" : " "), e);
     }
     if (rows < n) line(fmt::format("  ({} of {} frontier points shown; --json or --csv for all)", rows, n));
   }
+  if (!r.alternatives.empty()) {
+    line("");
+    line(fmt::format("RUNNERS-UP ON OTHER HARDWARE  (the lowest {} of each GPU type and fabric that meets every "
+                     "constraint, timed like the recommendation)",
+                     to_string(q.objective)));
+    header("");
+    for (const auto& e : r.alternatives) row("", e);
+    if (r.found)
+      for (const auto& e : r.alternatives) {
+        const HardwareChoice& h = I.hardware[e.hardware];
+        line(fmt::format("  {} x {} {}: {:+.1f}% total cost, {:+.1f}% time vs the recommendation", h.gpus, h.gpu,
+                         fabric_short(h),
+                         100 * (e.total_cost_usd / r.recommended.total_cost_usd - 1),
+                         100 * (e.time_to_train_s / r.recommended.time_to_train_s - 1)));
+      }
+  }
+  line("");
+  line("CONSTRAINTS THAT SHAPED THE ANSWER");
+  for (const auto& [k, v] : constraints_list(q)) line(fmt::format("  {:<18} {}", k, v));
   return o;
 }
 
@@ -457,21 +514,22 @@ std::string Planner::to_csv(const PlanResult& r) const {
       "rank,recommended,engine,gpu,node,gpus,nodes,fabric,oversubscription,network,storage,acquisition,"
       "tp,pp,dp,cp,ep,vp,micro_batch,zero,recompute,time_to_train_s,iteration_time_s,mfu,"
       "memory_per_gpu_bytes,capex_usd,run_opex_usd,total_cost_usd,energy_J,avg_it_power_W,"
-      "peak_facility_power_W,bottleneck\n";
-  std::vector<Evaluation> rows;
-  if (r.found) rows.push_back(r.recommended);
-  for (const auto& e : r.pareto) rows.push_back(e);
+      "peak_facility_power_W,bottleneck,role\n";
+  std::vector<std::pair<Evaluation, const char*>> rows;
+  if (r.found) rows.emplace_back(r.recommended, "recommended");
+  for (const auto& e : r.pareto) rows.emplace_back(e, "pareto");
+  for (const auto& e : r.alternatives) rows.emplace_back(e, "alternative");
   int k = 0;
-  for (const auto& e : rows) {
+  for (const auto& [e, role] : rows) {
     const HardwareChoice& h = I.hardware[e.hardware];
     const Layout& l = e.layout;
-    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      k, (r.found && k == 0) ? 1 : 0, e.native ? "native" : "analytic", h.gpu, h.node, h.gpus,
                      h.nodes, h.fabric, h.oversubscription, to_string(h.network), h.storage,
                      to_string(e.acquisition), l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.micro_batch, l.zero,
                      to_string(l.recompute), e.time_to_train_s, e.iteration_time_s, e.mfu,
                      e.memory_per_gpu_bytes, e.capex_usd, e.run_opex_usd, e.total_cost_usd, e.energy_J,
-                     e.avg_it_power_W, e.peak_facility_power_W, bottleneck_name(e.breakdown));
+                     e.avg_it_power_W, e.peak_facility_power_W, bottleneck_name(e.breakdown), role);
     ++k;
   }
   return o;

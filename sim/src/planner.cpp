@@ -1,5 +1,6 @@
 // The planner's search: enumeration of hardware choices, slice screening, finalists.
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "plan_impl.hpp"
@@ -44,7 +45,8 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
     if (st.empty()) st = default_storage();
   I.n_acq = r.acquisition.size();
 
-  for (const auto& id : r.gpus) {
+  for (std::size_t gi = 0; gi < r.gpus.size(); ++gi) {
+    const std::string& id = r.gpus[gi];
     NodeChoice nc = resolve_node(id);
     for (int gpus : gpu_counts(r, nc.gpus_per_node)) {
       auto key = std::make_pair(gpus, nc.nvlink_domain);
@@ -52,9 +54,10 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
       if (it == I.layout_cache.end())
         it = I.layout_cache.emplace(key, enumerate_layouts(facts, r.layouts, gpus, nc.nvlink_domain)).first;
       if (it->second.empty()) continue;
+      std::uint16_t fabric_group = 0;
       for (const auto& fabric : r.fabrics)
         for (double over : r.oversubscription)
-          for (Network net : r.networks)
+          for (Network net : r.networks) {
             for (const auto& storage : r.storage) {
               HardwareChoice h;
               h.node = nc.node;
@@ -69,7 +72,11 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
               h.storage = storage;
               I.hardware.push_back(h);
               I.layouts.push_back(&it->second);
+              I.gpu_group.push_back(static_cast<std::uint16_t>(gi));
+              I.fabric_group.push_back(fabric_group);
             }
+            ++fabric_group;
+          }
     }
   }
   I.offsets.push_back(0);
@@ -99,6 +106,8 @@ void record(ScreenResult& r, const Evaluation& e, Objective o, int finalists) {
     ++r.feasible;
     pareto_insert(r.pareto, e);
     best_insert(r.best, e, o, finalists);
+    group_insert(r.best_per_gpu, e, o, true);
+    group_insert(r.best_per_fabric, e, o, false);
     return;
   }
   for (int b = 0; b < kNumViolations; ++b)
@@ -192,6 +201,8 @@ ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const 
       e.hardware = h;
       e.layout = l;
       e.acquisition = req.acquisition[a];
+      e.gpu_group = I.gpu_group[h];
+      e.fabric_group = I.fabric_group[h];
       evaluate_config(*model, I.workload, req, perf, e.acquisition, e);
       if (perf.fits) {
         note_min(r.min_time_to_train_s, e.time_to_train_s);
@@ -209,7 +220,7 @@ ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const 
   return r;
 }
 
-PlanResult Planner::finish(const ScreenResult& merged) const {
+PlanResult Planner::finish(const ScreenResult& merged, const ProgressFn& progress) const {
   const Impl& I = *impl_;
   const PlanRequest& req = I.request;
   PlanResult out;
@@ -220,33 +231,74 @@ PlanResult Planner::finish(const ScreenResult& merged) const {
     return a.index < b.index;
   });
 
-  // Finalists: the best screened configurations, timed again by the flow-level engine.
+  // Every configuration shown is timed by the same engine: the finalists (the best screened by
+  // the objective), the screening frontier and the best of each GPU type and fabric choice are
+  // timed again by the flow-level engine; the recommendation and the frontier shown are then
+  // chosen from that one set, so the recommendation lies on the frontier printed with it.
+  std::map<std::uint64_t, Evaluation> timed;  // by index: deterministic order, no duplicates
   Perf perf;
-  for (std::size_t i = 0; i < merged.best.size() && static_cast<int>(i) < req.finalists; ++i) {
-    const Evaluation& s = merged.best[i];
-    auto model = I.model(s.hardware);
+  constexpr std::size_t kRetimedFrontier = 24;
+  const std::uint64_t to_time =
+      static_cast<std::uint64_t>(std::min<std::size_t>(merged.best.size(), static_cast<std::size_t>(std::max(req.finalists, 1))) +
+                                 std::min(out.pareto.size(), kRetimedFrontier) + merged.best_per_gpu.size() +
+                                 merged.best_per_fabric.size());
+  std::uint64_t looked = 0;
+  auto retime = [&](const Evaluation& s) -> const Evaluation& {
+    if (progress) progress(++looked, to_time);
+    auto it = timed.find(s.index);
+    if (it != timed.end()) return it->second;
     Evaluation e = s;
-    try {
-      evaluate_perf(*model, I.workload, s.layout, true, perf);
-      e.native = true;
-      e.violations = 0;
-      e.violation = 0;
-      evaluate_config(*model, I.workload, req, perf, s.acquisition, e);
-      I.native[s.index] = perf;
-    } catch (const InputError&) {
-      e = s;  // The flow-level engine cannot run this case: keep the analytic figures.
+    if (req.finalists > 0) {
+      auto model = I.model(s.hardware);
+      try {
+        evaluate_perf(*model, I.workload, s.layout, true, perf);
+        e.native = true;
+        e.violations = 0;
+        e.violation = 0;
+        evaluate_config(*model, I.workload, req, perf, s.acquisition, e);
+        I.native[s.index] = perf;
+        ++out.retimed;
+      } catch (const InputError&) {
+        e = s;  // The flow-level engine cannot run this case: keep the analytic figures.
+      }
     }
-    out.finalists.push_back(e);
-  }
+    return timed.emplace(s.index, e).first->second;
+  };
+  for (std::size_t i = 0; i < merged.best.size() && static_cast<int>(i) < std::max(req.finalists, 1); ++i)
+    out.finalists.push_back(retime(merged.best[i]));
+  if (req.finalists == 0) out.finalists.clear();
+  // The screening frontier, by time; a very large one is sampled evenly (its fastest and
+  // cheapest ends included) to bound the flow-level runs.
+  const std::size_t nf = out.pareto.size(), rows = std::min(nf, kRetimedFrontier);
+  for (std::size_t k = 0; k < rows; ++k) retime(out.pareto[rows == 1 ? 0 : k * (nf - 1) / (rows - 1)]);
+  std::vector<std::pair<const Evaluation*, bool>> alt;  // (re-timed, from the per-GPU list)
+  for (const auto& e : merged.best_per_gpu) alt.emplace_back(&retime(e), true);
+  for (const auto& e : merged.best_per_fabric) alt.emplace_back(&retime(e), false);
+
   const Evaluation* best = nullptr;
-  for (const auto& e : out.finalists)
+  for (const auto& [index, e] : timed)
     if (e.feasible() && (best == nullptr || better_for(req.objective, e, *best))) best = &e;
   if (best != nullptr) {
     out.found = true;
     out.recommended = *best;
-  } else if (req.finalists == 0 && !merged.best.empty()) {
-    out.found = true;
-    out.recommended = merged.best.front();
+  }
+  std::vector<Evaluation> front;
+  for (const auto& [index, e] : timed)
+    if (e.feasible()) pareto_insert(front, e);
+  if (req.finalists > 0) out.pareto = std::move(front);  // else: the whole analytic frontier
+  std::stable_sort(out.pareto.begin(), out.pareto.end(), [](const Evaluation& a, const Evaluation& b) {
+    if (a.time_to_train_s != b.time_to_train_s) return a.time_to_train_s < b.time_to_train_s;
+    return a.index < b.index;
+  });
+  for (const auto& [e, by_gpu] : alt) {
+    // Only other hardware: the recommendation's own GPU type and fabric are on the frontier.
+    if (!e->feasible() || (out.found && (e->index == out.recommended.index ||
+                                         (by_gpu ? e->gpu_group == out.recommended.gpu_group
+                                                 : e->fabric_group == out.recommended.fabric_group))))
+      continue;
+    bool dup = false;
+    for (const auto& a : out.alternatives) dup = dup || a.index == e->index;
+    if (!dup) out.alternatives.push_back(*e);
   }
   if (!out.found && merged.feasible == 0 && merged.nearest.empty() && merged.pruned > 0) {
     // Every configuration was ruled out before timing: time them all (only in this failure

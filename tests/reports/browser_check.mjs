@@ -125,6 +125,33 @@ try {
         callouts: Array.from(document.querySelectorAll('.callout')).map((c) => c.innerText.replace(/\s+/g, ' ').trim()),
         data_ok: dataOk,
         html_bytes: document.documentElement.outerHTML.length,
+        // Layout problems a reader sees: a table wider than its wrapper that does not scroll, a
+        // wrapper that sticks out of the page, a cell squeezed to a few characters per line.
+        table_problems: Array.from(document.querySelectorAll('table.data')).flatMap((t) => {
+          const out = [], wrap = t.parentElement, page = document.body.getBoundingClientRect();
+          const ox = getComputedStyle(wrap).overflowX;
+          if (t.scrollWidth > wrap.clientWidth + 1 && ox !== 'auto' && ox !== 'scroll')
+            out.push(t.id + ': table overflows its container');
+          if (wrap.getBoundingClientRect().right > page.right + 1) out.push(t.id + ': container overflows the page');
+          t.querySelectorAll('td').forEach((td) => {
+            const text = td.innerText.trim(), lh = parseFloat(getComputedStyle(td).lineHeight) || 18;
+            const r = td.getBoundingClientRect();
+            if (text.length >= 6 && r.height > 3 * lh && r.width < 8 * lh)
+              out.push(t.id + ': cell "' + text.slice(0, 24) + '" wraps to ' + Math.round(r.height / lh) + ' lines');
+          });
+          return out;
+        }),
+        // Series drawn exactly on top of one another with the same look (one hides the other).
+        hidden_series: (window.tuttiCharts || []).flatMap((ch) => {
+          const out = [], ds = ch.data.datasets;
+          const look = (d) => JSON.stringify([d.borderColor, d.borderDash || [], d.pointStyle || 'circle', d.type || '']);
+          for (let a = 0; a < ds.length; a++)
+            for (let b = a + 1; b < ds.length; b++)
+              if (JSON.stringify(ds[a].data) === JSON.stringify(ds[b].data) && look(ds[a]) === look(ds[b]) &&
+                  ds[a].data.length > 0)
+                out.push(ch.canvas.id + ': "' + ds[a].label + '" and "' + ds[b].label + '"');
+          return out;
+        }),
       };
     }));
     const base = path.basename(file, '.html');

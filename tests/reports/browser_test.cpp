@@ -104,6 +104,13 @@ TEST_CASE("browser: comparison and plan reports render in headless Chromium") {
   REQUIRE(run_tutti({"report", "plan", dir + "/plan-real.json", "-o", real_plan, "-q"}).rc == 0);
   json res = browse(dir + "/shots", {two, failed, plan, none, real, real_plan});
   for (const auto& r : res) check_clean(r);
+  // Tables fit or scroll, no cell is squeezed to a few characters per line, no series hides
+  // another (issue 24).
+  for (const auto& r : res) {
+    INFO(r.at("file").get<std::string>());
+    CHECK_MESSAGE(r.at("table_problems").empty(), r.at("table_problems").dump());
+    CHECK_MESSAGE(r.at("hidden_series").empty(), r.at("hidden_series").dump());
+  }
 
   // Two architectures: every chart of the comparison, a verdict with margins.
   CHECK(res[0].at("canvases") == 7);

@@ -29,7 +29,7 @@ TEST_CASE("cli: plan in every format, chosen by flag or extension") {
   auto csv =
       run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "-o", dir + "/p.csv", "-q"});
   REQUIRE(csv.rc == 0);
-  CHECK(slurp(dir + "/p.csv").rfind("configuration,gpus,layout,time_to_train_s", 0) == 0);
+  CHECK(slurp(dir + "/p.csv").rfind("point,configuration,gpus,layout,time_to_train_s", 0) == 0);
   auto js = run_tutti({"report", "plan", "tests/reports/fixtures/plan.json", "--format", "json"});
   REQUIRE(js.rc == 0);
   json j = js.json();

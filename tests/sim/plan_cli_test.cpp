@@ -1,6 +1,9 @@
 // `tutti plan` end to end: exit codes, outputs, determinism, pruning soundness.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 #include "../support/run.hpp"
 
 using namespace tutti::testing;
@@ -124,4 +127,47 @@ TEST_CASE("plan cli: the built-in example request prints and runs") {
   CHECK(j["pareto"].size() >= 2);
   CHECK(j["request"]["cost_basis"] == "run");
   CHECK(j["recommended"]["total_cost_usd"].get<double>() == doctest::Approx(j["recommended"]["owned_run_usd"].get<double>()));
+}
+
+// Issue 24: one consistent plan. The recommendation, the frontier and the runners-up are timed by
+// the same engine and the recommendation is picked from the frontier's set, so it lies on it; the
+// runners-up name other GPU types; the constraints that shaped the answer travel with it.
+TEST_CASE("plan cli: plan --example recommends a point of its own frontier, shows other GPU types and its constraints") {
+  auto r = run_tutti({"plan", "--example", "--json", "-q"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  auto j = r.json();
+  REQUIRE(j["found"] == true);
+  const auto& rec = j["recommended"];
+  bool on_frontier = false;
+  for (const auto& p : j["pareto"]) {
+    on_frontier = on_frontier || p["index"] == rec["index"];
+    CHECK(p["engine"] == rec["engine"]);  // one engine for every row
+    // Nothing on the frontier is cheaper than the (lowest-cost) recommendation.
+    CHECK(p["total_cost_usd"].get<double>() >= rec["total_cost_usd"].get<double>());
+  }
+  CHECK(on_frontier);
+  CHECK(rec["engine"] == "native");
+  // Runners-up on other hardware: at least one GPU type other than the recommendation's, each
+  // feasible, each the best of its GPU type or fabric (so no other layout of the same hardware twice).
+  std::set<std::string> gpus;
+  for (const auto& a : j["alternatives"]) {
+    CHECK(a["feasible"] == true);
+    CHECK(a["engine"] == "native");
+    CHECK(a["index"] != rec["index"]);
+    gpus.insert(a["hardware"]["gpu"].get<std::string>());
+  }
+  gpus.erase(rec["hardware"]["gpu"].get<std::string>());
+  CHECK(gpus.size() >= 2);  // the example searches H100, H200 and B200
+  // The constraints printed with it, the 1,024-GPU minimum among them.
+  std::string cons = j["constraints"].dump();
+  CHECK(cons.find("1,024 to 8,192") != std::string::npos);
+  CHECK(cons.find("30.0 d") != std::string::npos);
+  CHECK(cons.find("$250.0M") != std::string::npos);
+  // The text form (on the small request: one run of the example is enough for a test).
+  auto text = run_tutti({"plan", small(), "-q"});
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("RUNNERS-UP ON OTHER HARDWARE") != std::string::npos);
+  CHECK(text.out.find("CONSTRAINTS THAT SHAPED THE ANSWER") != std::string::npos);
+  const auto star = text.out.find("*  ");
+  CHECK(star != std::string::npos);  // the recommendation is marked in the frontier table
 }

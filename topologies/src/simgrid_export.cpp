@@ -17,6 +17,17 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
+// Text safe inside an XML comment: no "--" anywhere, no trailing '-' (the comment closes with "-->").
+std::string xml_comment_text(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '-' && !out.empty() && out.back() == '-') out += ' ';
+    out += c;
+  }
+  if (!out.empty() && out.back() == '-') out += ' ';
+  return out;
+}
 }  // namespace
 
 std::uint64_t simgrid_export_hash(int src, int dst) {
@@ -48,14 +59,21 @@ void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream
                      " GPUs; the SimGrid export lists every GPU pair's route and is limited to " +
                      std::to_string(kSimgridExportMaxGpus) + " GPUs (" +
                      std::to_string(static_cast<long long>(n) * (n - 1)) + " routes asked)");
+  // The network model options travel as a <config> element (SimGrid applies them when it loads
+  // the file) rather than as "--cfg=..." text in a comment: XML forbids "--" inside a comment.
   out << "<?xml version='1.0'?>\n"
          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<!-- Written by tutti: "
-      << topo.describe()
+      << xml_comment_text(topo.describe())
       << ". One host per GPU, one link per directed tutti link (SHARED: it carries one direction),"
-         " routes = tutti's routing for every GPU pair. Run it with --cfg=network/model:CM02"
-         " --cfg=network/crosstraffic:0 --cfg=network/TCP-gamma:0. -->\n"
+         " routes = tutti's routing for every GPU pair. The config element below sets the network"
+         " model tutti's SimGrid engine uses (CM02, no cross traffic, TCP gamma 0). -->\n"
          "<platform version=\"4.1\">\n"
+         "  <config id=\"tutti\">\n"
+         "    <prop id=\"network/model\" value=\"CM02\"/>\n"
+         "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
+         "    <prop id=\"network/TCP-gamma\" value=\"0\"/>\n"
+         "  </config>\n"
          "  <zone id=\"tutti\" routing=\"Full\">\n";
   const std::string speed = num(gpu_flops) + "f";
   for (int r = 0; r < n; ++r) out << "    <host id=\"gpu" << r << "\" speed=\"" << speed << "\"/>\n";

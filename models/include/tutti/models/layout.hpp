@@ -95,5 +95,9 @@ struct Layout {
 Layout parse_layout_flag(std::string_view text, Layout base = {});
 // to_string / parse_enum for DType, Recompute and PipeSchedule come from their tables.
 std::string to_string(const Layout& l);  ///< "tp=8,pp=4,dp=2,cp=1,ep=1,vp=1,zero=1,mb=1,..."
+/// The compact form tables and reports show: "tp4 pp4 dp32 cp2 vp4 mb1 z1 sg2 none" (cp, ep, etp,
+/// vp, sg (shard group) and rs (reshard) only when they are not the default; recompute last:
+/// none, sel or full). The one formatter for a layout in a table column.
+std::string to_compact_string(const Layout& l);
 
 }  // namespace tutti

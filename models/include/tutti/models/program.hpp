@@ -37,6 +37,10 @@ TUTTI_ENUM(OpKind, std::uint8_t, TUTTI_OP_KIND_VALUES);
   X(AllReduce, "all_reduce") X(AllGather, "all_gather") X(ReduceScatter, "reduce_scatter") \
   X(AllToAll, "alltoall") X(Broadcast, "broadcast")
 TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
+/// nccl-tests' bus bandwidth factor for `n` ranks (its doc/PERFORMANCE.md): busbw = algbw * factor;
+/// all_reduce 2(n-1)/n, all_gather / reduce_scatter / alltoall (n-1)/n, broadcast 1. 0 when n <= 0.
+/// The one definition: the bench (exec), the calibration fit and `tutti topo --collectives` use it.
+double bus_factor(Coll c, int n);
 
 /// The parallel dimension a communication group spans. DPxCP is the data-parallel gradient group
 /// when context parallelism is on (Megatron reduces gradients over dp*cp ranks). EDP is the

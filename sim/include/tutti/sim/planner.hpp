@@ -21,6 +21,7 @@
 //      the routed fabric), picks the recommended configuration and builds the report.
 //
 // Units: SI inside (seconds, bytes, watts, joules, US dollars).
+#include "tutti/core/progress.hpp"
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -155,6 +156,8 @@ struct Evaluation {
   std::uint32_t hardware = 0;  ///< Index into Planner::hardware().
   Acquisition acquisition = Acquisition::Buy;
   bool native = false;         ///< Timed by the flow-level engine (else analytic).
+  std::uint16_t gpu_group = 0;     ///< Index of the hardware's GPU id in PlanRequest::gpus.
+  std::uint16_t fabric_group = 0;  ///< Index of its (fabric, oversubscription, network) choice.
   Layout layout;
   std::uint32_t violations = 0;  ///< Bit set of Violation; 0 = feasible.
   double violation = 0;          ///< Worst relative excess over a limit (0 when feasible).
@@ -186,6 +189,9 @@ struct ScreenResult {
   std::vector<Evaluation> pareto;     ///< Feasible and not dominated, by index.
   std::vector<Evaluation> best;       ///< The best max(finalists, 1) feasible by the objective.
   std::vector<Evaluation> nearest;    ///< The infeasible configuration closest to feasible (0/1).
+  /// The best feasible configuration by the objective of each GPU type (gpu_group) and of each
+  /// fabric choice (fabric_group), by group: the runners-up on other hardware.
+  std::vector<Evaluation> best_per_gpu, best_per_fabric;
   std::vector<std::uint32_t> unbuildable;  ///< Hardware choices whose cluster cannot be built.
   // Best values seen among configurations that fit in memory (for the "nothing fits" reason).
   double min_time_to_train_s = 0, min_capex_usd = 0, min_total_cost_usd = 0,
@@ -207,15 +213,25 @@ bool better_for(Objective o, const Evaluation& a, const Evaluation& b);
 struct PlanResult {
   bool found = false;                 ///< A configuration meets every constraint.
   Evaluation recommended;             ///< When found.
-  std::vector<Evaluation> pareto;     ///< Frontier over (time, total cost, energy), by time.
-  std::vector<Evaluation> finalists;  ///< Re-simulated with the flow-level engine.
+  /// Frontier over (time, total cost, energy), by time, of the configurations finish() timed
+  /// with the flow-level engine (the screening frontier, the finalists and the runners-up per GPU
+  /// type and fabric): the recommendation, picked from the same set, lies on it. Each row's
+  /// Evaluation::native says which engine timed it (analytic where the flow-level engine could not
+  /// run it, or with finalists = 0).
+  std::vector<Evaluation> pareto;
+  std::vector<Evaluation> finalists;  ///< The best by the objective, re-simulated with the flow-level engine.
+  /// Runners-up on other hardware: the best feasible configuration of each GPU type and of each
+  /// fabric choice other than the recommendation's, timed like the rest (by GPU, then by fabric;
+  /// no duplicates).
+  std::vector<Evaluation> alternatives;
+  std::uint64_t retimed = 0;          ///< Configurations finish() timed with the flow-level engine.
   ScreenResult screen;                ///< Merged counts.
   std::string reason;                 ///< When !found: why, with the nearest miss.
 };
 
 /// Progress callback: (configurations done in this slice, slice size). Called every few
 /// thousand configurations; must be cheap.
-using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
+// ProgressFn: core/progress.hpp.
 
 /// The search. Construction loads the workload and the catalog and enumerates the space;
 /// throws InputError for a bad request (unknown GPU id, unknown fabric, empty space).
@@ -243,7 +259,8 @@ class Planner {
                       const ProgressFn& progress = {}) const;
   /// Re-simulates the best screened configurations with the flow-level engine and picks the
   /// recommended one. `merged` is the merge of all slices.
-  PlanResult finish(const ScreenResult& merged) const;
+  /// `progress` receives (configurations timed, configurations to time at most).
+  PlanResult finish(const ScreenResult& merged, const ProgressFn& progress = {}) const;
 
   /// JSON report: request, workload, recommended, pareto, finalists, evaluated, feasible,
   /// simulated, pruned, violations, reason; each configuration with its bill of materials,

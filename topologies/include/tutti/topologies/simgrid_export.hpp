@@ -24,7 +24,9 @@ using RouteHash = std::function<std::uint64_t(int src, int dst)>;
 /// Default RouteHash when none is given: a splitmix64 of the pair. Deterministic.
 std::uint64_t simgrid_export_hash(int src, int dst);
 
-/// Writes the platform of `topo` to `out`:
+/// Writes the platform of `topo` to `out`, well-formed XML (no "--" in its comment):
+///  - a <config> element with the network model tutti's SimGrid engine runs (network/model CM02,
+///    network/crosstraffic 0, network/TCP-gamma 0), which SimGrid applies when it loads the file;
 ///  - one zone, routing="Full", with one host per GPU: id "gpu<rank>", speed `gpu_flops` (FLOP/s);
 ///  - one router per other device (NVSwitch "nvswitch<i>", NIC "nic<i>", switch "sw<level>-<i>");
 ///  - one link per tutti directed link: id "L<link id>", bandwidth (B/s), latency (s),
