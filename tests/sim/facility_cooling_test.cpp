@@ -1,6 +1,5 @@
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cmath>
 
 #include "facility_fixture.hpp"
@@ -157,18 +156,18 @@ TEST_CASE("facility cooling: a jumpy engine re-timing still settles (bracketed f
   CHECK(c.heat_per_rack_W <= in.rack_cooling_W * (1 + 1e-6));
 }
 
-TEST_CASE("facility cooling: the 1,024-GPU partial throttle answers in well under a second") {
+// The time it takes is a benchmark (bench/facility.md), not an assertion here; what the test
+// holds is the work: a handful of re-timings, not a search that runs for minutes.
+TEST_CASE("facility cooling: the 1,024-GPU partial throttle settles in a few re-timings") {
   FacilityInputs in = testing::small_cluster();
   in.gpus = 1024;
   in.nodes = 128;
   in.nodes_per_rack = 4;
   in.rack_cooling_W = 4 * 5000;
-  auto t0 = std::chrono::steady_clock::now();
   CoolingResult c = solve_cooling(in, {});
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(c.throttle_factor < 1.0);
   CHECK(c.fits);
-  CHECK(wall < 1.0);
+  CHECK(c.fixed_point_iterations <= 20);
 }
 
 TEST_CASE("facility cooling: a fixed point that does not settle answers 'no' with the bracket (not an input error)") {
