@@ -26,7 +26,7 @@ header .sub{color:var(--muted);margin:0 0 6px}
 header .meta{color:var(--muted);font-size:13px;margin:0}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:8px 10px;border-radius:6px}
-table.data td{overflow-wrap:anywhere}
+table.data td{overflow-wrap:break-word}table.data td.name{min-width:14em}
 h2{font-size:20px;margin:36px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:16px;margin:22px 0 8px}
 nav.toc{margin:18px 0 0;font-size:13px;color:var(--muted)}
@@ -284,13 +284,21 @@ void table(std::string& o, const Table& t) {
     o += ">" + html_escape(c.label) + "</th>";
   }
   o += "</tr></thead><tbody>\n";
+  // The first text column names the row (a configuration, a cluster): it keeps a readable width
+  // instead of being squeezed by the numeric columns beside it.
+  std::size_t name_col = t.columns.size();
+  for (std::size_t i = 0; i < t.columns.size(); ++i)
+    if (t.columns[i].unit == Unit::Text && t.columns[i].key != "layout" && t.columns[i].key != "point") {
+      name_col = i;
+      break;
+    }
   for (const auto& row : t.rows) {
     o += "<tr>";
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
       const Column& col = t.columns[i];
       const Cell c = i < row.size() ? row[i] : Cell::none();
       // A layout ("tp4 pp4 dp32 cp2 vp4") stays on one line; a wide table scrolls in its wrapper.
-      std::string cls = col.unit != Unit::Text ? "num" : col.key == "layout" ? "nowrap" : "";
+      std::string cls = col.unit != Unit::Text ? "num" : col.key == "layout" ? "nowrap" : i == name_col ? "name" : "";
       if (c.emphasis) cls += cls.empty() ? "best" : " best";
       o += "<td";
       if (!cls.empty()) o += " class=\"" + cls + "\"";

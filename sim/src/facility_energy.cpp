@@ -1,5 +1,5 @@
 // Energy both ways (physical timeline vs the model-card convention) and CO2 from a grid carbon
-// intensity (topologies/catalog/grid_carbon.json; docs/facility.md "Energy and CO2").
+// intensity (topologies/catalog/grid_carbon.json; docs/facility.md "Energy both ways, per token, CO2").
 #include <cmath>
 
 #include "tutti/core/config.hpp"

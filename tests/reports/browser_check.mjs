@@ -134,10 +134,15 @@ try {
             out.push(t.id + ': table overflows its container');
           if (wrap.getBoundingClientRect().right > page.right + 1) out.push(t.id + ': container overflows the page');
           t.querySelectorAll('td').forEach((td) => {
+            // Lines of the cell's own text (a tall neighbour makes the whole row tall, so the
+            // cell's box height says nothing about its text).
             const text = td.innerText.trim(), lh = parseFloat(getComputedStyle(td).lineHeight) || 18;
+            const range = document.createRange();
+            range.selectNodeContents(td);
+            const tops = new Set(Array.from(range.getClientRects()).map((q) => Math.round(q.top)));
             const r = td.getBoundingClientRect();
-            if (text.length >= 6 && r.height > 3 * lh && r.width < 8 * lh)
-              out.push(t.id + ': cell "' + text.slice(0, 24) + '" wraps to ' + Math.round(r.height / lh) + ' lines');
+            if (text.length >= 6 && tops.size > 3 && r.width < 8 * lh)
+              out.push(t.id + ': cell "' + text.slice(0, 24) + '" wraps to ' + tops.size + ' lines');
           });
           return out;
         }),

@@ -124,7 +124,7 @@ TEST_CASE("cli: report plan renders what tutti plan --json prints, numbers uncha
   REQUIRE(plan.at("found") == true);
   CHECK(rep.at("verdict").at(0).at("criterion") == "Recommended");
   CHECK(rep.at("verdict").at(0).at("detail").get<std::string>().find(
-            plan.at("recommended").at("layout").at("string").get<std::string>()) !=
+            plan.at("recommended").at("layout").at("compact").get<std::string>()) !=
         std::string::npos);
   // The frontier table has every Pareto configuration with its time and cost as planned.
   const json* table = nullptr;
