@@ -394,17 +394,6 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   return make_cluster(p);
 }
 
-double busbw_factor(Coll c, int n) {
-  switch (c) {
-    case Coll::AllReduce: return 2.0 * (n - 1) / n;
-    case Coll::AllGather:
-    case Coll::ReduceScatter:
-    case Coll::AllToAll: return static_cast<double>(n - 1) / n;
-    case Coll::Broadcast: return 1.0;
-  }
-  return 1.0;
-}
-
 struct Context {
   const ValidationOptions& options;
   const CalibrationProfile& profile;
@@ -476,7 +465,7 @@ double predict_busbw(const CaseFacts& f, CaseResult& out, const Context& ctx) {
                             : plan_collective(kind, bytes, group, cctx);
   out.layout = std::string("algo=") + to_string(plan.algo);
   double t = simulate_collectives({plan}, *sc.topology, ctx.profile);
-  return bytes / t * busbw_factor(kind, f.num_gpus) / 1e9;
+  return bytes / t * bus_factor(kind, f.num_gpus) / 1e9;
 }
 
 // ---- Training cases ----------------------------------------------------------------------------
