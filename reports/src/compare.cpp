@@ -598,6 +598,18 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
     }
   c.series.push_back(std::move(se));
   if (c.has_data()) s.blocks.push_back(std::move(c));
+  std::vector<std::pair<std::string, json>> origins;
+  for (const Arch* a : oks) {
+    const json* o = nullptr;
+    for (const char* p : {"/facility/cost/origins", "/cost/origins"})
+      if (a->sim.contains(json::json_pointer(p))) {
+        o = &a->sim.at(json::json_pointer(p));
+        break;
+      }
+    if (o) origins.emplace_back(a->name, *o);
+  }
+  Table ot = price_origins_table(origins);
+  if (!ot.rows.empty()) s.blocks.push_back(std::move(ot));
   return s;
 }
 
@@ -714,6 +726,33 @@ std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu) {
                                  "replace them with a measured profile (tutti calibrate)."});
   }
   return out;
+}
+
+Table price_origins_table(const std::vector<std::pair<std::string, nlohmann::json>>& rows) {
+  // The figures in the order a bill reads; the keys are facility.cost.origins'.
+  static const std::pair<const char*, const char*> kFigures[] = {
+      {"servers", "Servers"},         {"network", "Network"}, {"storage", "Storage"},
+      {"facility", "Facility"},       {"capex", "Capex"},     {"electricity", "Electricity"},
+      {"rack_space", "Rack space"},   {"owned", "Owned cost"}, {"cloud", "Rental"}};
+  Table t;
+  t.id = "price-origins";
+  t.title = "Where each price comes from";
+  t.columns = {{"name", "Configuration", Unit::Text, ""}};
+  for (const auto& [key, label] : kFigures) t.columns.push_back({key, label, Unit::Text, ""});
+  for (const auto& [name, origins] : rows) {
+    if (!origins.is_object()) continue;
+    std::vector<Cell> row = {Cell::str(name)};
+    for (const auto& f : kFigures) {
+      auto it = origins.find(f.first);
+      row.push_back(it != origins.end() && it->is_string() ? Cell::str(it->get<std::string>()) : Cell::none());
+    }
+    t.rows.push_back(std::move(row));
+  }
+  t.caption =
+      "catalog: a cited catalog price; estimate: the catalog marks the price an estimate, or the "
+      "figure is derived from one; user: a quote from --prices; no price: nothing to price it "
+      "with, so no figure is shown (never $0).";
+  return t;
 }
 
 // The document is read with nlohmann's typed accessors; a value of the wrong type or a missing

@@ -446,6 +446,11 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     if (!bt.rows.empty()) rs.blocks.push_back(std::move(bt));
     Table bom = bom_table(*rec);
     if (!bom.rows.empty()) rs.blocks.push_back(std::move(bom));
+    const json::json_pointer origins_at("/facility/cost/origins");
+    if (rec->contains(origins_at)) {
+      Table ot = price_origins_table({{config_label(*rec), rec->at(origins_at)}});
+      if (!ot.rows.empty()) rs.blocks.push_back(std::move(ot));
+    }
     r.sections.push_back(std::move(rs));
   }
 

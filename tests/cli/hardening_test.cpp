@@ -244,7 +244,7 @@ TEST_CASE("hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulat
 }
 
 TEST_CASE("hardening: a sample of extreme values in every numeric workload key: exit 0 with finite "
-          "numbers, or exit 2; never 70 or a crash") {
+          "numbers, or exit 2, never 70 or a crash") {
   const std::pair<const char*, const char*> keys[] = {
       {"model", "layers"},       {"model", "hidden"},         {"model", "heads"},
       {"model", "ffn_hidden"},   {"model", "vocab"},          {"training", "seq_len"},

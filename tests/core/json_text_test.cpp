@@ -85,7 +85,7 @@ TEST_CASE("json_text: numbers beyond the range of a double name the key") {
   CHECK(parse_json_text("[1e308]", "f")[0].get<double>() == 1e308);
 }
 
-TEST_CASE("json_text: syntax errors carry line and column; comments are refused") {
+TEST_CASE("json_text: syntax errors carry line and column, comments are refused") {
   auto c = caught([&] { parse_json_text("{\n \"a\": 1,\n}", "f.json"); });
   CHECK(c.fault == static_cast<int>(JsonTextFault::Syntax));
   CHECK(has(c.what, "f.json: malformed JSON at line 3"));

@@ -95,7 +95,7 @@ TEST_CASE("sharding: structural errors name the key and what would fit") {
   CHECK(problem("zero=3,reshard=0").empty());
 }
 
-TEST_CASE("sharding: zero=0 all-reduces gradients; zero=1 and 2 reduce-scatter and all-gather the same bytes") {
+TEST_CASE("sharding: zero=0 all-reduces gradients, zero=1 and 2 reduce-scatter and all-gather the same bytes") {
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=64"});
   const Program z0 = expand(w, "zero=0", 8), z1 = expand(w, "zero=1", 8), z2 = expand(w, "zero=2", 8);
   CHECK(count_coll(z0, Coll::AllReduce, GroupDim::DP) > 0);
@@ -147,7 +147,7 @@ TEST_CASE("sharding: zero=3 with pipelining gathers once per iteration with resh
   CHECK(mk.weights_bytes == doctest::Approx(mf.weights_bytes));
 }
 
-TEST_CASE("sharding: zero=3 without pipelining reduce-scatters per micro-batch; reshard=0 drops the backward gathers") {
+TEST_CASE("sharding: zero=3 without pipelining reduce-scatters per micro-batch, reshard=0 drops the backward gathers") {
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=32"});
   const Program free = expand(w, "zero=3", 8), keep = expand(w, "zero=3,reshard=0", 8);
   const int M = 4, units = 12 + 2;  // 12 layers, embedding and head

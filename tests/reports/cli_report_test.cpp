@@ -144,6 +144,15 @@ TEST_CASE("cli: report plan renders what tutti plan --json prints, numbers uncha
     CHECK(std::find(costs.begin(), costs.end(), row.at("total_cost_usd").get<double>()) !=
           costs.end());
   }
-  // The recommendation's bill of materials is shown.
+  // The recommendation's bill of materials is shown, and where each of its prices comes from.
   CHECK(rep.dump().find("Bill of materials of the recommendation") != std::string::npos);
+  const json* origins = nullptr;
+  for (const auto& s : rep.at("sections"))
+    for (const auto& b : s.at("blocks"))
+      if (b.value("id", "") == "price-origins") origins = &b;
+  REQUIRE(origins != nullptr);
+  REQUIRE(origins->at("rows").size() == 1);
+  const json& po = plan.at("recommended").at("facility").at("cost").at("origins");
+  for (const char* k : {"servers", "network", "electricity", "owned"})
+    CHECK(origins->at("rows").at(0).at(k) == po.at(k));
 }

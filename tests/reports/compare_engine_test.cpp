@@ -145,3 +145,29 @@ TEST_CASE("compare: an infeasible layout on one cluster is reported next to the 
   CHECK(archs[1].at("error").get<std::string>().find("256") != std::string::npos);
   CHECK(j.at("notices").dump().find("Simulation failed on DGX H100 SuperPOD") != std::string::npos);
 }
+
+TEST_CASE("compare: the report says where each price comes from, and --prices quotes read user") {
+  auto origins_of = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"report", "compare", "--workload", kWorkload, "--cluster", kRail,
+                                     "--cluster", kRoce, "--parallel", "tp=8", "--oversubscription", "0",
+                                     "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_tutti(args);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    return find_block(r.json(), "price-origins").at("rows");
+  };
+  json catalog = origins_of({});
+  json quoted = origins_of({"--prices", "topologies/prices/example-quote.json"});
+  REQUIRE(catalog.size() == 2);
+  REQUIRE(quoted.size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    INFO("architecture " << i);
+    // The example quote prices the DGX H100 server, the electricity and the rental rate.
+    CHECK(catalog[i].at("servers") != "user");
+    CHECK(quoted[i].at("servers") == "user");
+    CHECK(catalog[i].at("electricity") != "user");
+    CHECK(quoted[i].at("electricity") == "user");
+    CHECK(quoted[i].at("cloud") == "user");
+  }
+}

@@ -45,7 +45,7 @@ TEST_CASE("serve plan: cheapest configuration that meets the SLOs, with a fronti
     }
 }
 
-TEST_CASE("serve plan: a tighter TPOT target needs more GPUs; an impossible one has no answer") {
+TEST_CASE("serve plan: a tighter TPOT target needs more GPUs, an impossible one has no answer") {
   ServePlanResult loose = plan(2, "{\"tpot\": \"40ms\"}");
   ServePlanResult tight = plan(2, "{\"tpot\": \"14ms\"}");
   REQUIRE(loose.best >= 0);

@@ -76,7 +76,7 @@ TEST_CASE("attribution: a wait for the peer stage is that stage's exposed collec
   CHECK(a.comm_busy_s == doctest::Approx(1.0));  // the recv from rendezvous (4) to end (5)
 }
 
-TEST_CASE("attribution: without a peer timeline the whole wait is bubble; time after the last op is other") {
+TEST_CASE("attribution: without a peer timeline the whole wait is bubble, time after the last op is other") {
   const TwoStages f;
   const Attribution a = attribute_timeline(f.t1(), [](int) { return nullptr; }, 7.0);
   CHECK(a.breakdown.bubble_s == doctest::Approx(4.0));

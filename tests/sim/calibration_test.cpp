@@ -102,7 +102,7 @@ TEST_CASE("schema agrees with the parser on the shipped file and on broken ones"
   CHECK_THROWS_AS(parse_calibration(b.dump(), "b.json"), InputError);
 }
 
-TEST_CASE("load_calibration reads a file; a missing file is an input error") {
+TEST_CASE("load_calibration reads a file, a missing file is an input error") {
   CalibrationProfile p = load_calibration(tutti::testing::src("sim/calibration/default.json"));
   CHECK(p.file.find("default.json") != std::string::npos);
   CHECK_THROWS_AS(load_calibration("/nonexistent/profile.json"), InputError);

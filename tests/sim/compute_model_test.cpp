@@ -114,7 +114,7 @@ TEST_CASE("membound op: bytes over bandwidth with its efficiency curve, plus lau
   CHECK(op_time_s(op, gpu, p) == 0.0);
 }
 
-TEST_CASE("device overrides replace catalog peaks; a missing dtype peak is an input error") {
+TEST_CASE("device overrides replace catalog peaks, a missing dtype peak is an input error") {
   GpuSpec gpu = testing::test_gpu();
   CalibrationProfile p = testing::ideal_profile();
   Op op = bf16_gemm(4096, 4096, 4096);

@@ -104,7 +104,7 @@ TEST_CASE("trace: one track per stream per rank class, every op once") {
   CHECK(threads == 4 * kNumStreams);
 }
 
-TEST_CASE("a send without its recv is reported as a deadlock; too many ranks is an input error") {
+TEST_CASE("a send without its recv is reported as a deadlock, too many ranks is an input error") {
   auto topo = std::make_shared<TestFatTree>(1, 2, 1, 1, 50e9, 0, 50e9, 0.0);
   SimCluster cl = testing::make_sim_cluster(topo);
   Program prog = testing::pipeline_program(2, 2, 1, 1e6, 0.0, 512);

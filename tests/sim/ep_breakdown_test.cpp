@@ -114,7 +114,7 @@ TEST_CASE("ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD
   CHECK(ra.breakdown.compute_s == doctest::Approx(rn.breakdown.compute_s).epsilon(0.02));
 }
 
-TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs; no bubble in any engine, native and SimGrid agree per dimension") {
+TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubble in any engine, native and SimGrid agree per dimension") {
   const Cluster c = fat_tree(8);
   const Program prog = mixtral_program(c, "tp=4,pp=1,ep=8,zero=3", {"model.layers=2", "training.global_batch=32"});
   REQUIRE(has_edp_collective(prog));

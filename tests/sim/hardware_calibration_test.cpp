@@ -109,7 +109,7 @@ TEST_CASE("measured_on names catalog GPUs, else the profile is refused") {
   }
 }
 
-TEST_CASE("block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200; scale bytes counted; Hopper refuses") {
+TEST_CASE("block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200, scale bytes counted, Hopper refuses") {
   const CalibrationProfile& p = default_calibration();
   const GpuSpec& b200 = Catalog::builtin().gpu("b200");
   const GpuSpec& h100 = Catalog::builtin().gpu("h100-sxm-80gb");

@@ -80,7 +80,7 @@ TEST_CASE("parking lot: the long flow gets the same share as each short one, the
   CHECK(t[0] == doctest::Approx(3.0));
 }
 
-TEST_CASE("latency first, then bandwidth; a flow in latency does not take bandwidth") {
+TEST_CASE("latency first, then bandwidth, a flow in latency does not take bandwidth") {
   FlowNetwork net({10.0}, {1.0});
   std::uint32_t l = 0;
   auto a = net.open_set(0);

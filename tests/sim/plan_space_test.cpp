@@ -46,7 +46,7 @@ TEST_CASE("plan: every enumerated layout is valid and uses every GPU") {
   CHECK(found);
 }
 
-TEST_CASE("plan: explicit layout lists restrict the space; MoE adds expert parallelism") {
+TEST_CASE("plan: explicit layout lists restrict the space, MoE adds expert parallelism") {
   auto f = llama70b();
   LayoutSpace s;
   s.tp = {8};
@@ -71,7 +71,11 @@ TEST_CASE("plan: explicit layout lists restrict the space; MoE adds expert paral
     if (l.ep > 1) {
       ep = true;
       CHECK(8 % l.ep == 0);
-      CHECK(l.dp % l.ep == 0);
+      // EP is carved out of dp, or folded over tp x cp x dp with etp=1 (parallel folding).
+      if (l.folded())
+        CHECK((l.tp * l.cp * l.dp) % l.ep == 0);
+      else
+        CHECK(l.dp % l.ep == 0);
     }
   }
   CHECK(ep);

@@ -93,7 +93,7 @@ TEST_CASE("prices cli: a GPU without a rental price says 'no price', never $0") 
   CHECK(c["rental_run_usd"].is_null());
 }
 
-TEST_CASE("prices cli: owned cost of the run follows the utilisation; energy both ways and CO2") {
+TEST_CASE("prices cli: owned cost of the run follows the utilisation, energy both ways and CO2") {
   auto full = run_tutti(kSim);
   auto half = run_tutti(fac("trials=0,utilization=0.5"));
   REQUIRE(full.rc == 0);
@@ -212,7 +212,7 @@ TEST_CASE("prices cli: rent vs buy on one basis: plan and simulate give the same
   CHECK(text.out.find("cost_basis=run (default)") != std::string::npos);
 }
 
-TEST_CASE("prices cli: a prices section changes the plan; a GPU without a rental price is not 'over budget'") {
+TEST_CASE("prices cli: a prices section changes the plan, a GPU without a rental price is not 'over budget'") {
   auto base = run_tutti({"plan", write("b.json", one_config_request("")), "--json"});
   auto cheap = run_tutti({"plan", write("c.json", one_config_request(R"(, "prices": {"nodes": {"dgx-h100": "$100k"}})")),
                           "--json"});

@@ -30,7 +30,7 @@ std::vector<std::string> shipped(const std::string& dir) {
 }
 }  // namespace
 
-TEST_CASE("simulate --json is byte-identical across runs; wall time goes to stderr only") {
+TEST_CASE("simulate --json is byte-identical across runs, wall time goes to stderr only") {
   for (const char* engine : {"native", "analytic"}) {
     std::vector<std::string> args = {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
                                      "topologies/dgx-h100-single.json", "--json", "--engine", engine};
@@ -76,7 +76,7 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   CHECK(t.out.find("pipeline bubble") != std::string::npos);
 }
 
-TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs; trace") {
+TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs, trace") {
   auto r = run_tutti({"simulate", "-w", "models/llama3-70b.json", "-c", "topologies/dgx-h100-single.json",
                       "--parallel", "tp=8,pp=1,dp=1"});
   CHECK(r.rc == 2);

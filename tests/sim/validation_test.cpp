@@ -326,7 +326,7 @@ TEST_CASE("validation: unknown keys, wrong types and out-of-range values are inp
   CHECK(notarray.err.find("expected an array of cases") != std::string::npos);
 }
 
-TEST_CASE("validation: several case files are scored together; ids unique across them") {
+TEST_CASE("validation: several case files are scored together, ids unique across them") {
   json a = json::array({one_case("narayanan21-t1-1.7b-32gpu")});
   json b = json::array({one_case("korthikanti22-22b-8gpu-sp-selective")});
   std::string fa = write(a, "a.json"), fb = write(b, "b.json");

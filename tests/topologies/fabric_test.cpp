@@ -255,7 +255,7 @@ TEST_CASE("fabric: routes take the expected hops") {
   CHECK(one.size() == 1);
 }
 
-TEST_CASE("fabric: GB200 NVLink domains span 18 trays; torus and dragonfly routes are minimal") {
+TEST_CASE("fabric: GB200 NVLink domains span 18 trays, torus and dragonfly routes are minimal") {
   std::vector<std::uint32_t> path;
   ClusterParams p;
   p.node = "gb200-nvl72";

@@ -103,7 +103,7 @@ TEST_CASE("prices: quotes re-price the bill of materials and every line says its
   CHECK(c.bom.storage_capex_usd == base.bom.storage_capex_usd);
 }
 
-TEST_CASE("prices: a GPU quote alone re-prices the catalog server's GPUs; a NIC quote goes on the network bill") {
+TEST_CASE("prices: a GPU quote alone re-prices the catalog server's GPUs, a NIC quote goes on the network bill") {
   Cluster base = small_cluster();
   Cluster c = small_cluster();
   apply_prices(c, prices_of(R"({"gpus": {"h100-sxm-80gb": {"price": "$20000", "cloud": "$2/h"}},

@@ -152,7 +152,7 @@ TEST_CASE("schema: cluster mutations: the parser rejects what the schema rejects
   CHECK(mutants > 300);
 }
 
-TEST_CASE("schema: every catalog file of a spec kind validates; mutations agree with the parser") {
+TEST_CASE("schema: every catalog file of a spec kind validates, mutations agree with the parser") {
   json schema = load_schema(src("schemas/catalog.schema.json"));
   const std::set<std::string> kinds(Catalog::kinds().begin(), Catalog::kinds().end());
   int files = 0, mutants = 0;

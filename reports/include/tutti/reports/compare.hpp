@@ -34,4 +34,11 @@ Report build_compare_report(const nlohmann::json& data);
 /// calibration_defaults). GPUs with an empty list get none; ids in the object's order.
 std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu);
 
+/// A table saying where each money figure came from ("catalog": a cited catalog price;
+/// "estimate": the catalog marks it an estimate, or it is derived from one; "user": a --prices
+/// quote; "no price": nothing to price it with, shown as no figure). One row per
+/// (name, "origins" object as `facility.cost.origins` in `tutti simulate --json` writes it);
+/// rows without an origins object are left out. Empty table (no rows) when none has one.
+Table price_origins_table(const std::vector<std::pair<std::string, nlohmann::json>>& rows);
+
 }  // namespace tutti::reports
