@@ -4,7 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "common.hpp"
+#include "cluster.hpp"
+#include "plan_mpi.hpp"
 #include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
@@ -15,18 +16,6 @@
 
 namespace tutti::cli {
 namespace {
-
-struct ClusterOptions {
-  std::string cluster, jobs, synthetic, csv, html;
-  std::string scheduler = "easy-backfill", placement = "topology", alloc = "node", engine = "analytic";
-  std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s", restart;
-  std::string reliability = "llama3", fair_share_by = "user";
-  std::vector<std::string> schedulers, placements;  // compare
-  std::string p90_wait;                             // size
-  int max_nodes = 0;                                // size
-  bool no_failures = false, no_interference = false;
-  int processors_per_gpu = 1, backfill_depth = 500, timeline_points = 200;
-};
 
 double time_flag(const std::string& flag, const std::string& v) {
   auto q = parse_quantity(v, Dim::Time);
@@ -43,6 +32,7 @@ ClusterSimOptions sim_options(const Globals& g, const ClusterOptions& o) {
   so.calibration = o.calibration;
   so.failures = !o.no_failures;
   so.interference = !o.no_interference;
+  so.elastic = o.elastic;
   so.reliability_profile = o.reliability;
   so.repair_s = time_flag("--repair", o.repair);
   so.checkpoint_write_s = time_flag("--checkpoint-write", o.checkpoint_write);
@@ -85,6 +75,7 @@ std::string command_line(const Globals& g, const ClusterOptions& o, const std::s
   c += " --alloc " + o.alloc + " --engine " + o.engine;
   if (o.no_failures) c += " --no-failures";
   if (o.no_interference) c += " --no-interference";
+  if (o.elastic) c += " --elastic";
   return c + " --html " + shell_quote(o.html);
 }
 
@@ -118,41 +109,87 @@ int run_simulate(const Globals& g, const ClusterOptions& o) {
   return kOk;
 }
 
+// Under mpirun the policy pairs are dealt round-robin to the ranks (as `tutti plan` deals its
+// hardware choices); each run travels as its JSON (exact: doubles print shortest round-trip) and
+// its table row, and rank 0 reassembles them in pair order, so the output is byte-identical to
+// one process. One process takes the same path.
 int run_compare(const Globals& g, const ClusterOptions& o) {
-  Cluster c = load_cluster(o.cluster, g.sets);
-  ClusterSimOptions base = sim_options(g, o);
-  JobList jl = trace(g, o, c);
-  std::vector<std::string> scheds = o.schedulers.empty() ? std::vector<std::string>{"fifo", "easy-backfill"} : o.schedulers;
-  std::vector<std::string> places = o.placements.empty() ? std::vector<std::string>{"packed", "topology"} : o.placements;
-  std::vector<ClusterResult> rs;
-  for (const auto& s : scheds)
-    for (const auto& p : places) {
-      ClusterSimOptions so = base;
-      so.scheduler = parse_scheduler(s, "--schedulers");
-      so.placement = parse_placement(p, "--placements");
-      rs.push_back(simulate_cluster(c, jl, so));
+  MpiSession mpi;
+  try {
+    Cluster c = load_cluster(o.cluster, g.sets);
+    ClusterSimOptions base = sim_options(g, o);
+    JobList jl = trace(g, o, c);
+    std::vector<std::string> scheds = o.schedulers.empty() ? std::vector<std::string>{"fifo", "easy-backfill"} : o.schedulers;
+    std::vector<std::string> places = o.placements.empty() ? std::vector<std::string>{"packed", "topology"} : o.placements;
+    std::vector<ClusterSimOptions> pairs;
+    for (const auto& s : scheds)
+      for (const auto& p : places) {
+        ClusterSimOptions so = base;
+        so.scheduler = parse_scheduler(s, "--schedulers");
+        so.placement = parse_placement(p, "--placements");
+        pairs.push_back(so);
+      }
+    std::string payload;
+    try {
+      nlohmann::json mine = nlohmann::json::array();
+      for (std::size_t i = static_cast<std::size_t>(mpi.rank()); i < pairs.size(); i += static_cast<std::size_t>(mpi.size())) {
+        ClusterResult r = simulate_cluster(c, jl, pairs[i]);
+        mine.push_back({{"run", to_json(r)}, {"header", compare_header(r)}, {"row", compare_row(r)}});
+      }
+      payload = "R" + mine.dump();
+    } catch (const InputError& e) {
+      payload = std::string("I") + e.what();  // Reported by rank 0 below; never hang the gather.
+    } catch (const std::exception& e) {
+      payload = std::string("E") + e.what();
     }
-  if (!o.html.empty()) {
-    nlohmann::json runs = nlohmann::json::array();
-    for (const auto& r : rs) runs.push_back(to_json(r));
-    write_report(g, o, "compare", runs);
+    auto parts = mpi.gather(payload);
+    if (mpi.rank() != 0) return mpi.broadcast(kOk);
+    int rc = kOk;
+    try {
+      std::vector<nlohmann::json> slices;
+      for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (parts[k].empty()) throw InternalError(fmt::format("cluster compare: no result from rank {}", k));
+        if (parts[k][0] == 'I') throw InputError(parts[k].substr(1));
+        if (parts[k][0] != 'R')
+          throw InternalError(fmt::format("cluster compare failed on rank {}: {}", k, parts[k].substr(1)));
+        slices.push_back(nlohmann::json::parse(parts[k].substr(1)));
+      }
+      nlohmann::json runs = nlohmann::json::array(), brief = nlohmann::json::array();
+      std::string text;
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        const nlohmann::json& one = slices[i % slices.size()].at(i / slices.size());
+        if (i == 0) text = one["header"].get<std::string>();
+        text += one["row"].get<std::string>();
+        runs.push_back(one["run"]);
+        brief.push_back(one["run"]);
+        brief.back().erase("job_outcomes");  // to_json(r, false)
+      }
+      if (!o.html.empty()) write_report(g, o, "compare", runs);
+      if (g.json) {
+        nlohmann::json j;
+        j["format"] = "tutti-cluster-compare/1";
+        j["runs"] = brief;
+        emit_json(g, j);
+      } else {
+        emit(g, text);
+      }
+    } catch (const InputError&) {
+      mpi.broadcast(kUsage);  // Never leave the other ranks waiting.
+      throw;
+    } catch (...) {
+      mpi.broadcast(kInternal);
+      throw;
+    }
+    return mpi.broadcast(rc);
+  } catch (...) {
+    if (mpi.rank() == 0) throw;
+    return kUsage;  // Other ranks fail the same way on bad input; rank 0 reports it once.
   }
-  if (g.json) {
-    nlohmann::json j;
-    j["format"] = "tutti-cluster-compare/1";
-    j["runs"] = nlohmann::json::array();
-    for (const auto& r : rs) j["runs"].push_back(to_json(r, false));
-    emit_json(g, j);
-  } else {
-    emit(g, compare_text(rs));
-  }
-  return kOk;
 }
 
-// Smallest node count (same cluster file, --set nodes=N) whose run meets the p90 wait target.
-// Bisection over N between the fewest nodes that fit the widest job and --max-nodes: the p90
-// wait is treated as non-increasing in N (checked at the answer: N meets it, N-1 does not).
-int run_size(const Globals& g, const ClusterOptions& o) {
+}  // namespace
+
+int run_cluster_size(const Globals& g, const ClusterOptions& o) {
   const double target = time_flag("--p90-wait", o.p90_wait);
   ClusterSimOptions so = sim_options(g, o);
   Cluster base = load_cluster(o.cluster, g.sets);
@@ -200,6 +237,8 @@ int run_size(const Globals& g, const ClusterOptions& o) {
   return kOk;
 }
 
+namespace {
+
 void common_flags(CLI::App* sub, ClusterOptions& o) {
   sub->add_option("--cluster", o.cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
   sub->add_option("--jobs", o.jobs, "Job trace: .swf (Parallel Workloads Archive), .json (tutti job list), else sacct --parsable2");
@@ -210,6 +249,8 @@ void common_flags(CLI::App* sub, ClusterOptions& o) {
   sub->add_option("--calibration", o.calibration, "Calibration profile for the engine");
   sub->add_flag("--no-failures", o.no_failures, "No node failures");
   sub->add_flag("--no-interference", o.no_interference, "Jobs do not slow each other on shared links");
+  sub->add_flag("--elastic", o.elastic,
+                "Jobs with min_gpus/max_gpus (JSON job list) grow into free GPUs and shrink for the queue head");
   sub->add_option("--reliability", o.reliability, "Reliability profile (topologies/catalog/reliability.json)")->capture_default_str();
   sub->add_option("--repair", o.repair, "Time a failed node is out of service")->capture_default_str();
   sub->add_option("--checkpoint-interval", o.checkpoint_interval, "Checkpoint interval, or young")->capture_default_str();
@@ -255,7 +296,7 @@ void setup_cluster(CLI::App& app, Globals& g) {
     sub->add_option("--placement", o->placement, "Placement")->capture_default_str();
     sub->add_option("--p90-wait", o->p90_wait, "Target: 90th percentile of queue wait (\"1h\")")->required();
     sub->add_option("--max-nodes", o->max_nodes, "Largest node count tried (default 4x the file's)");
-    sub->callback([&g, o] { g.run = [&g, o] { return run_size(g, *o); }; });
+    sub->callback([&g, o] { g.run = [&g, o] { return run_cluster_size(g, *o); }; });
   }
 }
 

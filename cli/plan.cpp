@@ -3,6 +3,8 @@
 //   tutti plan --model M.json --tokens 2T --deadline 30d --gpu-types h100-sxm-80gb,b200 ...
 //   tutti plan --example                the built-in example (the README's first command)
 //   mpirun -np N tutti plan ...         the same answer, the search split across N ranks
+//   tutti plan --jobs TRACE --cluster C --p90-wait 1h   size a shared cluster for a job trace
+//                                       (`tutti cluster size`: the smallest node count of C)
 // Exit: 0 a recommendation, 1 nothing meets the constraints (reason + nearest miss), 2 bad input.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cluster.hpp"
 #include "common.hpp"
 #include "tutti/core/progress.hpp"
 #include "plan_mpi.hpp"
@@ -36,7 +39,26 @@ struct PlanOptions {
   std::string gpu_types, gpu_counts, fabrics, oversubscription, networks, storage, acquisition;
   std::string facility, objective, prices, cost_basis, hardware_life, utilization;
   int racks = 0, gpus_min = 0, gpus_max = 0, finalists = -1;
+  ClusterOptions trace;  // --jobs: size a cluster for a job trace instead
 };
+
+// `tutti plan --jobs TRACE --cluster C --p90-wait X`: the trace question of capacity planning,
+// answered by `tutti cluster size` (rank 0 only under mpirun: the bisection is sequential).
+int run_plan_trace(const PlanOptions& o, const Globals& g) {
+  if (!o.request.empty() || o.example || !o.model.empty())
+    throw InputError("--jobs", "jobs", "also " + std::string(o.example ? "--example" : o.model.empty() ? "REQUEST.json" : "--model"),
+                     "either a training plan (REQUEST.json, --example or --model) or a job trace (--jobs), not both");
+  if (o.trace.jobs.empty())
+    throw InputError("--p90-wait", "p90-wait", "without --jobs", "--jobs TRACE (.swf, .json, sacct) to size a cluster for");
+  if (o.trace.cluster.empty())
+    throw InputError("--jobs", "cluster", "no --cluster",
+                     "--cluster FILE: the node type and fabric to scale (its node count is what is sized)");
+  if (o.trace.p90_wait.empty())
+    throw InputError("--jobs", "p90-wait", "no --p90-wait", "a target for the 90th percentile of queue wait, e.g. 1h");
+  MpiSession mpi;
+  if (mpi.rank() != 0) return kOk;
+  return run_cluster_size(g, o.trace);
+}
 
 // A list flag as JSON: numbers where the item reads as one, else strings (the strict parser
 // then names the bad item).
@@ -165,6 +187,7 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
 }
 
 int run_plan(const PlanOptions& o, const Globals& g) {
+  if (!o.trace.jobs.empty() || !o.trace.p90_wait.empty()) return run_plan_trace(o, g);
   MpiSession mpi;
   try {
     if (o.show_request) {
@@ -261,6 +284,18 @@ void setup_plan(CLI::App& app, Globals& g) {
   sub->add_option("--hardware-life", o->hardware_life, "Amortisation of bought hardware, e.g. 5y (default 5y)");
   sub->add_option("--utilization", o->utilization, "Share of the year the owned cluster does paid work (default 1)");
   sub->add_flag("--no-prune", o->no_prune, "Evaluate every configuration (same answer, slower)");
+  // Sizing a shared cluster for a job trace (tutti cluster size).
+  sub->add_option("--jobs", o->trace.jobs,
+                  "Size a shared cluster for this job trace instead (.swf, .json job list, sacct): the smallest node "
+                  "count of --cluster meeting --p90-wait (as tutti cluster size)");
+  sub->add_option("--cluster", o->trace.cluster, "With --jobs: cluster file whose node count is sized (--set applies)");
+  sub->add_option("--p90-wait", o->trace.p90_wait, "With --jobs: target 90th percentile of queue wait, e.g. 1h");
+  sub->add_option("--max-nodes", o->trace.max_nodes, "With --jobs: largest node count tried (default 4x the file's)");
+  sub->add_option("--scheduler", o->trace.scheduler, "With --jobs: scheduler (as tutti cluster)")->capture_default_str();
+  sub->add_option("--placement", o->trace.placement, "With --jobs: placement")->capture_default_str();
+  sub->add_option("--alloc", o->trace.alloc, "With --jobs: allocate whole nodes or GPUs: node|gpu")->capture_default_str();
+  sub->add_flag("--no-failures", o->trace.no_failures, "With --jobs: no node failures");
+  sub->add_flag("--elastic", o->trace.elastic, "With --jobs: elastic jobs grow and shrink");
   sub->callback([o, &g] { g.run = [o, &g] { return run_plan(*o, g); }; });
 }
 

@@ -120,3 +120,79 @@ TEST_CASE("tutti cluster size: the smallest node count meeting a p90 wait target
   CHECK(no.rc == 1);
   CHECK(no.out.find("no cluster up to 33 nodes") != std::string::npos);
 }
+
+TEST_CASE("tutti cluster simulate --elastic: elastic jobs raise utilisation on a trace with idle GPUs") {
+  const std::vector<std::string> args = {"--json", "cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json",
+                                         "--jobs", "tests/data/cluster/jobs-elastic.json", "--alloc", "gpu",
+                                         "--no-failures"};
+  auto rigid = run_tutti(args);
+  std::vector<std::string> ea = args;
+  ea.push_back("--elastic");
+  auto el = run_tutti(ea);
+  REQUIRE(rigid.rc == 0);
+  REQUIRE(el.rc == 0);
+  const auto schema = tutti::load_schema(src("schemas/cluster_result.schema.json"));
+  auto errs = tutti::validate_schema(schema, el.json());
+  CHECK_MESSAGE(errs.empty(), tutti::format_schema_errors(errs));
+  const auto r = rigid.json(), e = el.json();
+  CHECK(e["busy_utilization"].get<double>() > r["busy_utilization"].get<double>());
+  CHECK(e["makespan_s"].get<double>() < r["makespan_s"].get<double>());
+  CHECK(e["jct_s"]["mean"].get<double>() < r["jct_s"]["mean"].get<double>());
+  CHECK(!r.contains("resizes"));
+  CHECK(e["resizes"].get<int>() > 0);
+  int elastic_jobs = 0;
+  for (const auto& o : e["job_outcomes"])
+    if (o.contains("min_gpus_used")) {
+      ++elastic_jobs;
+      if (o["id"] == "train-a") {
+        CHECK(o["min_gpus_used"].get<int>() >= 8);
+        CHECK(o["max_gpus_used"].get<int>() <= 40);
+      } else {
+        CHECK(o["min_gpus_used"].get<int>() >= 4);
+        CHECK(o["max_gpus_used"].get<int>() <= 32);
+      }
+    }
+  CHECK(elastic_jobs == 2);
+  auto text = run_tutti({"cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json", "--jobs",
+                         "tests/data/cluster/jobs-elastic.json", "--elastic"});
+  CHECK(text.rc == 0);
+  CHECK(text.out.find("grow/shrink steps") != std::string::npos);
+  CHECK(text.out.find("elastic = ") != std::string::npos);
+}
+
+TEST_CASE("tutti plan --jobs: sizes a cluster for a trace, the same answer as tutti cluster size") {
+  const std::vector<std::string> flags = {"--cluster", "topologies/h100-64gpu-fattree.json", "--jobs",
+                                          "tests/data/cluster/jobs-elastic.json", "--alloc", "gpu",
+                                          "--p90-wait", "10min", "--no-failures"};
+  std::vector<std::string> plan = {"--json", "-q", "plan"}, size = {"--json", "-q", "cluster", "size"};
+  plan.insert(plan.end(), flags.begin(), flags.end());
+  size.insert(size.end(), flags.begin(), flags.end());
+  auto p = run_tutti(plan), s = run_tutti(size);
+  REQUIRE(p.rc == 0);
+  REQUIRE(s.rc == 0);
+  CHECK(p.out == s.out);
+  auto j = p.json();
+  CHECK(j["format"] == "tutti-cluster-size/1");
+  CHECK(j["fits"] == true);
+  CHECK(j["result"]["wait_s"]["p90"].get<double>() <= 600);
+  const int n = j["nodes"].get<int>();
+  CHECK(n >= 4);  // the widest job asks 32 GPUs
+  for (const auto& t : j["tried"])
+    if (t["nodes"] == n - 1) CHECK(t["wait_p90_s"].get<double>() > 600);
+  // Text output names the answer; a trace flag without --jobs, or with a training request, is exit 2.
+  std::vector<std::string> text = {"plan"};
+  text.insert(text.end(), flags.begin(), flags.end());
+  auto t = run_tutti(text);
+  CHECK(t.rc == 0);
+  CHECK(t.out.find("smallest cluster meeting wait p90") != std::string::npos);
+  auto a = run_tutti({"plan", "--cluster", "topologies/h100-64gpu-fattree.json", "--p90-wait", "1h"});
+  CHECK(a.rc == 2);
+  CHECK(a.err.find("--jobs TRACE") != std::string::npos);
+  auto b = run_tutti({"plan", "--example", "--jobs", "tests/data/cluster/jobs-elastic.json", "--p90-wait", "1h",
+                      "--cluster", "topologies/h100-64gpu-fattree.json"});
+  CHECK(b.rc == 2);
+  CHECK(b.err.find("not both") != std::string::npos);
+  auto c = run_tutti({"plan", "--jobs", "tests/data/cluster/jobs-elastic.json", "--p90-wait", "1h"});
+  CHECK(c.rc == 2);
+  CHECK(c.err.find("--cluster FILE") != std::string::npos);
+}

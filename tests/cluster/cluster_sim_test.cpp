@@ -226,3 +226,87 @@ TEST_CASE("topology-aware placement keeps a job in one leaf where packed first-f
   CHECK(outcome(packed, "wide").groups == 2);  // nodes 1, 3, 4
   CHECK(outcome(topo, "wide").groups == 1);    // nodes 4, 5, 6
 }
+
+TEST_CASE("elastic jobs grow into idle GPUs, shrink for the queue head, stay in their range and finish earlier") {
+  // 64 GPUs. E (16 GPUs for 4 h nominal, elastic 8..40) beside A (16 GPUs, 2 h); R (32 GPUs, 1 h) at 1 h.
+  // Rigid: E ends at 4 h. Elastic: E works on 40 GPUs for 1 h (40 GPU-h), shrinks to 16 for R
+  // (16 GPU-h), regrows to 40 at 2 h for the last 8 GPU-h: ends at 2.2 h; R is not delayed.
+  JobSpec e = job("E", 0, 16, 4 * 3600.0, 5 * 3600.0);
+  e.min_gpus = 8;
+  e.max_gpus = 40;
+  JobList l = list({e, job("A", 0, 16, 2 * 3600.0, 2 * 3600.0), job("R", 3600, 32, 3600, 3600)});
+  for (AllocUnit alloc : {AllocUnit::Gpu, AllocUnit::Node}) {
+    CAPTURE(to_string(alloc));
+    ClusterSimOptions o = quiet(SchedulerKind::Easy, PlacementKind::Packed);
+    o.alloc = alloc;
+    ClusterResult rigid = simulate_cluster(small_cluster(), l, o);
+    o.elastic = true;
+    ClusterResult el = simulate_cluster(small_cluster(), l, o);
+    CHECK(outcome(rigid, "E").end_s == doctest::Approx(4 * 3600.0));
+    CHECK(outcome(rigid, "E").resizes == 0);
+    CHECK(outcome(rigid, "E").min_gpus_used == 0);
+    CHECK(outcome(el, "E").end_s == doctest::Approx(2.2 * 3600.0));
+    CHECK(outcome(el, "R").start_s == doctest::Approx(3600));  // the rigid job is not delayed
+    CHECK(outcome(el, "E").min_gpus_used >= 8);
+    CHECK(outcome(el, "E").max_gpus_used == 40);  // never above its maximum, though 48 GPUs were free
+    CHECK(outcome(el, "E").resizes >= 3);         // grow, shrink for R, regrow
+    CHECK(outcome(el, "E").gpus == 16);
+    CHECK(el.makespan_s < rigid.makespan_s);
+    CHECK(el.busy_utilization > rigid.busy_utilization);
+    CHECK(el.useful_gpu_hours == doctest::Approx(rigid.useful_gpu_hours));  // work conserved
+    CHECK(el.resizes > 0);
+    CHECK(el.idle.total() + el.useful_gpu_hours == doctest::Approx(el.gpu_hours).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("elastic: a job never runs below its minimum; a head that would need that waits") {
+  // E (32 GPUs for 2 h nominal = 64 GPU-h, elastic 24..64) starts beside B (8 GPUs, 1 h) and grows
+  // to 56. R (48 GPUs) at 10 min: E could give back only 56 - 24 = 32, so R waits; at 1 h B ends,
+  // 8 free + 32 is still < 48, so E grows to 64 instead and ends at 1 h + 8/64 h; then R starts.
+  JobSpec e = job("E", 0, 32, 2 * 3600.0, 3 * 3600.0);
+  e.min_gpus = 24;
+  e.max_gpus = 64;
+  JobList l = list({e, job("B", 0, 8, 3600, 3600), job("R", 600, 48, 3600, 3600)});
+  ClusterSimOptions o = quiet(SchedulerKind::Fifo, PlacementKind::Packed);
+  o.alloc = AllocUnit::Gpu;
+  o.elastic = true;
+  ClusterResult r = simulate_cluster(small_cluster(), l, o);
+  CHECK(outcome(r, "E").min_gpus_used == 24);  // its start, before it grows
+  CHECK(outcome(r, "E").max_gpus_used == 64);
+  CHECK(outcome(r, "E").end_s == doctest::Approx(3600 + 3600 / 8.0));
+  CHECK(outcome(r, "R").start_s == doctest::Approx(outcome(r, "E").end_s));
+}
+
+TEST_CASE("elastic on a synthetic trace: every scheduler completes, ranges hold, GPU-hours add up") {
+  JobList l = synthetic_jobs(parse_synthetic("jobs=200,span=2d,max_gpus=32,median=2h,users=4"), 7);
+  for (std::size_t i = 0; i < l.jobs.size(); i += 2) {
+    l.jobs[i].min_gpus = std::max(1, l.jobs[i].gpus / 2);
+    l.jobs[i].max_gpus = std::min(64, l.jobs[i].gpus * 2);
+  }
+  for (SchedulerKind s : enum_values<SchedulerKind>())
+    for (AllocUnit a : {AllocUnit::Gpu, AllocUnit::Node}) {
+      CAPTURE(to_string(s));
+      CAPTURE(to_string(a));
+      ClusterSimOptions o;  // failures on: restarts of elastic jobs too
+      o.scheduler = s;
+      o.alloc = a;
+      o.seed = 5;
+      o.elastic = true;
+      ClusterResult r = simulate_cluster(small_cluster(), l, o);
+      CHECK(r.completed == 200);
+      CHECK(r.resizes > 0);
+      for (std::size_t i = 0; i < l.jobs.size(); ++i) {
+        const JobOutcome& out = outcome(r, l.jobs[i].id);
+        if (l.jobs[i].elastic()) {
+          CHECK(out.min_gpus_used >= l.jobs[i].min_gpus);
+          CHECK(out.max_gpus_used <= l.jobs[i].max_gpus);
+        } else {
+          CHECK(out.resizes == 0);
+        }
+      }
+      CHECK(r.useful_gpu_hours + r.idle.total() == doctest::Approx(r.gpu_hours).epsilon(0.01));
+      ClusterSimOptions rigid = o;
+      rigid.elastic = false;
+      CHECK(simulate_cluster(small_cluster(), l, rigid).resizes == 0);
+    }
+}

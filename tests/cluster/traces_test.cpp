@@ -152,3 +152,28 @@ TEST_CASE("schemas/cluster_jobs.schema.json and the reader agree on the shipped 
   CHECK(!validate_schema(schema, bad).empty());
   CHECK_THROWS_AS(read_job_json(bad.dump(), "bad"), InputError);
 }
+
+TEST_CASE("json job list: elastic ranges (min_gpus <= gpus <= max_gpus, fixed-duration jobs only)") {
+  JobList l = load_jobs(testing::src("tests/data/cluster/jobs-elastic.json"));
+  REQUIRE(l.jobs.size() == 5);
+  CHECK(l.jobs[0].min_gpus == 8);
+  CHECK(l.jobs[0].max_gpus == 40);
+  CHECK(l.jobs[0].elastic());
+  CHECK(!l.jobs[1].elastic());
+  CHECK(l.jobs[1].max_gpus == 0);
+  const auto schema = load_schema(testing::src("schemas/cluster_jobs.schema.json"));
+  auto errs = validate_schema(schema, load_schema(testing::src("tests/data/cluster/jobs-elastic.json")));
+  CHECK_MESSAGE(errs.empty(), format_schema_errors(errs));
+  const std::string head = R"({"format": "tutti-jobs/1", "jobs": [)";
+  // Only max given: min defaults to gpus.
+  JobList m = read_job_json(head + R"({"gpus": 4, "max_gpus": 16, "duration": "1h"}]})", "j.json");
+  CHECK(m.jobs[0].min_gpus == 4);
+  CHECK(m.jobs[0].elastic());
+  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "min_gpus": 8, "duration": "1h"}]})", "j.json"); })
+            .find("jobs.0.min_gpus") != std::string::npos);
+  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "max_gpus": 2, "duration": "1h"}]})", "j.json"); })
+            .find("jobs.0.max_gpus") != std::string::npos);
+  const std::string wl = R"({"format": "tutti-jobs/1", "workloads": {"w": {"workload": "x.json"}}, "jobs": [)";
+  CHECK(error_of([&] { read_job_json(wl + R"({"workload": "w", "iterations": 5, "max_gpus": 16}]})", "j.json"); })
+            .find("jobs.0.max_gpus") != std::string::npos);
+}

@@ -187,6 +187,20 @@ bool Placer::place(int gpus, std::vector<int>& out) {
   return true;
 }
 
+bool Placer::take_any(int gpus, const std::vector<int>& near, std::vector<int>& out) {
+  out.clear();
+  if (gpus > free_total_) return false;
+  seen_.assign(static_cast<std::size_t>(s_.nodes), 0);
+  auto take = [&](int n) {
+    if (seen_[n] || down_[n] || free_[n] == 0 || static_cast<int>(out.size()) >= gpus) return;
+    seen_[n] = 1;
+    add_node_gpus(n, std::min(free_[n], gpus - static_cast<int>(out.size())), out);
+  };
+  for (int g : near) take(g / s_.gpn);
+  for (int n = 0; n < s_.nodes; ++n) take(n);
+  return static_cast<int>(out.size()) == gpus;
+}
+
 void Placer::commit(const std::vector<int>& gpus) {
   for (int g : gpus) {
     const int n = g / s_.gpn;

@@ -29,6 +29,9 @@ class Placer {
   bool fits_count(int gpus) const;
   /// Fills `out` with GPU ids for a job of `gpus` (held_gpus of them), without committing.
   bool place(int gpus, std::vector<int>& out);
+  /// GPU allocation: any `gpus` free GPUs on up nodes, first on the nodes of `near` (GPU ids),
+  /// then by node id (elastic growth); false when fewer are free. Does not commit.
+  bool take_any(int gpus, const std::vector<int>& near, std::vector<int>& out);
   void commit(const std::vector<int>& gpus);
   void release(const std::vector<int>& gpus);
   void set_down(int node, bool down);
@@ -52,6 +55,7 @@ class Placer {
   std::vector<char> down_;
   int free_total_ = 0, full_total_ = 0, down_total_ = 0;
   std::vector<int> scratch_nodes_, scratch_order_;
+  std::vector<char> seen_;
 };
 
 }  // namespace cluster_detail

@@ -51,6 +51,7 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   j["failures"] = r.failures;
   j["restarts"] = r.restarts;
   j["preemptions"] = r.preemptions;
+  if (r.resizes > 0) j["resizes"] = r.resizes;
   j["energy_J"] = r.energy_J;
   j["energy_cost_usd"] = r.energy_cost_usd;
   j["cost_usd"] = r.cost_usd;
@@ -66,7 +67,7 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   j["timeline"] = tl;
   if (with_jobs) {
     nlohmann::json js = nlohmann::json::array();
-    for (const JobOutcome& o : r.outcomes)
+    for (const JobOutcome& o : r.outcomes) {
       js.push_back({{"id", o.id},           {"user", r.users.empty() ? "" : r.users[o.user].name},
                     {"gpus", o.gpus},       {"submit_s", o.submit_s},
                     {"start_s", o.start_s}, {"end_s", o.end_s},
@@ -75,6 +76,12 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
                     {"restarts", o.restarts}, {"preemptions", o.preemptions},
                     {"nodes", o.nodes},     {"domains", o.domains},
                     {"groups", o.groups}});
+      if (o.min_gpus_used > 0) {
+        js.back()["min_gpus_used"] = o.min_gpus_used;
+        js.back()["max_gpus_used"] = o.max_gpus_used;
+        js.back()["resizes"] = o.resizes;
+      }
+    }
     j["job_outcomes"] = js;
   }
   return j;
@@ -105,6 +112,7 @@ std::string cluster_text(const ClusterResult& r) {
                    r.slowdown.p99);
   s += fmt::format("failures             {} node failures, {} job restarts, {} preemptions\n", r.failures, r.restarts,
                    r.preemptions);
+  if (r.resizes > 0) s += fmt::format("elastic              {} grow/shrink steps\n", r.resizes);
   s += fmt::format("energy, cost         {:.1f} MWh, ${:.0f} (electricity ${:.0f})\n", r.energy_J / kJoulePerKWh / 1e3,
                    r.cost_usd, r.energy_cost_usd);
   const double tot = r.gpu_hours > 0 ? r.gpu_hours : 1;
@@ -128,17 +136,25 @@ std::string cluster_text(const ClusterResult& r) {
   return s;
 }
 
-std::string compare_text(const std::vector<ClusterResult>& rs) {
-  std::string s;
-  if (rs.empty()) return s;
-  s += fmt::format("cluster {} ({} GPUs), trace {} ({} jobs)\n\n", rs[0].cluster, rs[0].gpus, rs[0].trace, rs[0].jobs);
+std::string compare_header(const ClusterResult& r) {
+  std::string s = fmt::format("cluster {} ({} GPUs), trace {} ({} jobs)\n\n", r.cluster, r.gpus, r.trace, r.jobs);
   s += fmt::format("{:<24} {:<9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "scheduler", "placement",
                    "makespan", "alloc%", "busy%", "wait p50", "wait p90", "JCT p90", "slow p90", "frag GPUh", "head GPUh");
-  for (const ClusterResult& r : rs)
-    s += fmt::format("{:<24} {:<9} {:>9} {:>7.1f} {:>7.1f} {:>10} {:>10} {:>10} {:>8.3f} {:>9.0f} {:>9.0f}\n", r.scheduler,
+  return s;
+}
+
+std::string compare_row(const ClusterResult& r) {
+  return fmt::format("{:<24} {:<9} {:>9} {:>7.1f} {:>7.1f} {:>10} {:>10} {:>10} {:>8.3f} {:>9.0f} {:>9.0f}\n", r.scheduler,
                      r.placement, dur(r.makespan_s), 100 * r.allocated_utilization, 100 * r.busy_utilization,
                      dur(r.wait_s.p50), dur(r.wait_s.p90), dur(r.jct_s.p90), r.slowdown.p90, r.idle.fragmentation,
                      r.idle.head_blocking);
+}
+
+std::string compare_text(const std::vector<ClusterResult>& rs) {
+  std::string s;
+  if (rs.empty()) return s;
+  s += compare_header(rs[0]);
+  for (const ClusterResult& r : rs) s += compare_row(r);
   return s;
 }
 

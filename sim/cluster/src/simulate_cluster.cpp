@@ -63,8 +63,12 @@ enum class St : std::uint8_t { Future, Queued, Running, Done };
 
 struct Run {
   St st = St::Future;
-  int gpus = 0;            ///< Asked.
+  int gpus = 0;            ///< Asked (an elastic job: its minimum).
   int held = 0;            ///< Held (node mode rounds up to nodes).
+  int use = 0;             ///< Working on (rigid: gpus; elastic: min(max_gpus, held)).
+  bool elastic = false;    ///< Grows and shrinks (ClusterSimOptions::elastic and a range).
+  double base_unit_s = 1;  ///< Seconds per unit on `JobSpec::gpus` GPUs (elastic scaling base).
+  double usage_t = 0;      ///< Fair-share usage charged up to here.
   double est_s = 0;        ///< Walltime estimate for backfill.
   SoloTime solo;           ///< Of the current placement.
   double done_units = 0;   ///< Work done (kept across restarts up to the last checkpoint).
@@ -110,7 +114,18 @@ class Sim {
   void set_slow(int j, double s);
   void refresh_interference(const std::vector<int>& touched);
   void pass();
+  void schedule();
   bool try_start(int j);
+  void resize(int j, const std::vector<int>& add, int drop);
+  void shrink_for_head();
+  int surplus_units(int j) const;
+  int reclaimable_units() const;
+  void grow();
+  void set_use(int j);
+  void link_nodes(int j);
+  void unlink_nodes(int j);
+  void charge_usage(int j, double t);
+  void count_spans(int j);
   double shadow(int head, double& extra_units);
   void conservative();
   double order_key(int j) const;
@@ -134,7 +149,7 @@ class Sim {
   IdleHours idle_;  // GPU-seconds while running, converted at the end
   std::vector<double> hour_alloc_, hour_busy_;
   std::vector<int> candidates_, touched_;
-  std::vector<int> scratch_;
+  std::vector<int> scratch_, extra_;
   std::vector<double> usage_;  // fair share, decayed GPU-seconds per user/team
   double usage_t_ = 0;
   double node_rate_ = 0;       // failures per node-second
@@ -191,7 +206,7 @@ void Sim::advance(double t) {
     idle_.head_blocking += free * dt;
   // Node allocation holds whole nodes: GPUs held beyond the request are fragmentation too.
   double unused_held = 0;
-  for (int j : running_) unused_held += runs_[j].held - runs_[j].gpus;
+  for (int j : running_) unused_held += runs_[j].held - runs_[j].use;
   idle_.fragmentation += unused_held * dt;
   bucket_add(now_, t, alloc_gpus_, busy_rate_);
   now_ = t;
@@ -253,18 +268,14 @@ void Sim::start(int j) {
   placer_.commit(r.gpu_ids);
   r.st = St::Running;
   r.solo = timer_.time(jl_.jobs[j], r.gpu_ids);
-  r.start_t = r.last_t = now_;
+  r.start_t = r.last_t = r.usage_t = now_;
+  set_use(j);
   if (r.out.start_s < 0) {
     r.out.start_s = now_;
     r.out.wait_s = now_ - r.out.submit_s;
   }
   // Checkpoints: interval tau (Young's sqrt(2 C M) with the job's MTBF unless set), cost C.
-  {
-    int n = 0, last = -1;
-    for (int g : r.gpu_ids)
-      if (g / shape_.gpn != last) ++n, last = g / shape_.gpn;
-    r.out.nodes = n;
-  }
+  count_spans(j);
   r.ckpt_s = o_.checkpoint_write_s;
   if (o_.failures && node_rate_ > 0) {
     const double mtbf = 1.0 / (node_rate_ * r.out.nodes);
@@ -279,8 +290,7 @@ void Sim::start(int j) {
   busy_rate_ += r.held / r.ck;
   ckpt_rate_ += r.held * (1 - 1 / r.ck);
   running_.push_back(j);
-  for (int g : r.gpu_ids)
-    if (node_jobs_[g / shape_.gpn].empty() || node_jobs_[g / shape_.gpn].back() != j) node_jobs_[g / shape_.gpn].push_back(j);
+  link_nodes(j);
   if (o_.interference && r.solo.fabric_busy > 0) {
     touched_.clear();
     net_.add(j, r.gpu_ids, r.solo.fabric_busy, touched_);
@@ -289,8 +299,147 @@ void Sim::start(int j) {
   } else {
     reschedule(j);
   }
+}
+
+void Sim::count_spans(int j) {
+  Run& r = runs_[j];
+  int n = 0, last = -1;
+  for (int g : r.gpu_ids)
+    if (g / shape_.gpn != last) ++n, last = g / shape_.gpn;
+  r.out.nodes = n;
   r.out.domains = 0;
   r.out.groups = net_.groups_spanned(r.gpu_ids, r.out.domains);
+}
+
+// Working GPUs and the unit time for them: an elastic job's throughput scales linearly with
+// the GPUs it works on (work conserved: its duration is for JobSpec::gpus GPUs).
+void Sim::set_use(int j) {
+  Run& r = runs_[j];
+  r.base_unit_s = r.solo.unit_s;
+  if (!r.elastic) {
+    r.use = r.gpus;
+    return;
+  }
+  const JobSpec& js = jl_.jobs[j];
+  r.use = std::min(js.max_gpus, r.held);
+  r.solo.unit_s = r.base_unit_s * js.gpus / r.use;
+  r.out.min_gpus_used = r.out.min_gpus_used == 0 ? r.use : std::min(r.out.min_gpus_used, r.use);
+  r.out.max_gpus_used = std::max(r.out.max_gpus_used, r.use);
+}
+
+void Sim::link_nodes(int j) {
+  for (int g : runs_[j].gpu_ids)
+    if (node_jobs_[g / shape_.gpn].empty() || node_jobs_[g / shape_.gpn].back() != j) node_jobs_[g / shape_.gpn].push_back(j);
+}
+
+void Sim::unlink_nodes(int j) {
+  for (int g : runs_[j].gpu_ids) {
+    auto& v = node_jobs_[g / shape_.gpn];
+    if (auto it = std::find(v.begin(), v.end(), j); it != v.end()) v.erase(it);
+  }
+}
+
+void Sim::charge_usage(int j, double t) {
+  Run& r = runs_[j];
+  if (o_.scheduler == SchedulerKind::FairShare) {
+    const int who = o_.fair_share_by_team ? jl_.jobs[j].team : jl_.jobs[j].user;
+    usage_[who] += r.held * (t - r.usage_t);
+  }
+  r.usage_t = t;
+}
+
+// A running elastic job takes the GPUs in `add` or gives back its last `drop` GPUs (whole nodes
+// in node mode): progress so far is kept, the rest runs at the new width's throughput.
+void Sim::resize(int j, const std::vector<int>& add, int drop) {
+  Run& r = runs_[j];
+  progress(j, now_);
+  ++r.version;
+  alloc_gpus_ -= r.held;
+  busy_rate_ -= r.held / (r.slow * r.ck);
+  interf_rate_ -= r.held * (r.slow - 1) / (r.slow * r.ck);
+  ckpt_rate_ -= r.held * (1 - 1 / r.ck);
+  charge_usage(j, now_);
+  unlink_nodes(j);
+  touched_.clear();
+  if (o_.interference && r.solo.fabric_busy > 0) net_.remove(j, touched_);
+  if (drop > 0) {
+    extra_.assign(r.gpu_ids.end() - drop, r.gpu_ids.end());
+    placer_.release(extra_);
+    r.gpu_ids.resize(r.gpu_ids.size() - static_cast<std::size_t>(drop));
+  } else {
+    placer_.commit(add);
+    r.gpu_ids.insert(r.gpu_ids.end(), add.begin(), add.end());
+  }
+  r.held = static_cast<int>(r.gpu_ids.size());
+  r.solo = timer_.time(jl_.jobs[j], r.gpu_ids);
+  set_use(j);
+  ++r.out.resizes;
+  r.slow = 1;
+  alloc_gpus_ += r.held;
+  busy_rate_ += r.held / r.ck;
+  ckpt_rate_ += r.held * (1 - 1 / r.ck);
+  link_nodes(j);
+  count_spans(j);
+  if (o_.interference && r.solo.fabric_busy > 0) net_.add(j, r.gpu_ids, r.solo.fabric_busy, touched_);
+  reschedule(j);
+  refresh_interference(touched_);
+}
+
+// Before a pass: when the queue head does not fit but would with what running elastic jobs hold
+// above their minimum, they shrink (the widest surplus first) until it fits by count.
+int Sim::surplus_units(int j) const {
+  const Run& r = runs_[j];
+  return r.elastic ? placer_.units(r.held) - placer_.units(placer_.held_gpus(r.gpus)) : 0;
+}
+
+// Free units plus what running elastic jobs hold above their minimum.
+int Sim::reclaimable_units() const {
+  int n = placer_.free_units();
+  for (int j : running_) n += surplus_units(j);
+  return n;
+}
+
+void Sim::shrink_for_head() {
+  if (queue_.empty()) return;
+  const int need = placer_.units(runs_[queue_.front()].gpus);
+  int free = placer_.free_units();
+  if (free >= need || reclaimable_units() < need) return;
+  candidates_.clear();
+  for (int j : running_)
+    if (surplus_units(j) > 0) candidates_.push_back(j);
+  auto surplus_of = [&](int j) { return surplus_units(j); };
+  std::sort(candidates_.begin(), candidates_.end(), [&](int a, int b) {
+    const int sa = surplus_of(a), sb = surplus_of(b);
+    return sa != sb ? sa > sb : a < b;
+  });
+  const int unit_gpus = placer_.held_gpus(1);
+  for (int j : candidates_) {
+    if (free >= need) break;
+    const int units = std::min(surplus_of(j), need - free);
+    resize(j, {}, units * unit_gpus);
+    free = placer_.free_units();
+  }
+}
+
+// After a pass: free GPUs go to running elastic jobs below their maximum, in start order (GPU
+// allocation: free GPUs on the job's own nodes first, then by node id; node allocation: whole
+// free nodes by the placement policy).
+// Growth that the next pass would take back (the queue head fits in free + surplus: it is only
+// waiting on shape, or on this very pass) is skipped, so grow and shrink never alternate on one
+// state: growing moves free units into surplus and leaves their sum unchanged.
+void Sim::grow() {
+  if (!queue_.empty() && reclaimable_units() >= placer_.units(runs_[queue_.front()].gpus)) return;
+  const int unit_gpus = placer_.held_gpus(1);
+  for (int j : running_) {
+    Run& r = runs_[j];
+    if (!r.elastic) continue;
+    const int room = jl_.jobs[j].max_gpus - r.held;
+    const int units = std::min(room / unit_gpus, placer_.free_units());
+    if (units <= 0) continue;
+    const bool ok = o_.alloc == AllocUnit::Gpu ? placer_.take_any(units, r.gpu_ids, scratch_)
+                                               : placer_.fits_count(units * unit_gpus) && placer_.place(units * unit_gpus, scratch_);
+    if (ok) resize(j, scratch_, 0);
+  }
 }
 
 void Sim::stop(int j, double t, int why) {
@@ -302,22 +451,16 @@ void Sim::stop(int j, double t, int why) {
   interf_rate_ -= r.held * (r.slow - 1) / (r.slow * r.ck);
   ckpt_rate_ -= r.held * (1 - 1 / r.ck);
   running_.erase(std::find(running_.begin(), running_.end(), j));
-  for (int g : r.gpu_ids) {
-    auto& v = node_jobs_[g / shape_.gpn];
-    if (auto it = std::find(v.begin(), v.end(), j); it != v.end()) v.erase(it);
-  }
+  unlink_nodes(j);
   placer_.release(r.gpu_ids);
-  if (o_.scheduler == SchedulerKind::FairShare) {
-    const int who = o_.fair_share_by_team ? jl_.jobs[j].team : jl_.jobs[j].user;
-    usage_[who] += r.held * (t - r.start_t);
-  }
+  charge_usage(j, t);
   touched_.clear();
   if (o_.interference && r.solo.fabric_busy > 0) net_.remove(j, touched_);
   if (why == 0) {
     r.st = St::Done;
     r.out.end_s = t;
     r.out.jct_s = t - r.out.submit_s;
-    r.out.solo_s = r.solo.units * r.solo.unit_s;
+    r.out.solo_s = r.solo.units * r.base_unit_s;
     r.out.slowdown = r.run_time > 0 ? r.slow_time / r.run_time : 1;
   } else {
     // Back to the last checkpoint: work since it is lost; a restart costs restart time.
@@ -334,6 +477,7 @@ void Sim::stop(int j, double t, int why) {
     } else {
       ++r.out.preemptions;
     }
+    if (r.elastic) r.held = placer_.held_gpus(r.gpus);  // queued again for its minimum
     requeue(j);
   }
   r.slow = 1;
@@ -416,6 +560,11 @@ void Sim::conservative() {
 }
 
 void Sim::pass() {
+  schedule();
+  if (o_.elastic) grow();
+}
+
+void Sim::schedule() {
   if (queue_.empty()) return;
   if (o_.scheduler == SchedulerKind::FairShare || o_.scheduler == SchedulerKind::Gang) {
     if (o_.scheduler == SchedulerKind::FairShare) {
@@ -429,6 +578,7 @@ void Sim::pass() {
       return runs_[a].out.submit_s != runs_[b].out.submit_s ? runs_[a].out.submit_s < runs_[b].out.submit_s : a < b;
     });
   }
+  if (o_.elastic) shrink_for_head();
   if (o_.scheduler == SchedulerKind::Conservative) return conservative();
   // Start heads while they fit.
   std::size_t qi = 0;
@@ -513,7 +663,8 @@ ClusterResult Sim::run() {
   for (int j = 0; j < n; ++j) {
     const JobSpec& js = jl_.jobs[j];
     Run& r = runs_[j];
-    r.gpus = timer_.job_gpus(js);
+    r.elastic = o_.elastic && js.elastic() && js.work.workload < 0;
+    r.gpus = r.elastic ? js.min_gpus : timer_.job_gpus(js);
     r.held = placer_.held_gpus(r.gpus);
     if (placer_.units(r.gpus) > max_units)
       throw InputError(jl_.file, js.line > 0 ? fmt::format("line {}", js.line) : fmt::format("jobs[id={}]", js.id),
@@ -523,7 +674,7 @@ ClusterResult Sim::run() {
     r.out.id = js.id;
     r.out.user = js.user;
     r.out.team = js.team;
-    r.out.gpus = r.gpus;
+    r.out.gpus = r.elastic ? js.gpus : r.gpus;  // the size its work is stated for
     r.out.submit_s = js.submit_s;
     ev_.push({js.submit_s, 0, j, 0});
   }
@@ -546,6 +697,7 @@ ClusterResult Sim::run() {
           const SoloTime s = timer_.time(jl_.jobs[e.a], canon);
           r.est_s = s.units * s.unit_s;
         }
+        if (r.elastic) r.est_s *= static_cast<double>(jl_.jobs[e.a].gpus) / r.gpus;  // at its minimum
         requeue(e.a);
       } else if (e.kind == 1) {
         Run& r = runs_[e.a];
@@ -590,12 +742,13 @@ ClusterResult Sim::run() {
     waits.push_back(r.out.wait_s);
     jcts.push_back(r.out.jct_s);
     slows.push_back(r.out.slowdown);
-    res.useful_gpu_hours += r.out.solo_s * r.gpus / kHour;
+    res.useful_gpu_hours += r.out.solo_s * r.out.gpus / kHour;
     res.restarts += r.out.restarts;
     res.preemptions += r.out.preemptions;
+    res.resizes += r.out.resizes;
     UserSummary& u = res.users[r.out.user];
     ++u.jobs;
-    u.gpu_hours += r.out.solo_s * r.gpus / kHour;
+    u.gpu_hours += r.out.solo_s * r.out.gpus / kHour;
     uw[r.out.user].push_back(r.out.wait_s);
     uj[r.out.user].push_back(r.out.jct_s);
   }
@@ -660,6 +813,9 @@ ClusterResult Sim::run() {
                                      o_.restart_s));
   res.defaults.push_back("backfill estimate = requested time limit, else the solo runtime");
   res.defaults.push_back(fmt::format("backfill depth = {} jobs per pass (Slurm bf_max_job_test default)", o_.backfill_depth));
+  if (o_.elastic)
+    res.defaults.push_back("elastic = jobs with a GPU range start at their minimum, grow into GPUs left free after each "
+                           "pass, shrink for a queue head that would then fit; throughput linear in GPUs (work conserved)");
   if (o_.scheduler == SchedulerKind::FairShare)
     res.defaults.push_back(fmt::format("fair share by {}, half-life {:.1f} days", o_.fair_share_by_team ? "team" : "user",
                                        o_.fair_share_half_life_s / kDay));

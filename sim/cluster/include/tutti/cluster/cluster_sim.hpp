@@ -19,6 +19,11 @@
 // groups, emptiest node first), topology (best-fit NVLink domain, then best-fit leaf group, then
 // the fewest groups: rail/leaf locality). Allocation by whole nodes or by GPUs.
 //
+// Elastic jobs (option `elastic`, fixed-duration jobs with a GPU range): queued for their
+// minimum; before a pass, running elastic jobs give back GPUs above their minimum (widest surplus
+// first) when that lets the queue head fit; after a pass they grow into the free GPUs (start
+// order) up to their maximum. A job on g GPUs runs at g / gpus of its nominal throughput (linear
+// scaling: the GPU-seconds of work are conserved); progress is kept across resizes.
 // Job runtimes: fixed durations from the trace, or a workload + layout timed by tutti's engine
 // (analytic or native) on the GPUs the job got, cached per (workload, GPUs, nodes, NVLink domains,
 // leaf groups spanned). Interference: every running job that spans leaf groups loads the fabric
@@ -69,6 +74,8 @@ struct ClusterSimOptions {
   bool interference = true;
   bool fair_share_by_team = false;   ///< fair-share: by team (Slurm account) instead of user.
   double fair_share_half_life_s = 7 * 86400.0;  ///< Slurm PriorityDecayHalfLife default (7 days).
+  /// Elastic jobs (JobSpec min_gpus/max_gpus) grow and shrink; off: every job runs on `gpus`.
+  bool elastic = false;
   int backfill_depth = 500;          ///< Jobs scanned per pass (Slurm bf_max_job_test default 500).
   int timeline_points = 200;         ///< Utilisation samples over the makespan.
   std::uint64_t seed = 1;
@@ -85,6 +92,8 @@ struct JobOutcome {
   double slowdown = 1;     ///< Mean iteration-time stretch from link sharing while it ran.
   int restarts = 0, preemptions = 0;
   int nodes = 0, domains = 0, groups = 0;  ///< Spanned by its last placement.
+  int min_gpus_used = 0, max_gpus_used = 0; ///< Elastic jobs: range of GPUs worked on (0: rigid).
+  int resizes = 0;                          ///< Elastic grow/shrink steps.
 };
 
 struct Percentiles {
@@ -127,6 +136,7 @@ struct ClusterResult {
   std::vector<UtilPoint> timeline;
   std::vector<JobOutcome> outcomes;
   int failures = 0, restarts = 0, preemptions = 0;
+  int resizes = 0;                   ///< Elastic grow/shrink steps (all jobs).
   double energy_J = 0;               ///< Facility energy (IT x PUE) over the makespan.
   double cost_usd = 0;               ///< Amortised capex + electricity over the makespan.
   double energy_cost_usd = 0;
@@ -146,8 +156,11 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs = true);
 std::string jobs_csv(const ClusterResult& r);
 /// The human table.
 std::string cluster_text(const ClusterResult& r);
-/// Side-by-side table of several runs of the same trace.
+/// Side-by-side table of several runs of the same trace: compare_header of the first, then one
+/// compare_row per run.
 std::string compare_text(const std::vector<ClusterResult>& rs);
+std::string compare_header(const ClusterResult& r);
+std::string compare_row(const ClusterResult& r);
 
 /// p50/p90/p99 (nearest rank) and mean of `v` (sorted in place).
 Percentiles percentiles(std::vector<double>& v);

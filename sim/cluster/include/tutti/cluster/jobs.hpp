@@ -44,6 +44,11 @@ struct JobSpec {
   int gpus = 1;          ///< GPUs requested (>= 1).
   double walltime_s = 0; ///< Requested time limit (the backfill estimate); 0 = unknown.
   int priority = 0;      ///< Higher runs first under the `gang` scheduler (and may preempt).
+  /// Elastic range (fixed-duration jobs; 0 = rigid): with ClusterSimOptions::elastic the job
+  /// runs on any GPU count in [min_gpus, max_gpus], growing into free GPUs and shrinking for
+  /// queued jobs; `gpus` is the count its `duration` is for. min_gpus <= gpus <= max_gpus.
+  int min_gpus = 0, max_gpus = 0;
+  bool elastic() const { return max_gpus > 0 && (min_gpus < gpus || max_gpus > gpus); }
   JobWork work;
   int line = 0;          ///< Source line (1-based; JSON: 0).
 };
