@@ -59,6 +59,7 @@ struct Arch {
   }();
   double net_capex_usd = kNaN, net_power_W = kNaN, capex_usd = kNaN, cost_run_usd = kNaN;
   double usd_per_mtok = kNaN, energy_J = kNaN, cloud_run_usd = kNaN, avg_it_W = kNaN;
+  double energy_J_per_token = kNaN;  ///< Facility energy per training token (physical).
   double effective_ttt_s = kNaN, goodput = kNaN;
 };
 
@@ -105,6 +106,7 @@ Arch read_arch(const json& a, double tokens) {
   r.cloud_run_usd =
       first_of(s, {"/cost/cloud_cost_per_run_usd", "/facility/cost/cloud_cost_per_run_usd"});
   r.energy_J = first_of(s, {"/energy_per_run_J", "/facility/energy_per_run_J"});
+  r.energy_J_per_token = first_of(s, {"/energy/physical_J_per_token", "/facility/energy/physical_J_per_token"});
   r.effective_ttt_s =
       first_of(s, {"/effective_time_to_train_s", "/facility/effective_time_to_train_s",
                    "/reliability/effective_time_to_train_s"});
@@ -557,6 +559,7 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
        "Including checkpoints, rework and restarts (reliability model)"},
       {"goodput", "Goodput", Unit::Fraction, "Useful share of the wall time"},
       {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
+      {"energy_J_per_token", "Energy per token", Unit::Joules, "Facility energy of the run per training token"},
       {"avg_it_W", "Average IT power", Unit::Watts, ""},
       {"capex_usd", "Cluster capex", Unit::Usd,
        "Everything bought: GPUs, servers, network, storage, build-out"},
@@ -571,7 +574,7 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
     if (std::isfinite(a->cost_run_usd)) any_cost = true;
     t.rows.push_back(
         {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->effective_ttt_s),
-         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->avg_it_W),
+         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->energy_J_per_token), Cell::num(a->avg_it_W),
          Cell::num(a->capex_usd), num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
          num_best(a->usd_per_mtok, oks.size() > 1 && i == b_tok), Cell::num(a->cloud_run_usd)});
   }

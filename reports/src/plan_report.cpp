@@ -119,6 +119,7 @@ std::vector<Column> config_columns(bool with_delta) {
       {"total_cost_usd", "Total cost", Unit::Usd, "Capex (or rental) + the run's opex"},
       {"capex_usd", "Capex", Unit::Usd, "Purchase price of everything bought"},
       {"energy_J", "Energy", Unit::Joules, "Facility energy of the run"},
+      {"energy_J_per_token", "Energy per token", Unit::Joules, "Facility energy of the run per training token"},
       {"peak_facility_power_W", "Peak facility power", Unit::Watts, ""},
       {"mfu", "MFU", Unit::Fraction, ""},
       {"bottleneck", "Bottleneck", Unit::Text, "Largest part of the iteration breakdown"},
@@ -140,6 +141,7 @@ std::vector<Cell> config_row(const json& c, const json* rec, bool is_rec) {
                            Cell::num(cost_of(c)),
                            Cell::num(num(c, {"/capex_usd", "/cost/capex_usd"})),
                            Cell::num(energy_of(c)),
+                           Cell::num(num(c, {"/energy_J_per_token"})),
                            Cell::num(num(c, {"/peak_facility_power_W", "/power/peak_facility_W"})),
                            Cell::num(num(c, {"/mfu"})),
                            Cell::str(str(c, {"/bottleneck"})),
@@ -433,6 +435,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     kvrow("Capex", format_value(num(*rec, {"/capex_usd", "/cost/capex_usd"}), Unit::Usd));
     kvrow("Run opex", format_value(num(*rec, {"/run_opex_usd"}), Unit::Usd));
     kvrow("Energy per run", format_value(energy_of(*rec), Unit::Joules));
+    kvrow("Energy per token", format_value(num(*rec, {"/energy_J_per_token"}), Unit::Joules));
     kvrow("Average IT power",
           format_value(num(*rec, {"/avg_it_power_W", "/power/avg_it_W"}), Unit::Watts));
     kvrow("Peak facility power",

@@ -60,7 +60,9 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.node_scaleout_Bps = c.nic.bandwidth_Bps * c.node.nics;
   in.gpu_host_Bps = c.node.pcie_bw_Bps;
 
-  in.gpu.tdp_W = c.gpu.tdp_W;
+  // Per-activity draws from topologies/catalog/gpu_power.json (each cited); the catalog GPU's idle
+  // draw, or the file's idle fraction of TDP when the entry has none.
+  in.gpu = gpu_power_model(builtin_gpu_power(), c.gpu.tdp_W, c.gpu.idle_W);
   in.node_overhead_W = c.node.overhead_power_W;
   in.node_max_power_W = c.node.max_power_W;
   in.network_power_W = c.bom.network_power_W;
@@ -96,8 +98,6 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   long long links = 0;
   for (const auto& g : c.facts.cables) links += g.count;
   in.network_links = static_cast<int>(links);
-  // Catalog GPUs carry an idle draw; 10% of TDP stands in when one does not (est.).
-  in.gpu.idle_W = c.gpu.idle_W > 0 ? c.gpu.idle_W : 0.1 * c.gpu.tdp_W;
   if (!c.storage.id.empty()) {
     in.storage_read_Bps = c.storage.read_Bps * c.storage_units;
     in.storage_write_Bps = c.storage.write_Bps * c.storage_units;

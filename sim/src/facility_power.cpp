@@ -2,10 +2,62 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/units.hpp"
 #include "tutti/sim/facility.hpp"
+#include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
+
+GpuPowerCoefficients parse_gpu_power(const Doc& doc) {
+  Obj root = doc.root();
+  root.req("kind").choice({"gpu_power"});
+  root.allow("notes");
+  GpuPowerCoefficients k;
+  k.compute_frac = root.req("compute_frac").number(0.0, 1.5);
+  k.memory_frac = root.req("memory_frac").number(0.0, 1.5);
+  k.comm_frac = root.req("comm_frac").number(0.0, 1.5);
+  k.overlap_extra_W = root.req("overlap_extra").quantity(Dim::Power, 0.0, 1e4);
+  k.idle_frac = root.req("idle_frac").number(0.0, 1.0);
+  static const char* const kCoefficients[] = {"compute_frac", "memory_frac", "comm_frac", "overlap_extra",
+                                              "idle_frac"};
+  // Every coefficient cites its source; a source for anything else is a typo.
+  Obj sources = root.req("sources").obj();
+  for (const char* c : kCoefficients) {
+    Value v = sources.req(c);
+    std::string text = v.string();
+    if (text.size() < 8) v.fail("a citation (publisher, title, year, figure)");
+    k.sources.emplace_back(c, std::move(text));
+  }
+  sources.done();
+  Arr est = root.req("estimates").arr();
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    Value v = est.at(i);
+    std::string name = v.string();
+    if (std::find(std::begin(kCoefficients), std::end(kCoefficients), name) == std::end(kCoefficients))
+      v.fail("a coefficient of this file (compute_frac, memory_frac, comm_frac, overlap_extra, idle_frac)");
+    k.estimates.push_back(name);
+  }
+  root.done();
+  return k;
+}
+
+const GpuPowerCoefficients& builtin_gpu_power() {
+  static const GpuPowerCoefficients k = parse_gpu_power(Catalog::builtin().file("gpu_power"));
+  return k;
+}
+
+GpuPowerModel gpu_power_model(const GpuPowerCoefficients& k, double tdp_W, double idle_W) {
+  GpuPowerModel m;
+  m.tdp_W = tdp_W;
+  m.idle_W = idle_W > 0 ? idle_W : k.idle_frac * tdp_W;
+  m.compute_frac = k.compute_frac;
+  m.memory_frac = k.memory_frac;
+  m.comm_frac = k.comm_frac;
+  m.overlap_extra_W = k.overlap_extra_W;
+  return m;
+}
 
 IterationTimes rescale_times(const IterationTimes& t, double s) {
   check_internal(s > 0 && std::isfinite(s), "rescale_times: slowdown must be positive");

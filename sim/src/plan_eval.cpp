@@ -391,6 +391,8 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
   e.mfu = s.mfu * (s.iteration_time_s / std::max(e.iteration_time_s, 1e-300));
   e.breakdown = s.breakdown;
   e.energy_J = f.energy_per_run_J;
+  const double tokens = in.iterations * in.tokens_per_iteration;
+  e.energy_J_per_token = tokens > 0 ? e.energy_J / tokens : 0;
   e.avg_it_power_W = f.power.avg_it_W;
   e.peak_facility_power_W = f.power.peak_facility_W;
   // Owned and rented on one basis: the same facility cost model as `tutti simulate`.

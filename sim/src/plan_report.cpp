@@ -154,6 +154,8 @@ std::string energy(double J) {
   if (MWh >= 1000) return fmt::format("{:.2f} GWh", MWh / 1e3);
   return fmt::format("{:.0f} MWh", MWh);
 }
+/// Facility energy per training token, joules ("-" for models without tokens).
+std::string per_token(double J) { return J > 0 ? fmt::format("{:.3g} J", J) : std::string("-"); }
 std::string watts(double W) {
   if (W >= 1e6) return fmt::format("{:.2f} MW", W / 1e6);
   return fmt::format("{:.0f} kW", W / 1e3);
@@ -315,6 +317,7 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
   j["rental_usd"] = e.rental_usd > 0 ? Json(e.rental_usd) : Json(nullptr);  // null: no rental price
   j["breakeven_utilization"] = e.breakeven_utilization > 0 ? Json(e.breakeven_utilization) : Json(nullptr);
   j["energy_J"] = e.energy_J;
+  j["energy_J_per_token"] = e.energy_J_per_token > 0 ? Json(e.energy_J_per_token) : Json(nullptr);  // null: no tokens
   j["avg_it_power_W"] = e.avg_it_power_W;
   j["peak_facility_power_W"] = e.peak_facility_power_W;
   if (details && (e.violations & kMemory) == 0) {
@@ -434,7 +437,8 @@ std::string Planner::to_text(const PlanResult& r) const {
                        breakeven));
     else
       line(fmt::format("  cost        {}{} rental for the run{}", money(e.total_cost_usd), tag, breakeven));
-    line(fmt::format("  energy      {} (facility); power {} IT average, {} facility peak", energy(e.energy_J),
+    line(fmt::format("  energy      {} (facility){}; power {} IT average, {} facility peak", energy(e.energy_J),
+                     e.energy_J_per_token > 0 ? ", " + per_token(e.energy_J_per_token) + " per token" : std::string(),
                      watts(e.avg_it_power_W), watts(e.peak_facility_power_W)));
     if (fac.contains("cooling")) {
       const Json& c = fac["cooling"];
@@ -455,16 +459,16 @@ std::string Planner::to_text(const PlanResult& r) const {
     line("");
   }
   auto header = [&line](const char* first) {
-    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>5}  {:<8}  {}", first,
-                     "GPUs", "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "peak pwr", "MFU",
-                     "engine", "bottleneck"));
+    line(fmt::format("  {:>3}  {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>9} {:>5}  {:<8}  {}",
+                     first, "GPUs", "GPU", "fabric", "acq", "layout", "time", "total cost", "energy", "J/token",
+                     "peak pwr", "MFU", "engine", "bottleneck"));
   };
   auto row = [&](const std::string& first, const Evaluation& e) {
     const HardwareChoice& h = I.hardware[e.hardware];
-    line(fmt::format("  {:>4} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>4.0f}%  {:<8}  {}", first,
-                     h.gpus, h.gpu.substr(0, 15), fabric_short(h), to_string(e.acquisition), to_compact_string(e.layout),
-                     days(e.time_to_train_s), money(e.total_cost_usd), energy(e.energy_J),
-                     watts(e.peak_facility_power_W), 100 * e.mfu, e.native ? "flow" : "analytic",
+    line(fmt::format("  {:>4} {:>6}  {:<15} {:<15} {:<4}  {:<34} {:>8} {:>10} {:>10} {:>9} {:>9} {:>4.0f}%  {:<8}  {}",
+                     first, h.gpus, h.gpu.substr(0, 15), fabric_short(h), to_string(e.acquisition),
+                     to_compact_string(e.layout), days(e.time_to_train_s), money(e.total_cost_usd), energy(e.energy_J),
+                     per_token(e.energy_J_per_token), watts(e.peak_facility_power_W), 100 * e.mfu, e.native ? "flow" : "analytic",
                      bottleneck_name(e.breakdown)));
   };
   if (!r.pareto.empty()) {
@@ -513,7 +517,7 @@ std::string Planner::to_csv(const PlanResult& r) const {
   std::string o =
       "rank,recommended,engine,gpu,node,gpus,nodes,fabric,oversubscription,network,storage,acquisition,"
       "tp,pp,dp,cp,ep,vp,micro_batch,zero,recompute,time_to_train_s,iteration_time_s,mfu,"
-      "memory_per_gpu_bytes,capex_usd,run_opex_usd,total_cost_usd,energy_J,avg_it_power_W,"
+      "memory_per_gpu_bytes,capex_usd,run_opex_usd,total_cost_usd,energy_J,energy_J_per_token,avg_it_power_W,"
       "peak_facility_power_W,bottleneck,role\n";
   std::vector<std::pair<Evaluation, const char*>> rows;
   if (r.found) rows.emplace_back(r.recommended, "recommended");
@@ -523,12 +527,13 @@ std::string Planner::to_csv(const PlanResult& r) const {
   for (const auto& [e, role] : rows) {
     const HardwareChoice& h = I.hardware[e.hardware];
     const Layout& l = e.layout;
-    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      k, (r.found && k == 0) ? 1 : 0, e.native ? "native" : "analytic", h.gpu, h.node, h.gpus,
                      h.nodes, h.fabric, h.oversubscription, to_string(h.network), h.storage,
                      to_string(e.acquisition), l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.micro_batch, l.zero,
                      to_string(l.recompute), e.time_to_train_s, e.iteration_time_s, e.mfu,
                      e.memory_per_gpu_bytes, e.capex_usd, e.run_opex_usd, e.total_cost_usd, e.energy_J,
+                     e.energy_J_per_token > 0 ? fmt::format("{}", e.energy_J_per_token) : std::string(),
                      e.avg_it_power_W, e.peak_facility_power_W, bottleneck_name(e.breakdown), role);
     ++k;
   }

@@ -77,6 +77,16 @@ TEST_CASE("compare: the report's numbers are those of tutti simulate --json") {
       exposed += v.get<double>();
     CHECK(row.at("exposed_comm_s").get<double>() == doctest::Approx(exposed).epsilon(1e-12));
   }
+  // The run-cost table shows the energy per training token the simulation reports.
+  const json& cost = find_block(rep, "cost");
+  for (int i = 0; i < 2; ++i) {
+    const json& row = cost.at("rows").at(i);
+    REQUIRE(sims[i].contains("facility"));
+    const json& per_token = sims[i].at("facility").at("energy").at("physical_J_per_token");
+    REQUIRE(per_token.is_number());
+    CHECK(per_token.get<double>() > 0);
+    CHECK(row.at("energy_J_per_token") == per_token);
+  }
   // The verdict's margin is computed from those numbers.
   double a = sims[0].at("time_to_train_s"), b = sims[1].at("time_to_train_s");
   const json& v = rep.at("verdict").at(0);

@@ -91,18 +91,34 @@ TEST_CASE("facility cli: native, analytic and simgrid give the same power timeli
 }
 
 TEST_CASE("facility cli: an 8-GPU Hopper node in training reads below its 10.2 kW nameplate") {
-  auto r = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c",
-                      "topologies/h100-64gpu-fattree.json", "-p", "tp=8,pp=2"});
-  REQUIRE_MESSAGE(r.rc == 0, r.err);
-  const auto p = r.json()["facility"]["power"];
-  const double nodes = 8, nameplate_node_W = 10200;
-  const double node_peak_W = (p["peak_it_W"].get<double>() - p["network_W"].get<double>() -
-                              p["storage_W"].get<double>()) / nodes;
-  // Measured: 8.48 kW max on an 8-GPU H100 HGX node in training (Latif et al., arXiv:2412.08602).
-  CHECK(node_peak_W < nameplate_node_W * 0.9);
-  CHECK(node_peak_W == doctest::Approx(8480).epsilon(0.03));
-  CHECK(p["node_avg_W"].get<double>() < node_peak_W);
-  CHECK(p["nameplate_it_W"].get<double>() > p["peak_it_W"].get<double>());
+  // The per-activity draws are the cited ones of topologies/catalog/gpu_power.json (see
+  // facility_power_test.cpp); native and analytic engines give the same node power within 5%.
+  double node_avg[2] = {}, avg_it[2] = {}, energy[2] = {};
+  const char* engines[] = {"native", "analytic"};
+  for (int e = 0; e < 2; ++e) {
+    CAPTURE(engines[e]);
+    auto r = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c",
+                        "topologies/h100-64gpu-fattree.json", "-p", "tp=8,pp=2", "--engine", engines[e]});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const auto p = r.json()["facility"]["power"];
+    const double nodes = 8, nameplate_node_W = 10200;
+    const double node_peak_W = (p["peak_it_W"].get<double>() - p["network_W"].get<double>() -
+                                p["storage_W"].get<double>()) / nodes;
+    // Measured: 8.48 kW max on an 8-GPU H100 HGX node in training (Latif et al., arXiv:2412.08602).
+    CHECK(node_peak_W < nameplate_node_W * 0.9);
+    CHECK(node_peak_W == doctest::Approx(8480).epsilon(0.03));
+    node_avg[e] = p["node_avg_W"].get<double>();
+    CHECK(node_avg[e] < node_peak_W);
+    // Newkirk et al. (arXiv:2506.14551): intensive training averages 76% of the 10.2 kW rating;
+    // an average far below half the rating would mean the activity split lost the compute time.
+    CHECK(node_avg[e] > 0.5 * nameplate_node_W);
+    CHECK(p["nameplate_it_W"].get<double>() > p["peak_it_W"].get<double>());
+    avg_it[e] = p["avg_it_W"].get<double>();
+    energy[e] = p["energy_per_iteration_J"].get<double>() / r.json()["iteration_time_s"].get<double>();
+  }
+  CHECK(node_avg[1] == doctest::Approx(node_avg[0]).epsilon(0.05));
+  CHECK(avg_it[1] == doctest::Approx(avg_it[0]).epsilon(0.05));
+  CHECK(energy[1] == doctest::Approx(energy[0]).epsilon(0.05));
 }
 
 TEST_CASE("facility cli: a throttled and a storage-starved run show it in the top line and the bottleneck") {

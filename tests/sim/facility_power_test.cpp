@@ -94,3 +94,84 @@ TEST_CASE("facility power: bad inputs are input errors") {
   in.gpus = 0;
   CHECK_THROWS_AS(compute_power(in, in.times, 1.0), InputError);
 }
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "../support/run.hpp"
+#include "tutti/core/config.hpp"
+#include "tutti/topologies/catalog.hpp"
+#include "tutti/topologies/cluster.hpp"
+
+TEST_CASE("facility power: the per-activity draws come from the cited catalog file") {
+  const GpuPowerCoefficients& k = builtin_gpu_power();
+  // Every coefficient cites docs/hardware-facts.md 6.5; each one that is not listed as an estimate
+  // cites a measurement by its reference key (tests/topologies/citations_test.cpp resolves keys).
+  REQUIRE(k.sources.size() == 5);
+  for (const auto& [key, text] : k.sources) {
+    CAPTURE(key);
+    CHECK(text.find("docs/hardware-facts.md 6.5") != std::string::npos);
+    const bool estimate = std::find(k.estimates.begin(), k.estimates.end(), key) != k.estimates.end();
+    if (!estimate) CHECK(text.find("[") != std::string::npos);
+  }
+  // The compute draw is measured, not an estimate; the measured node peak rests on it.
+  CHECK(std::find(k.estimates.begin(), k.estimates.end(), "compute_frac") == k.estimates.end());
+  CHECK(k.compute_frac == doctest::Approx(1.0));
+  // Activity ordering the sources state: idle < communication < memory-bound < dense compute.
+  CHECK(k.idle_frac < k.comm_frac);
+  CHECK(k.comm_frac < k.memory_frac);
+  CHECK(k.memory_frac < k.compute_frac);
+  // Hand-built inputs default to the same values (no second, uncited copy in the code).
+  GpuPowerModel d;
+  CHECK(d.compute_frac == k.compute_frac);
+  CHECK(d.memory_frac == k.memory_frac);
+  CHECK(d.comm_frac == k.comm_frac);
+  CHECK(d.overlap_extra_W == k.overlap_extra_W);
+  // The cluster path (simulate and plan) copies the file; the catalog GPU keeps its idle draw.
+  Cluster c = load_cluster(testing::src("topologies/dgx-h100-superpod-4su.json"));
+  FacilityInputs in;
+  fill_cluster_inputs(in, c);
+  CHECK(in.gpu.tdp_W == doctest::Approx(700));
+  CHECK(in.gpu.memory_frac == k.memory_frac);
+  CHECK(in.gpu.comm_frac == k.comm_frac);
+  CHECK(in.gpu.overlap_extra_W == k.overlap_extra_W);
+  CHECK(in.gpu.idle_W == doctest::Approx(c.gpu.idle_W));
+  // A GPU without an idle draw idles at the file's fraction of TDP.
+  CHECK(gpu_power_model(k, 1000, 0).idle_W == doctest::Approx(k.idle_frac * 1000));
+}
+
+TEST_CASE("facility power: gpu_power.json is read strictly") {
+  nlohmann::json base = Catalog::builtin().file("gpu_power").json();
+  auto parse = [](const nlohmann::json& j) { return parse_gpu_power(Doc::from_json(j, "gpu_power.json")); };
+  CHECK(parse(base).comm_frac == doctest::Approx(base["comm_frac"].get<double>()));
+  auto fails = [&](nlohmann::json j, const std::string& key) {
+    CAPTURE(key);
+    try {
+      parse(j);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+    }
+  };
+  nlohmann::json j = base;
+  j["sources"].erase("comm_frac");  // a coefficient without a citation
+  fails(j, "comm_frac");
+  j = base;
+  j["sources"]["gemm_frac"] = "a source for a coefficient that does not exist";
+  fails(j, "gemm_frac");
+  j = base;
+  j["sources"]["memory_frac"] = "";
+  fails(j, "memory_frac");
+  j = base;
+  j["estimates"].push_back("gemm_frac");
+  fails(j, "estimates");
+  j = base;
+  j["memory_frac"] = 2.0;
+  fails(j, "memory_frac");
+  j = base;
+  j["overlap_extra"] = 30;  // units required
+  fails(j, "overlap_extra");
+  j = base;
+  j["zz_unknown"] = 1;
+  fails(j, "zz_unknown");
+}

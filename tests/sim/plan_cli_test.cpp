@@ -57,6 +57,32 @@ TEST_CASE("plan cli: same inputs, same output byte for byte (JSON, table and CSV
   CHECK(text.out.find("PARETO FRONTIER") != std::string::npos);
 }
 
+TEST_CASE("plan cli: energy per token (J per training token) in JSON rows, the table and CSV") {
+  auto r = run_tutti({"plan", small(), "--json"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  auto j = r.json();
+  const double tokens = 100e9;  // small_request.json: "tokens": "100B"
+  auto check_row = [&](const nlohmann::json& e) {
+    REQUIRE(e["energy_J_per_token"].is_number());
+    const double per_token = e["energy_J_per_token"].get<double>();
+    // Facility energy of the run over its tokens (iterations round the tokens up by < 0.1%).
+    CHECK(per_token * tokens == doctest::Approx(e["energy_J"].get<double>()).epsilon(0.002));
+    // Llama 3 8B: 6 x 8e9 = 4.8e10 FLOP per token; at 0.2-1 PFLOP/s per GPU drawing 1-2 kW
+    // (facility) that is 0.05-0.5 J per token: the unit is joules, not kJ or mJ.
+    CHECK(per_token > 0.01);
+    CHECK(per_token < 10);
+  };
+  check_row(j["recommended"]);
+  for (const auto& e : j["pareto"]) check_row(e);
+  auto text = run_tutti({"plan", small()});
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find(" per token; power ") != std::string::npos);  // the recommendation's energy line
+  CHECK(text.out.find("J/token") != std::string::npos);             // the table's column
+  auto csv = run_tutti({"plan", small(), "--csv"});
+  REQUIRE(csv.rc == 0);
+  CHECK(csv.out.find(",energy_J,energy_J_per_token,avg_it_power_W,") != std::string::npos);
+}
+
 TEST_CASE("plan cli: pruning never changes the answer (exhaustive search on a small space)") {
   auto pruned = run_tutti({"plan", small(), "--json", "--budget", "$12M", "--acquisition", "buy"});
   auto full = run_tutti({"plan", small(), "--json", "--budget", "$12M", "--acquisition", "buy", "--no-prune"});

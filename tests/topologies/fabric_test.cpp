@@ -121,6 +121,38 @@ TEST_CASE("fabric: DGX B200 SuperPOD switch counts per tier match RA-B200 (2 to 
   }
 }
 
+TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X RoCE and XDR InfiniBand)") {
+  // NVIDIA DGX SuperPOD B300 reference architecture, "Components" (docs/hardware-facts.md 4.1,
+  // [RA-B300]): one Spectrum-X (RoCE) SU is 64 DGX B300 = 512 GPUs on 16 leaves and 8 spines; the
+  // XDR InfiniBand variant's SU is 72 DGX B300 = 576 GPUs on 8 leaves and 4 spines. Both 1:1.
+  struct Row {
+    const char* switch_id;
+    const char* transport;
+    int nodes, leaf, spine;
+  } rows[] = {{"spectrum-4-sn5600", "roce", 64, 16, 8}, {"quantum-x800-q3400", "infiniband", 72, 8, 4}};
+  for (const auto& r : rows) {
+    CAPTURE(r.switch_id);
+    ClusterParams p;
+    p.node = "dgx-b300";
+    p.nodes = r.nodes;
+    p.fabric = "rail_optimized";
+    p.switch_id = r.switch_id;
+    p.transport = r.transport;
+    // tutti's SU is the nodes under one leaf per rail: the XDR SU is one (72 nodes on 144-port
+    // leaves); the Spectrum-X SU of 64 nodes is two of tutti's default 32 (64-port leaves).
+    if (r.nodes == 72) p.sets = {"fabric.nodes_per_su=72"};
+    Cluster c = make_cluster(p);
+    CHECK(c.transport.kind == r.transport);
+    CHECK(c.gpus() == r.nodes * 8);
+    CHECK(c.facts.tiers == 2);
+    CHECK(switches(c, "leaf") == r.leaf);
+    CHECK(switches(c, "spine") == r.spine);
+    CHECK(c.bom.switches == r.leaf + r.spine);
+    // Non-blocking: as many leaf-spine cables as node cables.
+    CHECK(cables(c, Tier::LeafSpine) == cables(c, Tier::Access));
+  }
+}
+
 TEST_CASE("fabric: bisection of a k-ary fat-tree and its oversubscribed variant match the closed forms") {
   // HDR QM8700 (k = 40 ports of 200 Gb/s) under DGX A100 nodes (8 x 200G NICs).
   const double B = 200e9 / 8;

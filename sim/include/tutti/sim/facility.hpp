@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tutti/topologies/prices.hpp"
@@ -34,9 +35,11 @@ class NoAnswerError : public std::runtime_error {
 // ------------------------------------------------------------------------------------------
 // Inputs
 
-/// Per-GPU draw by activity. Compute- and memory-bound draws are fractions of TDP; they and the
-/// overlap extra are estimates (docs/facility.md "Power"). Power of a state at clock factor f
-/// (1 = nominal): idle_W + (demand - idle_W) * f^3 (DVFS: P_dyn ~ f V^2 with V ~ f), then capped.
+/// Per-GPU draw by activity. Compute-, memory- and communication-bound draws are fractions of
+/// TDP. The cluster path (fill_cluster_inputs) takes them from topologies/catalog/gpu_power.json,
+/// where each value cites its source (docs/facility.md "Power"); the defaults here are the same
+/// values (tested) for hand-built inputs. Power of a state at clock factor f (1 = nominal):
+/// idle_W + (demand - idle_W) * f^3 (DVFS: P_dyn ~ f V^2 with V ~ f), then capped.
 struct GpuPowerModel {
   double tdp_W = 700;           ///< Board power limit (H100 SXM: 700 W).
   double idle_W = 75;           ///< Static/idle draw; also the floor of the DVFS model.
@@ -47,6 +50,23 @@ struct GpuPowerModel {
   double overlap_extra_W = 30;  ///< Added while communication overlaps compute (est.).
   double cap_W() const { return power_cap_W > 0 ? power_cap_W : tdp_W; }
 };
+
+/// The per-activity coefficients of topologies/catalog/gpu_power.json, each with its citation.
+struct GpuPowerCoefficients {
+  double compute_frac = 0, memory_frac = 0, comm_frac = 0;  ///< Fractions of TDP.
+  double overlap_extra_W = 0;  ///< Added while communication overlaps compute.
+  double idle_frac = 0;        ///< Idle draw as a fraction of TDP for GPUs without idle_power.
+  /// Citation per coefficient, keyed as in the file ("compute_frac", ..., "overlap_extra").
+  std::vector<std::pair<std::string, std::string>> sources;
+  std::vector<std::string> estimates;  ///< Coefficients no public measurement fixes.
+};
+/// Strict parser of the gpu_power.json format: every coefficient in range and cited (a source
+/// for each, nothing else); throws InputError naming the key otherwise.
+GpuPowerCoefficients parse_gpu_power(const Doc& doc);
+const GpuPowerCoefficients& builtin_gpu_power();
+/// The GPU's power model: `tdp_W`, its catalog idle draw (0 = idle_frac x TDP) and the
+/// coefficients.
+GpuPowerModel gpu_power_model(const GpuPowerCoefficients& k, double tdp_W, double idle_W);
 
 /// One iteration of the busiest rank class, seconds. Streams may overlap:
 /// gemm_busy_s + memory_busy_s (the compute stream) <= iteration_s.

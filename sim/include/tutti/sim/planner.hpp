@@ -173,6 +173,7 @@ struct Evaluation {
   double rental_usd = 0;       ///< Rental for the run at the GPU's rental price (0 = no price).
   double breakeven_utilization = 0;  ///< Owned = rented at this utilisation (0 = no rental price).
   double energy_J = 0;         ///< Facility energy of the run (IT energy x PUE).
+  double energy_J_per_token = 0;  ///< energy_J / training tokens, J per token; 0 = not a token model.
   double avg_it_power_W = 0;
   double peak_facility_power_W = 0;
   bool feasible() const { return violations == 0; }
