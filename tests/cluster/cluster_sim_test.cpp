@@ -259,7 +259,7 @@ TEST_CASE("elastic jobs grow into idle GPUs, shrink for the queue head, stay in 
   }
 }
 
-TEST_CASE("elastic: a job never runs below its minimum; a head that would need that waits") {
+TEST_CASE("elastic: a job never runs below its minimum, a head that would need that waits") {
   // E (32 GPUs for 2 h nominal = 64 GPU-h, elastic 24..64) starts beside B (8 GPUs, 1 h) and grows
   // to 56. R (48 GPUs) at 10 min: E could give back only 56 - 24 = 32, so R waits; at 1 h B ends,
   // 8 free + 32 is still < 48, so E grows to 64 instead and ends at 1 h + 8/64 h; then R starts.
