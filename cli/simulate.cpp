@@ -15,6 +15,7 @@
 #include "tutti/sim/facility.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
 #include "tutti/sim/trace.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/topologies/cluster.hpp"
 #include "tutti/topologies/prices.hpp"
 
@@ -228,7 +229,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.seed = g.seed;
   SimResult r;
   FacilityResult fr;
-  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr);
+  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr, g.verbosity >= 0);
   if (!overrides.empty()) j["overrides"] = overrides;
   if (g.json) {
     emit_json(g, j);
@@ -258,15 +259,23 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
                                    const SimOptions& options, SimResult* result,
-                                   const std::string& facility_flag, FacilityResult* facility) {
-  SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
+                                   const std::string& facility_flag, FacilityResult* facility, bool progress) {
+  SimResult r;
+  if (options.engine == "simgrid") {
+    ProgressBar bar("simgrid: ops", progress);
+    SimOptions so = options;
+    so.progress = bar.callback();
+    r = simulate_simgrid(w, c, l, so);
+  } else {
+    r = simulate(w, c, l, options);
+  }
   FacilityOptions fo = parse_facility_flag(facility_flag);
   fo.seed = options.seed;
-  // Progress on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
-  fo.progress = [](int retimings, double clock) {
-    std::fprintf(stderr, "tutti: cooling fixed point: %d re-timings, trying clock factor %.4f\n", retimings, clock);
-  };
+  // A bar on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
+  ProgressBar cooling("cooling fixed point: re-timings", progress);
+  fo.progress = cooling.callback();
   FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
+  cooling.finish();
   nlohmann::json j;
   to_json(j, r);
   {

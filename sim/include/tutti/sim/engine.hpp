@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tutti/models/program.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/result.hpp"
@@ -55,6 +56,7 @@ struct SimOptions {
   std::uint64_t seed = 1;         ///< ECMP hash seed.
   bool check_memory = true;       ///< false: predict even when the memory estimate exceeds HBM
                                   ///< (validation of runs known to have fit).
+  ProgressFn progress;            ///< SimGrid engine: (ops done, ops) as they finish; empty = silent.
 };
 
 /// The hardware an engine needs, independent of how the cluster file is written.
@@ -87,6 +89,9 @@ struct ProgramSimOptions {
   double tokens_to_train = 0;   ///< For time_to_train_s (0: use samples_to_train).
   double samples_to_train = 0;
   int max_bottleneck_links = 10;
+  /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
+  /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
+  ProgressFn progress;
 };
 
 /// Native event engine on a hand-built or expanded Program. Throws InputError for a Program
