@@ -57,7 +57,7 @@ std::map<std::string, std::size_t> count_by(const nlohmann::json& j, const std::
 
 }  // namespace
 
-TEST_CASE("trace filters: index lists and op lists parse; bad values name their flag") {
+TEST_CASE("trace filters: index lists and op lists parse, bad values name their flag") {
   using R = std::vector<std::pair<long long, long long>>;
   CHECK(parse_index_ranges("0-7,64", "--x") == R{{0, 7}, {64, 64}});
   CHECK(parse_index_ranges(" 3 , 1-2 ", "--x") == R{{3, 3}, {1, 2}});
@@ -77,7 +77,7 @@ TEST_CASE("trace filters: index lists and op lists parse; bad values name their 
   CHECK(input_error_flag([] { parse_trace_filter("", "", "2-1"); }) == "--trace-iterations");
 }
 
-TEST_CASE("trace: strict-valid; one process per timeline, stream tracks, sends and receives on tracks of their own") {
+TEST_CASE("trace: strict-valid, one process per timeline, stream tracks, sends and receives on tracks of their own") {
   Pipeline p;
   SimResult r;
   const nlohmann::json j = p.trace({}, &r);
@@ -139,7 +139,7 @@ TEST_CASE("trace: strict-valid; one process per timeline, stream tracks, sends a
   CHECK(last == doctest::Approx(r.iteration_time_s * 1e6).epsilon(1e-6));
 }
 
-TEST_CASE("trace: rank, op and iteration filters select what they name; the estimate is close") {
+TEST_CASE("trace: rank, op and iteration filters select what they name, the estimate is close") {
   Pipeline p;
   SimResult r;
   const nlohmann::json j = p.trace(parse_trace_filter("1,6-7", "gemm,send", "0-2"), &r);
