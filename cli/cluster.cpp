@@ -97,7 +97,10 @@ int run_simulate(const Globals& g, const ClusterOptions& o) {
   Cluster c = load_cluster(o.cluster, g.sets);
   ClusterSimOptions so = sim_options(g, o);
   JobList jl = trace(g, o, c);
+  ProgressBar bar("jobs finished", g.verbosity >= 0);
+  so.progress = bar.callback();
   ClusterResult r = simulate_cluster(c, jl, so);
+  bar.finish();
   if (g.json) emit_json(g, to_json(r));
   else emit(g, cluster_text(r));
   if (!o.csv.empty()) write_file(o.csv, jobs_csv(r));

@@ -14,6 +14,8 @@
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/facility.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/sim/trace.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/topologies/cluster.hpp"
 #include "tutti/topologies/prices.hpp"
 
@@ -28,7 +30,29 @@ struct SimulateOptions {
   std::string prices;  ///< --prices FILE (schemas/prices.schema.json)
   std::string tokens;  ///< --tokens: tokens to train instead of the workload's ("2T")
   long long global_batch = 0;  ///< --global-batch: sequences per step instead of the workload's
+  std::string trace_ranks, trace_ops, trace_iterations;  ///< --trace-* filters (sim/trace.hpp)
+  bool trace_force = false;                              ///< --trace-force: over the size limit
 };
+
+// --trace and its filters: checked before anything is loaded or simulated.
+TraceOptions trace_options(const Globals& g, const SimulateOptions& o) {
+  TraceOptions t;
+  const bool filtered = !o.trace_ranks.empty() || !o.trace_ops.empty() || !o.trace_iterations.empty() || o.trace_force;
+  if (o.trace.empty()) {
+    if (filtered)
+      throw InputError(!o.trace_ranks.empty() ? "--trace-ranks" : !o.trace_ops.empty() ? "--trace-ops"
+                       : !o.trace_iterations.empty() ? "--trace-iterations" : "--trace-force",
+                       "", "no --trace FILE", "--trace FILE with the trace filters");
+    return t;
+  }
+  if (o.engine != "native")
+    throw InputError("--trace", "", "--engine " + o.engine, "--engine native (the engine that writes traces)");
+  t.path = o.trace;
+  t.filter = parse_trace_filter(o.trace_ranks, o.trace_ops, o.trace_iterations);
+  t.force = o.trace_force;
+  t.note = [&g](const std::string& line) { note(g, line); };
+  return t;
+}
 
 // --tokens and --global-batch on top of the workload file (through its strict parser for the
 // batch); returns the overrides applied, for the output.
@@ -177,6 +201,7 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
 int run_simulate(const Globals& g, const SimulateOptions& o) {
   if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
+  TraceOptions trace = trace_options(g, o);
   Workload w = load_workload(o.workload);
   const nlohmann::json overrides = workload_overrides(w, o);
   Cluster c = load_cluster(o.cluster, g.sets);
@@ -199,12 +224,12 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   SimOptions so;
   so.engine = o.engine;
   so.calibration = o.calibration;
-  so.trace_path = o.trace;
+  so.trace = std::move(trace);
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
   SimResult r;
   FacilityResult fr;
-  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr);
+  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr, g.verbosity >= 0);
   if (!overrides.empty()) j["overrides"] = overrides;
   if (g.json) {
     emit_json(g, j);
@@ -234,15 +259,23 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
                                    const SimOptions& options, SimResult* result,
-                                   const std::string& facility_flag, FacilityResult* facility) {
-  SimResult r = options.engine == "simgrid" ? simulate_simgrid(w, c, l, options) : simulate(w, c, l, options);
+                                   const std::string& facility_flag, FacilityResult* facility, bool progress) {
+  SimResult r;
+  if (options.engine == "simgrid") {
+    ProgressBar bar("simgrid: ops", progress);
+    SimOptions so = options;
+    so.progress = bar.callback();
+    r = simulate_simgrid(w, c, l, so);
+  } else {
+    r = simulate(w, c, l, options);
+  }
   FacilityOptions fo = parse_facility_flag(facility_flag);
   fo.seed = options.seed;
-  // Progress on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
-  fo.progress = [](int retimings, double clock) {
-    std::fprintf(stderr, "tutti: cooling fixed point: %d re-timings, trying clock factor %.4f\n", retimings, clock);
-  };
+  // A bar on stderr (stdout stays deterministic) once the cooling fixed point passes 1 s.
+  ProgressBar cooling("cooling fixed point: re-timings", progress);
+  fo.progress = cooling.callback();
   FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
+  cooling.finish();
   nlohmann::json j;
   to_json(j, r);
   {
@@ -295,7 +328,19 @@ void setup_simulate(CLI::App& app, Globals& g) {
   sub->add_option("--engine", o->engine, "native (flow-level events), analytic (closed forms) or simgrid")
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
   sub->add_option("--calibration", o->calibration, "Calibration profile (sim/calibration/default.json format)");
-  sub->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace (one track per stream per stage)");
+  sub->add_option("--trace", o->trace,
+                  "Write a Chrome/Perfetto trace (native engine): one process per rank, one track per stream, "
+                  "sends and receives on their own tracks; refused above 100 MB (estimate on stderr)");
+  sub->add_option("--trace-ranks", o->trace_ranks,
+                  "Ranks to trace: indices and ranges, e.g. 0-7,64 (default: the first rank of each engine "
+                  "timeline; ranks of a timeline run in lock-step)");
+  sub->add_option("--trace-ops", o->trace_ops,
+                  "Ops to trace: kinds (gemm, attention, membound, collective, send, recv; compute = the first "
+                  "three, p2p = send,recv) or op names and prefixes (attn.qkv, moe.*); default: all");
+  sub->add_option("--trace-iterations", o->trace_iterations,
+                  "Iterations to trace, e.g. 0-2 (default 0): the simulated iteration, repeated at whole "
+                  "iteration times as the run repeats it");
+  sub->add_flag("--trace-force", o->trace_force, "Write the trace even above the 100 MB limit");
   sub->add_option("--facility", o->facility,
                   "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
                   "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");

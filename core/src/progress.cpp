@@ -40,6 +40,10 @@ ProgressBar::~ProgressBar() { finish(); }
 
 void ProgressBar::update(std::uint64_t done, std::uint64_t total) {
   if (!enabled_ || total == 0) return;
+  if (done >= total) {  // the work is done: clear the line (the caller may print results next)
+    finish();
+    return;
+  }
   const auto now = Clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (elapsed < 0.5 || std::chrono::duration<double>(now - last_).count() < 0.1) return;

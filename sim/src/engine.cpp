@@ -15,9 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <queue>
 #include <tuple>
 
@@ -27,16 +25,11 @@
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/network.hpp"
+#include "tutti/sim/trace.hpp"
 
 namespace tutti {
 
 namespace {
-
-std::string fmt_us(double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
-  return buf;
-}
 
 /// Pacing of a phase's `repeat` lock-step steps (a ring's 2(n-1) steps). A set of macro flows
 /// (every flow's bytes and latency x k) stands for k steps exactly while one flow of the set stays
@@ -237,7 +230,7 @@ class Des {
   }
   void breakdown(SimResult& r, double iter);
   void bottlenecks(SimResult& r, double iter);
-  void write_trace(const std::string& path);
+  std::vector<TraceTimeline> trace_timelines() const;
 
   const Program& prog_;
   const SimCluster& cl_;
@@ -694,6 +687,14 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
 SimResult Des::run() {
   auto wall0 = std::chrono::steady_clock::now();
   build();
+  if (!opt_.trace.path.empty()) {  // before simulating: bad filters and oversized traces fail fast
+    double run_iterations = 0;       // as finish_result counts them
+    if (opt_.tokens_to_train > 0 && prog_.tokens_per_iteration > 0)
+      run_iterations = std::ceil(opt_.tokens_to_train / prog_.tokens_per_iteration);
+    else if (opt_.samples_to_train > 0 && prog_.samples_per_iteration > 0)
+      run_iterations = std::ceil(opt_.samples_to_train / prog_.samples_per_iteration);
+    check_trace(prog_, trace_timelines(), opt_.trace, run_iterations);
+  }
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
     for (std::uint32_t i = 0; i < cls_[c].indeg.size(); ++i)
       if (cls_[c].indeg[i] == 0) ready_.push_back({c, i});
@@ -737,7 +738,7 @@ SimResult Des::run() {
   breakdown(r, iter);
   bottlenecks(r, iter);
   finish_result(r, prog_, cl_, prof_, opt_);
-  if (!opt_.trace_path.empty()) write_trace(opt_.trace_path);
+  if (!opt_.trace.path.empty()) write_trace(opt_.trace.path, prog_, trace_timelines(), opt_.trace.filter, iter);
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(stderr, "engine: %zu ops x %d replica timelines, %llu rate solves, %llu flow re-rates, %zu comm plans\n",
                  total_ops_ / replicas_, replicas_, static_cast<unsigned long long>(net_.solves()),
@@ -829,38 +830,11 @@ void Des::bottlenecks(SimResult& r, double iter) {
   }
 }
 
-void Des::write_trace(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path + ": cannot write the trace file");
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    if (!first) out << ",\n";
-    first = false;
-  };
-  for (std::size_t c = 0; c < cls_.size(); ++c) {
-    const ClassState& s = cls_[c];
-    sep();
-    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << c << ",\"args\":{\"name\":\"stage "
-        << s.rc->stage << (replicas_ > 1 ? " replica " + std::to_string(s.replica) : std::string())
-        << " (x" << s.nranks << " ranks)\"}}";
-    for (int st = 0; st < kNumStreams; ++st) {
-      sep();
-      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << c << ",\"tid\":" << st
-          << ",\"args\":{\"name\":\"" << to_string(static_cast<Stream>(st)) << "\"}}";
-    }
-    for (std::size_t i = 0; i < s.rc->ops.size(); ++i) {
-      const Op& op = s.rc->ops[i];
-      double a = is_compute(op.kind) ? s.start[i] : std::max(s.start[i], s.rendezvous[i]);
-      nlohmann::json name = prog_.names.at(op.name);
-      sep();
-      out << "{\"ph\":\"X\",\"pid\":" << c << ",\"tid\":" << static_cast<int>(op.stream)
-          << ",\"name\":" << name.dump() << ",\"cat\":\"" << to_string(op.kind) << "\",\"ts\":"
-          << fmt_us(a) << ",\"dur\":" << fmt_us(s.end[i] - a) << ",\"args\":{\"mb\":" << op.microbatch << "}}";
-    }
-  }
-  out << "\n]}\n";
-  if (!out) throw InputError(path + ": write failed");
+std::vector<TraceTimeline> Des::trace_timelines() const {
+  std::vector<TraceTimeline> out;
+  for (const ClassState& s : cls_)
+    out.push_back({s.rc, s.first_rank, s.nranks, s.start.data(), s.end.data(), s.rendezvous.data()});
+  return out;
 }
 
 }  // namespace

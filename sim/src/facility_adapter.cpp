@@ -126,7 +126,7 @@ FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layou
   IterationTimes base = iteration_times(r);
   SimOptions fast = so;
   fast.engine = "analytic";
-  fast.trace_path.clear();
+  fast.trace.path.clear();
   const double a1 = so.engine == "analytic" ? r.iteration_time_s : simulate(w, c, l, fast).iteration_time_s;
   Retimer engine = [&, base, fast, a1](double slowdown) {
     SimOptions again = fast;

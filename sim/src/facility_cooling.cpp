@@ -117,8 +117,12 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
     const double h = g - s;
     if (h > 0) a = s, ha = h;
     else b = s, hb = h, hb_known = true;
-    if (o.progress && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1))
-      o.progress(it, 1.0 / s);
+    if (o.progress && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1)) {
+      // Steps left: the bracket at least halves every two steps until it is tol wide.
+      const double left = 2 * std::ceil(std::log2(std::max(1.0, (b - a) / (tol * s))));
+      o.progress(static_cast<std::uint64_t>(it),
+                 static_cast<std::uint64_t>(std::min<double>(max_it, it + std::max(1.0, left))));
+    }
   }
   if (std::abs(g - s) > tol * s) {  // bracket closed: settle at its fitting (slower) end
     s = b;

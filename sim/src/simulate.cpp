@@ -46,7 +46,7 @@ SimResult simulate(const Workload& w, const Cluster& c, const Layout& l, const S
   ProgramSimOptions po;
   po.compute_slowdown = o.compute_slowdown;
   po.seed = o.seed;
-  po.trace_path = o.trace_path;
+  po.trace = o.trace;
   po.tokens_to_train = w.model.token_model() ? tokens_to_train(w) : 0;
   po.samples_to_train = w.training.samples_to_train;
   SimResult r = o.engine == "analytic" ? simulate_program_analytic(p, sc, *prof, po)

@@ -1,5 +1,9 @@
-// The progress bar (core/progress.hpp): its text, and silence off a terminal.
+// The progress bar (core/progress.hpp): its text, silence off a terminal, drawing on one.
 #include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -36,4 +40,36 @@ TEST_CASE("progress: off a terminal (a file, a pipe) or with -q it writes nothin
     CHECK(std::ftell(f) == 0);
     std::fclose(f);
   }
+}
+
+TEST_CASE("progress: on a terminal (a pseudo-terminal here) the bar is drawn, then cleared when the work is done") {
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(grantpt(master) == 0);
+  REQUIRE(unlockpt(master) == 0);
+  const int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  REQUIRE(slave >= 0);
+  std::FILE* f = fdopen(slave, "w");
+  REQUIRE(f != nullptr);
+  std::string text;
+  {
+    ProgressBar bar("work", true, f);
+    CHECK(bar.active());
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    bar.update(3, 10);
+    CHECK(bar.shown());
+    bar.update(10, 10);  // done: the line is cleared without a call to finish()
+    CHECK_FALSE(bar.shown());
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  }
+  std::fclose(f);
+  close(master);
+  CHECK(text.find("work [") != std::string::npos);
+  CHECK(text.find("30%") != std::string::npos);
+  CHECK(text.find("ETA") != std::string::npos);
+  REQUIRE_FALSE(text.empty());
+  CHECK(text.back() == '\r');  // ends with the clearing: blanks, then back to the line start
+  CHECK(text.find("100%") == std::string::npos);
 }

@@ -85,23 +85,25 @@ TEST_CASE("determinism: two runs give identical JSON") {
   CHECK(dump() == dump());
 }
 
-TEST_CASE("trace: one track per stream per rank class, every op once") {
+TEST_CASE("trace: one process per rank class, every op once, a compute track in each") {
   auto topo = std::make_shared<TestFatTree>(1, 4, 1, 1, 50e9, 0, 50e9, 0.0);
   SimCluster cl = testing::make_sim_cluster(topo);
   Program prog = testing::pipeline_program(4, 4, 1, 1e6, 0.0, 1024);
   ProgramSimOptions o;
-  o.trace_path = tutti::testing::temp_dir() + "/trace.json";
+  o.trace.path = tutti::testing::temp_dir() + "/trace.json";
   simulate_program(prog, cl, default_calibration(), o);
-  std::ifstream in(o.trace_path);
+  std::ifstream in(o.trace.path);
   nlohmann::json j = nlohmann::json::parse(in);
-  std::size_t ops = 0, xs = 0, threads = 0;
+  std::size_t ops = 0, xs = 0, processes = 0, compute = 0;
   for (const auto& rc : prog.classes) ops += rc.ops.size();
   for (const auto& e : j["traceEvents"]) {
     if (e["ph"] == "X") ++xs;
-    if (e["ph"] == "M" && e["name"] == "thread_name") ++threads;
+    if (e["ph"] == "M" && e["name"] == "process_name") ++processes;
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "compute") ++compute;
   }
   CHECK(xs == ops);
-  CHECK(threads == 4 * kNumStreams);
+  CHECK(processes == 4);
+  CHECK(compute == 4);
 }
 
 TEST_CASE("a send without its recv is reported as a deadlock, too many ranks is an input error") {

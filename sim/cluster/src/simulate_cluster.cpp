@@ -704,6 +704,7 @@ ClusterResult Sim::run() {
         if (r.st != St::Running || e.version != r.version) continue;
         stop(e.a, t, 0);
         ++done;
+        if (o_.progress) o_.progress(static_cast<std::uint64_t>(done), static_cast<std::uint64_t>(n));
       } else if (e.kind == 2) {
         const int node = static_cast<int>(rng_.below(static_cast<std::uint64_t>(shape_.nodes)));
         ev_.push({t + rng_.exponential(1 / (node_rate_ * shape_.nodes)), 2, 0, 0});

@@ -437,6 +437,7 @@ void ProgramRun::complete_op(int r, std::uint32_t i) {
   const ClassInfo& s = cls_[class_of(r)];
   end_[slot(r, i)] = World::now();
   ++done_;
+  if (opt_.progress) opt_.progress(done_, total_);
   for (std::uint32_t k = s.succ_off[i]; k < s.succ_off[i + 1]; ++k) release(r, s.succ[k]);
   if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0) release(r, static_cast<std::uint32_t>(s.stream_next[i]));
 }
@@ -734,6 +735,7 @@ SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l,
   po.seed = o.seed;
   po.tokens_to_train = w.model.token_model() ? tokens_to_train(w) : 0;
   po.samples_to_train = w.training.samples_to_train;
+  po.progress = o.progress;
   SimResult r = simulate_program_simgrid(p, sim_cluster(c), *prof, po);
   r.memory_per_gpu_bytes = memory_per_gpu(w, l).total_bytes;
   return r;

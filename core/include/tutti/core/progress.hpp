@@ -32,7 +32,8 @@ class ProgressBar {
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
-  /// Redraws when due (at most every 0.1 s, from 0.5 s after the start).
+  /// Redraws when due (at most every 0.1 s, from 0.5 s after the start); clears the line once
+  /// `done` reaches `total` (work that runs in a forked child ends its bar itself).
   void update(std::uint64_t done, std::uint64_t total);
   /// Clears the bar's line if it was drawn. Idempotent.
   void finish();

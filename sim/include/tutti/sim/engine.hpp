@@ -34,9 +34,11 @@
 #include <vector>
 
 #include "tutti/models/program.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/result.hpp"
+#include "tutti/sim/trace.hpp"
 #include "tutti/topologies/hardware.hpp"
 #include "tutti/topologies/topology.hpp"
 
@@ -49,11 +51,12 @@ struct Cluster;
 struct SimOptions {
   std::string engine = "native";  ///< "native" | "analytic" | "simgrid".
   std::string calibration;        ///< Profile path; empty = default_calibration().
-  std::string trace_path;         ///< Chrome/Perfetto trace output; empty = none.
+  TraceOptions trace;             ///< Chrome/Perfetto trace (native engine); path empty = none.
   double compute_slowdown = 1.0;  ///< >= 1: multiplies every compute op (thermal throttling).
   std::uint64_t seed = 1;         ///< ECMP hash seed.
   bool check_memory = true;       ///< false: predict even when the memory estimate exceeds HBM
                                   ///< (validation of runs known to have fit).
+  ProgressFn progress;            ///< SimGrid engine: (ops done, ops) as they finish; empty = silent.
 };
 
 /// The hardware an engine needs, independent of how the cluster file is written.
@@ -82,15 +85,19 @@ SimResult simulate(const Workload& workload, const Cluster& cluster, const Layou
 struct ProgramSimOptions {
   double compute_slowdown = 1.0;
   std::uint64_t seed = 1;
-  std::string trace_path;
+  TraceOptions trace;  ///< Written by the native engine (trace.hpp); path empty = none.
   double tokens_to_train = 0;   ///< For time_to_train_s (0: use samples_to_train).
   double samples_to_train = 0;
   int max_bottleneck_links = 10;
+  /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
+  /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
+  ProgressFn progress;
 };
 
 /// Native event engine on a hand-built or expanded Program. Throws InputError for a Program
-/// whose ranks do not fit the cluster, InternalError if the Program deadlocks (unmatched
-/// send/recv, dependency cycle).
+/// whose ranks do not fit the cluster, for bad trace filters or a trace over
+/// options.trace.max_bytes (check_trace, before simulating); InternalError if the Program
+/// deadlocks (unmatched send/recv, dependency cycle).
 SimResult simulate_program(const Program& program, const SimCluster& cluster,
                            const CalibrationProfile& profile, const ProgramSimOptions& options = {});
 

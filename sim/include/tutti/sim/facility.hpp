@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tutti/core/progress.hpp"
 #include "tutti/topologies/prices.hpp"
 
 namespace tutti {
@@ -154,9 +155,9 @@ struct FacilityOptions {
   /// Most re-timings the cooling fixed point may take before it answers "did not settle"
   /// (NoAnswerError: exit 1 with the bracket it reached). The bracket halves every two steps.
   int max_retimings = 60;
-  /// Called with (re-timings so far, clock factor being tried) while the cooling fixed point has
-  /// run for more than a second (the CLI prints it to stderr); empty = silent.
-  std::function<void(int, double)> progress;
+  /// Called with (re-timings so far, re-timings expected in all) while the cooling fixed point has
+  /// run for more than a second (the CLI draws a progress bar on stderr); empty = silent.
+  ProgressFn progress;
   std::string reliability_profile = "llama3";
   /// Site-measured failure rates instead of the profile's: MTBF of one node and/or of one GPU
   /// (0 = not given). When either is given the profile's rates are not used; both add up.

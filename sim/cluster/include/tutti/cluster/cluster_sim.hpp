@@ -41,6 +41,7 @@
 
 #include "tutti/cluster/jobs.hpp"
 #include "tutti/core/enum.hpp"
+#include "tutti/core/progress.hpp"
 
 namespace tutti {
 
@@ -79,6 +80,7 @@ struct ClusterSimOptions {
   int backfill_depth = 500;          ///< Jobs scanned per pass (Slurm bf_max_job_test default 500).
   int timeline_points = 200;         ///< Utilisation samples over the makespan.
   std::uint64_t seed = 1;
+  ProgressFn progress;               ///< (jobs finished, jobs) as they finish; empty = silent.
 };
 
 /// What happened to one job.
