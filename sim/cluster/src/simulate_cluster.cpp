@@ -109,6 +109,7 @@ class Sim {
   void submit(int j);
   void start(int j);
   void stop(int j, double t, int why);  // 0 finish, 1 fail, 2 preempt
+  void release_rates(const Run& r);     // takes r's held GPUs out of the cluster-wide rates
   void reschedule(int j);
   void progress(int j, double t);
   void set_slow(int j, double s);
@@ -354,10 +355,7 @@ void Sim::resize(int j, const std::vector<int>& add, int drop) {
   Run& r = runs_[j];
   progress(j, now_);
   ++r.version;
-  alloc_gpus_ -= r.held;
-  busy_rate_ -= r.held / (r.slow * r.ck);
-  interf_rate_ -= r.held * (r.slow - 1) / (r.slow * r.ck);
-  ckpt_rate_ -= r.held * (1 - 1 / r.ck);
+  release_rates(r);
   charge_usage(j, now_);
   unlink_nodes(j);
   touched_.clear();
@@ -442,14 +440,20 @@ void Sim::grow() {
   }
 }
 
-void Sim::stop(int j, double t, int why) {
-  Run& r = runs_[j];
-  progress(j, t);
-  ++r.version;
+// The held GPUs of a run leave the allocated count and the busy, interference and checkpoint
+// rates (a stop, or a resize before the new width is added back).
+void Sim::release_rates(const Run& r) {
   alloc_gpus_ -= r.held;
   busy_rate_ -= r.held / (r.slow * r.ck);
   interf_rate_ -= r.held * (r.slow - 1) / (r.slow * r.ck);
   ckpt_rate_ -= r.held * (1 - 1 / r.ck);
+}
+
+void Sim::stop(int j, double t, int why) {
+  Run& r = runs_[j];
+  progress(j, t);
+  ++r.version;
+  release_rates(r);
   running_.erase(std::find(running_.begin(), running_.end(), j));
   unlink_nodes(j);
   placer_.release(r.gpu_ids);
