@@ -146,9 +146,7 @@ int run_compare(const Globals& g, const ClusterOptions& o) {
       payload = std::string("E") + e.what();
     }
     auto parts = mpi.gather(payload);
-    if (mpi.rank() != 0) return mpi.broadcast(kOk);
-    int rc = kOk;
-    try {
+    return mpi.report_on_root([&] {
       std::vector<nlohmann::json> slices;
       for (std::size_t k = 0; k < parts.size(); ++k) {
         if (parts[k].empty()) throw InternalError(fmt::format("cluster compare: no result from rank {}", k));
@@ -176,14 +174,8 @@ int run_compare(const Globals& g, const ClusterOptions& o) {
       } else {
         emit(g, text);
       }
-    } catch (const InputError&) {
-      mpi.broadcast(kUsage);  // Never leave the other ranks waiting.
-      throw;
-    } catch (...) {
-      mpi.broadcast(kInternal);
-      throw;
-    }
-    return mpi.broadcast(rc);
+      return static_cast<int>(kOk);
+    });
   } catch (...) {
     if (mpi.rank() == 0) throw;
     return kUsage;  // Other ranks fail the same way on bad input; rank 0 reports it once.

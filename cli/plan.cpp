@@ -223,18 +223,8 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     double screen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double screen_cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     auto parts = mpi.gather(payload);
-    if (mpi.rank() != 0) return mpi.broadcast(kOk);
-    int rc = kOk;
-    try {
-      rc = report(planner, parts, o, g, screen_s, screen_cpu_s, own, mpi.size());
-    } catch (const InputError&) {
-      mpi.broadcast(kUsage);  // Never leave the other ranks waiting.
-      throw;
-    } catch (...) {
-      mpi.broadcast(kInternal);
-      throw;
-    }
-    return mpi.broadcast(rc);
+    return mpi.report_on_root(
+        [&] { return report(planner, parts, o, g, screen_s, screen_cpu_s, own, mpi.size()); });
   } catch (...) {
     if (mpi.rank() == 0) throw;
     // Other ranks fail the same way on bad input; rank 0 reports it once.

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
+#include "tutti/core/error.hpp"
+
 namespace tutti::cli {
 
 class MpiSession {
@@ -21,6 +24,24 @@ class MpiSession {
   std::vector<std::string> gather(const std::string& mine) const;
   /// Rank 0's value on every rank.
   int broadcast(int value) const;
+  /// After the gather: rank 0 runs `report` (returns an exit code) and every rank returns its
+  /// code. If `report` throws, the other ranks are released first (kUsage for an InputError,
+  /// kInternal otherwise), never left waiting, and the exception goes on from rank 0.
+  template <class F>
+  int report_on_root(F&& report) const {
+    if (rank_ != 0) return broadcast(kOk);
+    int rc = kOk;
+    try {
+      rc = report();
+    } catch (const InputError&) {
+      broadcast(kUsage);
+      throw;
+    } catch (...) {
+      broadcast(kInternal);
+      throw;
+    }
+    return broadcast(rc);
+  }
 
  private:
   int rank_ = 0, size_ = 1;
