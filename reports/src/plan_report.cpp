@@ -10,6 +10,7 @@
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
+#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 
@@ -310,6 +311,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     throw InputError(
         "", "pareto", plan.is_object() ? "no \"pareto\" nor \"recommended\"" : describe_json(plan),
         "a plan as `tutti plan --json` prints it (keys recommended, pareto, evaluated, feasible)");
+  check_result(plan, "plan_result.schema.json", "");  // every key the report reads, typed: exit 2 if not
   const json empty = json::array();
   const json& pareto =
       plan.contains("pareto") && plan.at("pareto").is_array() ? plan.at("pareto") : empty;

@@ -79,6 +79,44 @@ TEST_CASE("cli: usage and input errors exit 2") {
   CHECK(run_tutti({"report", "compare", "--workload", "no.json", "--cluster", "no.json"}).rc == 2);
 }
 
+// A plan document is read through its output schema (schemas/plan_result.schema.json): a key of the
+// wrong type is exit 2 naming the file and the key path, never a report with n/a cells (issue 23).
+TEST_CASE("cli: report plan and render refuse a malformed plan, naming the file and the key") {
+  const json good = json::parse(slurp(src("tests/reports/fixtures/plan.json")));
+  const std::string dir = temp_dir();
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* key;
+  };
+  const Case cases[] = {{"/pareto", "x", "pareto"},
+                        {"/recommended/hardware/gpus", "many", "recommended.hardware.gpus"},
+                        {"/finalists/0/time_to_train_s", -5, "finalists.0.time_to_train_s"},
+                        {"/evaluated", 1.5, "evaluated"},
+                        {"/recommended/layout/tp", 0, "recommended.layout.tp"}};
+  // A saved report (`report plan --format json`) wraps the plan under "data" for `report render`.
+  auto saved = run_tutti({"report", "plan", src("tests/reports/fixtures/plan.json"), "--format", "json"});
+  REQUIRE(saved.rc == 0);
+  for (const auto& c : cases) {
+    json bad = good;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    const std::string file = dir + "/bad.json";
+    std::ofstream(file) << bad.dump(1);
+    auto r = run_tutti({"report", "plan", file, "--format", "md"});
+    CHECK_MESSAGE(r.rc == 2, c.pointer, " ", r.err);
+    CHECK_MESSAGE(r.err.find(file) != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find(c.key) != std::string::npos, c.key, " not named in: ", r.err);
+    CHECK(r.out.empty());
+    // The same document wrapped as a saved report (`report render`) is refused the same way.
+    json wrapped = json::parse(saved.out);
+    wrapped["data"] = bad;
+    std::ofstream(dir + "/saved.json") << wrapped.dump(1);
+    auto rr = run_tutti({"report", "render", dir + "/saved.json", "--format", "md"});
+    CHECK_MESSAGE(rr.rc == 2, rr.err);
+    CHECK_MESSAGE(rr.err.find(c.key) != std::string::npos, rr.err);
+  }
+}
+
 TEST_CASE(
     "cli: compare reports an infeasible layout on each cluster instead of drawing empty charts") {
   // Llama 3 8B with its default layout (pure DP) does not fit in an H100's memory on the SuperPOD,

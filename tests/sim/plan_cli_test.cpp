@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "tutti/core/schema.hpp"
 #include "../support/run.hpp"
 
 using namespace tutti::testing;
@@ -18,6 +19,10 @@ TEST_CASE("plan cli: a feasible request recommends a configuration (JSON keys)")
   auto j = r.json();
   for (const char* k : {"recommended", "pareto", "evaluated", "feasible", "simulated", "finalists"})
     CHECK_MESSAGE(j.contains(k), k);
+  // The whole document matches its output schema (what `tutti report plan` checks before rendering).
+  const auto schema = tutti::load_schema(tutti::testing::src("schemas/plan_result.schema.json"));
+  CHECK_MESSAGE(tutti::validate_schema(schema, j).empty(),
+                tutti::format_schema_errors(tutti::validate_schema(schema, j)));
   CHECK(j["evaluated"].get<long long>() > 100);
   CHECK(j["feasible"].get<long long>() > 0);
   CHECK(j["pareto"].size() > 0);
@@ -121,6 +126,9 @@ TEST_CASE("plan cli: an impossible request exits 1 with its reason and the neare
   CHECK(doc["feasible"] == 0);
   CHECK(doc["nearest_miss"].is_object());
   CHECK(doc["reason"].get<std::string>().find("fastest takes") != std::string::npos);
+  const auto schema = tutti::load_schema(tutti::testing::src("schemas/plan_result.schema.json"));
+  CHECK_MESSAGE(tutti::validate_schema(schema, doc).empty(),
+                tutti::format_schema_errors(tutti::validate_schema(schema, doc)));
 }
 
 TEST_CASE("plan cli: bad requests exit 2 naming the key") {

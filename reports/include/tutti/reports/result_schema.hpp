@@ -1,0 +1,19 @@
+#pragma once
+// Result documents read back by the reports (`tutti report plan`, `tutti report render`) are
+// checked against their output schema (schemas/<kind>_result.schema.json, embedded at build time)
+// before anything is rendered, so a malformed result is an input error naming the key path, never a
+// half-rendered report with n/a cells. The schemas type every key the reports read; writers may
+// add keys.
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace tutti::reports {
+
+/// The embedded text of schemas/`name` (e.g. "plan_result.schema.json"); empty when not embedded.
+std::string embedded_result_schema(const std::string& name);
+
+/// Checks `doc` against schemas/`schema_name`. Throws InputError naming `source` (the file), the
+/// first violations' key paths, what was found and what the schema expects. O(document size).
+void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source);
+
+}  // namespace tutti::reports
