@@ -109,7 +109,8 @@ TEST_CASE("facility power: the per-activity draws come from the cited catalog fi
   // cites a measurement by its reference key (tests/topologies/citations_test.cpp resolves keys).
   REQUIRE(k.sources.size() == 5);
   for (const auto& [key, text] : k.sources) {
-    CAPTURE(key);
+    const std::string key_name = key;  // clang 14 cannot capture a structured binding
+    CAPTURE(key_name);
     CHECK(text.find("docs/hardware-facts.md 6.5") != std::string::npos);
     const bool estimate = std::find(k.estimates.begin(), k.estimates.end(), key) != k.estimates.end();
     if (!estimate) CHECK(text.find("[") != std::string::npos);

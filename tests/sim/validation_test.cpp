@@ -384,7 +384,8 @@ TEST_CASE("validation: the case schema agrees with the reader") {
       {"/training/micro_batch", 0.5}, {"/hardware/gpus_per_node", 0}, {"/software/date", "21-04"},
       {"/model/mlp", "swiglu"}, {"/parallel/sharding", "zero3"}};
   for (const auto& [ptr, v] : broken) {
-    CAPTURE(ptr);
+    const std::string pointer = ptr;  // clang 14 cannot capture a structured binding
+    CAPTURE(pointer);
     json c = base;
     c[json::json_pointer(ptr)] = v;
     json arr = json::array({c});
