@@ -459,7 +459,9 @@ std::string Planner::to_text(const PlanResult& r) const {
         causes += fmt::format("{}{} {:.2f}%", i ? ", " : "", parts[i].first, 100 * parts[i].second);
       if (f.contains("goodput") && f["goodput"].is_number())
         line(fmt::format("  failures    goodput {:.1f}% ({}), MTBF {}; lost to {}", 100 * f["goodput"].get<double>(),
-                         f.value("rates_source", std::string()), days(f.value("mtbf_s", 0.0)), causes));
+                         f.value("rates_source", std::string()),
+                         f.contains("mtbf_s") && f["mtbf_s"].is_number() ? days(f["mtbf_s"].get<double>()) : "none",
+                         causes));
     }
     line(fmt::format("  bill        {} nodes ({}), {} switches, {} transceivers, {} cables; compute {}, "
                      "network {}, storage {}",
