@@ -1,5 +1,6 @@
 // The facility models chained (power -> cooling fixed point -> storage -> failures -> cost),
 // their JSON and their table lines.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -251,7 +252,8 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
   json rates = json::array();
   for (const auto& x : f.rates)
     rates.push_back({{"class", x.id}, {"per", x.per}, {"units", x.units},
-                     {"failures_per_day", num(x.failures_per_day)}, {"causes", x.causes}});
+                     {"failures_per_day", num(x.failures_per_day)}, {"goodput_loss", num(x.goodput_loss)},
+                     {"causes", x.causes}});
   json rel = {{"profile", f.profile},
               {"failure_classes", rates},
               {"failures_per_day", num(f.failures_per_day)},
@@ -269,6 +271,7 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
               {"checkpoint_critical_s", num(f.checkpoint_critical_s)},
               {"expected_failures", num(f.expected_failures)},
               {"goodput", num(f.goodput)},
+              {"checkpoint_loss", num(f.checkpoint_loss)},
               {"effective_time_to_train_s", num(f.effective_time_to_train_s)},
               {"lost_time_s",
                {{"checkpoints", num(f.checkpoint_overhead_s)},
@@ -376,6 +379,19 @@ std::string pct(double v) { return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100
 
 }  // namespace
 
+std::string goodput_loss_text(const ReliabilityResult& f) {
+  // Largest first; ties keep the profile's order (stable), so the text is deterministic.
+  std::vector<std::pair<std::string, double>> parts{{"checkpoints", f.checkpoint_loss}};
+  for (const auto& x : f.rates) parts.emplace_back(x.id, x.goodput_loss);
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [id, loss] : parts) {
+    if (!out.empty()) out += ", ";
+    out += id + " " + fmt("%.2f%%", 100 * loss);
+  }
+  return out;
+}
+
 std::vector<std::string> facility_table_lines(const FacilityResult& r) {
   std::vector<std::string> out;
   const auto& p = r.power;
@@ -453,6 +469,7 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
     rel += " (Monte-Carlo p50 " + duration(f.monte_carlo.p50_s) + ", p90 " +
            duration(f.monte_carlo.p90_s) + ")";
   out.push_back(rel);
+  if (std::isfinite(f.effective_time_to_train_s) && f.goodput < 1) out.push_back("goodput loss by cause: " + goodput_loss_text(f));
   std::string st = "storage: input " + rate(s.required_read_Bps) + " needed vs " +
                    (s.available_read_Bps > 0 ? rate(s.available_read_Bps) : std::string("unknown")) +
                    " available";

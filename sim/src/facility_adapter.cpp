@@ -1,6 +1,8 @@
 // Adapters: fill FacilityInputs from the workload, the cluster and a simulated iteration.
 #include <algorithm>
 
+#include <map>
+#include <cstdint>
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/facility.hpp"
 #include "tutti/sim/engine.hpp"
@@ -47,6 +49,30 @@ IterationTimes iteration_times(const SimResult& r) {
   return {r.iteration_time_s, r.gemm_busy_s, r.memory_busy_s, r.comm_busy_s};
 }
 
+std::vector<std::vector<int>> switch_failure_domains(const Cluster& c) {
+  std::vector<std::vector<int>> out;
+  if (!c.topology) return out;
+  const auto& dev = c.topology->devices();
+  // For each NIC, the one switch all its access links enter (-1: none, -2: more than one).
+  std::vector<std::int64_t> only(dev.size(), -1);
+  for (const Link& l : c.topology->links()) {
+    if (l.tier != Tier::Access || dev[l.src].kind != DeviceKind::NIC || dev[l.dst].kind != DeviceKind::Switch)
+      continue;
+    std::int64_t& o = only[l.src];
+    if (o == -1) o = l.dst;
+    else if (o != static_cast<std::int64_t>(l.dst)) o = -2;
+  }
+  std::map<std::int64_t, std::vector<int>> by_switch;  // ordered by device id: deterministic
+  for (std::size_t d = 0; d < dev.size(); ++d)
+    if (only[d] >= 0) by_switch[only[d]].push_back(static_cast<int>(dev[d].node));
+  for (auto& [sw, nodes] : by_switch) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    out.push_back(std::move(nodes));
+  }
+  return out;
+}
+
 void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.gpu_name = c.gpu.name;
   in.gpus = c.gpus();
@@ -54,6 +80,9 @@ void fill_cluster_inputs(FacilityInputs& in, const Cluster& c) {
   in.gpus_per_node = c.gpus_per_node;
   in.nics = c.nodes * c.node.nics;
   in.switches = static_cast<int>(c.bom.switches);
+  // A leaf (or router) failure cuts every NIC port on it; with one plane that is a rank's only
+  // path, so the job stops. Dual-plane NICs keep the other plane. Spines and cores are multi-path.
+  in.blocking_switches = static_cast<int>(switch_failure_domains(c).size());
   in.racks = c.racks;
   in.nodes_per_rack = c.nodes_per_rack;
   in.reference_nodes_per_rack = c.node.nodes_per_rack;

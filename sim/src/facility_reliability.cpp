@@ -45,15 +45,24 @@ std::vector<ReliabilityProfile> parse_reliability(const Doc& doc) {
       fc.per = c.req("per").choice({"gpu", "node", "nic", "link", "switch"});
       fc.failures = c.req("failures").number(0.0, 1e9);
       fc.causes = c.req("causes").string();
-      c.done();
+      c.allow("source");
       double units = fc.per == "gpu"    ? r.gpus
                      : fc.per == "node" ? r.nodes
                      : fc.per == "nic"  ? r.nics
                      : fc.per == "link" ? r.links
                                         : r.switches;
+      double window_s = r.observed_s;
+      // A class from another study than the profile's carries its own observation window.
+      if (auto own = c.opt("observed")) {
+        Obj o = own->obj();
+        window_s = o.req("duration").quantity(Dim::Time, 1.0);
+        units = static_cast<double>(o.req("units").integer(1, 1 << 30));
+        o.done();
+      }
+      c.done();
       if (!(units > 0))
         cv.fail("a class whose unit '" + fc.per + "' has a positive count in 'observed'");
-      fc.rate_per_unit_s = fc.failures / (units * r.observed_s);
+      fc.rate_per_unit_s = fc.failures / (units * window_s);
       r.classes.push_back(std::move(fc));
     }
     if (r.classes.empty()) p.req("classes").fail("at least one failure class");
@@ -207,7 +216,7 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
     else if (c.per == "nic") fr.units = in.nics > 0 ? in.nics : in.gpus;
     else if (c.per == "link")
       fr.units = in.network_links > 0 ? in.network_links : in.gpus * (p.links / p.gpus);
-    else fr.units = in.switches;
+    else fr.units = in.blocking_switches;
     double rate = c.rate_per_unit_s * fr.units;
     fr.failures_per_day = rate * 86400.0;
     lambda += rate;
@@ -262,6 +271,14 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
     r.checkpoint_overhead_s = tau > 0 ? work_s * critical / tau : 0.0;
     r.restart_total_s = r.expected_failures * r.restart_s;
     r.rework_s = w - work_s - r.checkpoint_overhead_s - r.restart_total_s;
+    // Goodput loss by cause: checkpoints apart, each class takes its share of the restarts and
+    // rework in proportion to its rate (failures arrive as independent Poisson processes).
+    if (w > 0) {
+      r.checkpoint_loss = r.checkpoint_overhead_s / w;
+      const double failure_loss = (r.restart_total_s + r.rework_s) / w;
+      for (auto& fr : r.rates)
+        fr.goodput_loss = lambda > 0 ? failure_loss * (fr.failures_per_day / 86400.0) / lambda : 0.0;
+    }
   }
   r.monte_carlo =
       monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s,

@@ -106,7 +106,7 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
     m->cluster = make_cluster(p);
   } catch (const InputError&) {
     // Smaller switches (40-port HDR) cannot hold 32-node scalable units: try 16-node units.
-    if (h.nodes <= 1 || p.nodes_per_su <= 16) throw;
+    if (h.nodes <= 1 || (p.nodes_per_su > 0 && p.nodes_per_su <= 16)) throw;
     p.nodes_per_su = 16;
     m->cluster = make_cluster(p);
   }

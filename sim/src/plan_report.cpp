@@ -447,6 +447,22 @@ std::string Planner::to_text(const PlanResult& r) const {
                        c.value("liquid", false) ? "liquid-cooled" : "air-cooled",
                        100 * c.value("throttle_factor", 1.0)));
     }
+    if (fac.contains("reliability")) {
+      // Goodput loss by cause (docs/facility.md): checkpoints and each failure class, largest first.
+      const Json& f = fac["reliability"];
+      std::vector<std::pair<std::string, double>> parts{{"checkpoints", f.value("checkpoint_loss", 0.0)}};
+      for (const auto& x : f.value("failure_classes", Json::array()))
+        parts.emplace_back(x.value("class", ""), x.value("goodput_loss", 0.0));
+      std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      std::string causes;
+      for (std::size_t i = 0; i < parts.size() && i < 4; ++i)
+        causes += fmt::format("{}{} {:.2f}%", i ? ", " : "", parts[i].first, 100 * parts[i].second);
+      if (f.contains("goodput") && f["goodput"].is_number())
+        line(fmt::format("  failures    goodput {:.1f}% ({}), MTBF {}; lost to {}", 100 * f["goodput"].get<double>(),
+                         f.value("rates_source", std::string()),
+                         f.contains("mtbf_s") && f["mtbf_s"].is_number() ? days(f["mtbf_s"].get<double>()) : "none",
+                         causes));
+    }
     line(fmt::format("  bill        {} nodes ({}), {} switches, {} transceivers, {} cables; compute {}, "
                      "network {}, storage {}",
                      thousands(static_cast<std::uint64_t>(h.nodes)), h.node,

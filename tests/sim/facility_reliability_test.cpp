@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,7 @@
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
+#include "tutti/topologies/cluster.hpp"
 #include "../support/run.hpp"
 
 using namespace tutti;
@@ -232,4 +234,128 @@ TEST_CASE("facility reliability: site MTBF, recovery parts and checkpoint modes"
   CHECK(f.checkpoint_mode == "async");
   CHECK_THROWS_AS(parse_facility_flag("checkpoint=sometimes"), InputError);
   CHECK_THROWS_AS(parse_facility_flag("reload=tape"), InputError);
+}
+
+TEST_CASE("facility reliability: the llama3-fabric profile splits components and adds leaf switches") {
+  // Llama 3's cluster as in the first test, plus 1,024 leaves whose failure cuts ranks off.
+  FacilityInputs in = testing::small_cluster();
+  in.gpus = 16384;
+  in.nodes = 2048;
+  in.nics = 16384;
+  in.network_links = 3 * 16384;
+  in.blocking_switches = 1024;
+  FacilityOptions o;
+  o.monte_carlo_trials = 0;
+  o.reliability_profile = "llama3-fabric";
+  ReliabilityResult r = compute_reliability(in, o, 54 * 86400.0);
+  double sw = 0, rest = 0;
+  for (const auto& x : r.rates) (x.id == "switch" ? sw : rest) += x.failures_per_day * 54;
+  // Everything but the switch class is Table 5 of the Llama 3 paper, split differently: 419.
+  CHECK(rest == doctest::Approx(419).epsilon(0.10));
+  o.reliability_profile = "llama3";
+  CHECK(rest == doctest::Approx(compute_reliability(in, o, 1).failures_per_day * 54));
+  // Switches: 2 per 100 in 91 days (Singh et al. 2021), per blocking switch.
+  CHECK(sw == doctest::Approx(1024 * 0.02 * 54 / 91));
+  const ReliabilityProfile& p = reliability_profile("llama3-fabric");
+  for (const char* id : {"gpu", "hbm", "software", "cable", "host", "psu", "nic", "switch"}) {
+    CAPTURE(id);
+    CHECK(std::count_if(p.classes.begin(), p.classes.end(), [&](const FailureClass& c) { return c.id == id; }) == 1);
+  }
+  // No blocking switch (a dual-plane fabric): the switch class adds nothing.
+  in.blocking_switches = 0;
+  o.reliability_profile = "llama3-fabric";
+  CHECK(compute_reliability(in, o, 1).failures_per_day * 54 == doctest::Approx(rest));
+}
+
+TEST_CASE("facility reliability: a leaf failure stops the ranks behind it, spines and dual planes do not") {
+  auto blocking = [](const std::string& fabric, int nodes) {
+    ClusterParams p;
+    p.node = "dgx-h100";
+    p.nodes = nodes;
+    p.fabric = fabric;
+    if (fabric == "dual_plane") p.transport = "roce";
+    FacilityInputs in;
+    fill_cluster_inputs(in, make_cluster(p));
+    return std::make_pair(in.blocking_switches, in.switches);
+  };
+  // 128 DGX H100 (4 SU): 32 rail leaves + 16 spines; only the leaves cut ranks off.
+  auto [rail_block, rail_all] = blocking("rail_optimized", 128);
+  CHECK(rail_all == 48);
+  CHECK(rail_block == 32);
+  // Each NIC on two planes (Alibaba HPN): losing one leaf leaves every rank a path.
+  auto [dual_block, dual_all] = blocking("dual_plane", 128);
+  CHECK(dual_all > 0);
+  CHECK(dual_block == 0);
+  // One node: no fabric, nothing to fail.
+  CHECK(blocking("none", 1).first == 0);
+  // Which nodes each failure stops (what `tutti cluster` stops on a switch failure): a rail leaf
+  // serves one rail of its 32-node scalable unit; a fat-tree leaf of 32 ports serves 4 DGX nodes.
+  ClusterParams p;
+  p.node = "dgx-h100";
+  p.nodes = 128;
+  const auto rail = switch_failure_domains(make_cluster(p));
+  REQUIRE(rail.size() == 32);
+  CHECK(rail[0].size() == 32);
+  CHECK(rail[0].front() == 0);
+  CHECK(rail.back().back() == 127);
+  const auto tree = switch_failure_domains(
+      load_cluster(testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.leaf_down_ports=32"}));
+  REQUIRE(tree.size() == 2);
+  CHECK(tree[0] == std::vector<int>{0, 1, 2, 3});
+  CHECK(tree[1] == std::vector<int>{4, 5, 6, 7});
+}
+
+TEST_CASE("facility reliability: goodput loss by cause adds up to the lost goodput") {
+  FacilityInputs in = testing::small_cluster();
+  in.blocking_switches = 2;
+  FacilityOptions o;
+  o.monte_carlo_trials = 0;
+  o.reliability_profile = "llama3-fabric";
+  ReliabilityResult r = compute_reliability(in, o, 1e6);
+  REQUIRE(std::isfinite(r.effective_time_to_train_s));
+  double sum = r.checkpoint_loss;
+  for (const auto& x : r.rates) sum += x.goodput_loss;
+  CHECK(sum == doctest::Approx(1 - r.goodput));
+  CHECK(r.checkpoint_loss == doctest::Approx(r.checkpoint_overhead_s / r.effective_time_to_train_s));
+  // Each class in proportion to its rate: GPU vs HBM losses as 196 : 72.
+  auto loss = [&](const std::string& id) {
+    for (const auto& x : r.rates)
+      if (x.id == id) return x.goodput_loss;
+    return -1.0;
+  };
+  CHECK(loss("gpu") / loss("hbm") == doctest::Approx(196.0 / 72));
+  CHECK(loss("switch") > 0);
+  // The table line names every cause, largest first, and the JSON carries the figures.
+  const std::string text = goodput_loss_text(r);
+  // At Young's interval checkpoints cost about as much as all the rework; of the failure classes
+  // the GPUs' costs most, a leaf switch's less.
+  CHECK(text.rfind("checkpoints ", 0) == 0);
+  REQUIRE(text.find("switch ") != std::string::npos);
+  CHECK(text.find("gpu ") < text.find("switch "));
+  FacilityResult f = evaluate_facility(in, o);
+  const auto j = facility_to_json(f)["reliability"];
+  CHECK(j["checkpoint_loss"].get<double>() == doctest::Approx(f.reliability.checkpoint_loss));
+  CHECK(j["failure_classes"][0]["goodput_loss"].get<double>() == doctest::Approx(f.reliability.rates[0].goodput_loss));
+}
+
+TEST_CASE("facility reliability: a class from another study carries its own observation window") {
+  auto doc = Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
+      "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
+      "restart_time":"5min","classes":[{"id":"sw","per":"switch","failures":2,"causes":"c","source":"t",
+      "observed":{"duration":"100d","units":50}}]}]})",
+                        "rel.json");
+  auto p = parse_reliability(doc);
+  CHECK(p[0].classes[0].rate_per_unit_s == doctest::Approx(2.0 / (50 * 100 * 86400.0)));
+  // Its unit count must be positive and its keys known; the error names the key.
+  auto bad = [](const std::string& observed) {
+    return Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
+      "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
+      "restart_time":"5min","classes":[{"id":"sw","per":"switch","failures":2,"causes":"c",
+      "observed":)" + observed + "}]}]}",
+                      "rel.json");
+  };
+  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":0})")), doctest::Contains("units"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":5,"x":1})")), doctest::Contains("x"),
+                       InputError);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tutti/core/error.hpp"
+#include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;
@@ -138,10 +139,11 @@ TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X Ro
     p.fabric = "rail_optimized";
     p.switch_id = r.switch_id;
     p.transport = r.transport;
-    // tutti's SU is the nodes under one leaf per rail: the XDR SU is one (72 nodes on 144-port
-    // leaves); the Spectrum-X SU of 64 nodes is two of tutti's default 32 (64-port leaves).
-    if (r.nodes == 72) p.sets = {"fabric.nodes_per_su=72"};
+    // tutti's SU is the nodes under one leaf per rail, by default the leaf switch's catalog
+    // nodes_per_su: the XDR SU is one (72 nodes on 144-port Q3400 leaves); the Spectrum-X SU of 64
+    // nodes is two of the SN5600's 32. No nodes_per_su is set: the default must give the RA.
     Cluster c = make_cluster(p);
+    CHECK(c.fabric.nodes_per_su == (r.nodes == 72 ? 72 : 32));
     CHECK(c.transport.kind == r.transport);
     CHECK(c.gpus() == r.nodes * 8);
     CHECK(c.facts.tiers == 2);
@@ -151,6 +153,27 @@ TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X Ro
     // Non-blocking: as many leaf-spine cables as node cables.
     CHECK(cables(c, Tier::LeafSpine) == cables(c, Tier::Access));
   }
+}
+
+TEST_CASE("fabric: the default scalable unit is the rail leaf's reference-architecture SU from the catalog") {
+  // DGX B300 on XDR InfiniBand with no switch named: the NIC's default switch is the Q3400, whose
+  // catalog SU is RA-B300's 72 nodes; 144 nodes are two SUs: 16 leaves + 8 spines.
+  ClusterParams p;
+  p.node = "dgx-b300";
+  p.nodes = 144;
+  p.fabric = "rail_optimized";
+  Cluster c = make_cluster(p);
+  CHECK(c.leaf_switch.id == "quantum-x800-q3400");
+  CHECK(c.leaf_switch.nodes_per_su == 72);
+  CHECK(c.fabric.nodes_per_su == 72);
+  CHECK(switches(c, "leaf") == 16);
+  CHECK(switches(c, "spine") == 8);
+  // An explicit value still wins, and the DGX H100 SuperPOD keeps its 32 (the QM9700's).
+  p.sets = {"fabric.nodes_per_su=36"};
+  CHECK(make_cluster(p).fabric.nodes_per_su == 36);
+  CHECK(rail("dgx-h100", 128).fabric.nodes_per_su == 32);
+  // A switch without a cited SU keeps the generator's 32.
+  CHECK(Catalog::builtin().switch_("tomahawk5-64x800g").nodes_per_su == 0);
 }
 
 TEST_CASE("fabric: bisection of a k-ary fat-tree and its oversubscribed variant match the closed forms") {

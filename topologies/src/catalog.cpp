@@ -149,6 +149,7 @@ SwitchSpec parse_switch(Obj& e) {
   s.optic = e.req("optic").string();
   s.cable = e.req("cable").string();
   s.rack_units = static_cast<int>(e.req("rack_units").integer(1, 100));
+  s.nodes_per_su = static_cast<int>(e.integer_or("nodes_per_su", 0, 1, 4096));
   return s;
 }
 

@@ -222,7 +222,10 @@ Cluster parse_cluster(const Doc& doc) {
     if (fs.kind == FabricKind::FatTree) {
       fs.leaf_down_ports = static_cast<int>(fab.integer_or("leaf_down_ports", 0, 1, 4096));
     } else {
-      fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", 32, 1, 4096));
+      // Default: the scalable unit of the reference architecture built on the rail leaf (catalog
+      // switch `nodes_per_su`: 72 on XDR Q3400 per RA-B300), else the DGX H100 SuperPOD's 32.
+      const int su = c.leaf_switch.nodes_per_su > 0 ? c.leaf_switch.nodes_per_su : 32;
+      fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", su, 1, 4096));
       fs.pxn = fab.boolean_or("pxn", false);
     }
   } else if (fs.kind == FabricKind::Dragonfly) {
@@ -427,7 +430,8 @@ Json cluster_document(const ClusterParams& p) {
     if (!p.switch_id.empty()) fab["switch"] = p.switch_id;
     if (p.fabric == "fat_tree" || p.fabric == "rail_optimized" || p.fabric == "dual_plane")
       fab["oversubscription"] = p.oversubscription;
-    if (p.fabric == "rail_optimized" || p.fabric == "dual_plane") fab["nodes_per_su"] = p.nodes_per_su;
+    if ((p.fabric == "rail_optimized" || p.fabric == "dual_plane") && p.nodes_per_su > 0)
+      fab["nodes_per_su"] = p.nodes_per_su;
   }
   j["fabric"] = fab;
   j["transport"] = {{"kind", p.transport}};

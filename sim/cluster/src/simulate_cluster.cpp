@@ -86,7 +86,7 @@ struct Run {
 
 struct Event {
   double t;
-  int kind;  // 0 submit, 1 finish, 2 fail, 3 repair
+  int kind;  // 0 submit, 1 finish, 2 fail, 3 repair, 4 switch failure
   int a;
   std::uint32_t version;
   bool operator>(const Event& o) const {
@@ -154,6 +154,8 @@ class Sim {
   std::vector<double> usage_;  // fair share, decayed GPU-seconds per user/team
   double usage_t_ = 0;
   double node_rate_ = 0;       // failures per node-second
+  double switch_rate_ = 0;     // switch failures per cluster-second (profile classes per "switch")
+  std::vector<std::vector<int>> switch_domains_;  // nodes each blocking switch cuts off
   int failures_ = 0;
   std::vector<std::vector<int>> node_jobs_;
 };
@@ -654,13 +656,28 @@ ClusterResult Sim::run() {
       else if (f.per == "node") units = in.nodes;
       else if (f.per == "nic") units = in.nics;
       else if (f.per == "link") units = in.network_links;
-      else if (f.per == "switch") units = in.switches;
+      else if (f.per == "switch") {
+        // A switch failure stops every job on the nodes behind it (event kind 4), not one node.
+        switch_rate_ += f.rate_per_unit_s * in.blocking_switches;
+        continue;
+      }
       rate += f.rate_per_unit_s * units;
     }
     node_rate_ = rate / std::max(1, shape_.nodes);
+    if (switch_rate_ > 0) switch_domains_ = switch_failure_domains(c_);
+    for (const auto& dom : switch_domains_)
+      for (int node : dom)
+        if (node < 0 || node >= shape_.nodes)
+          throw InternalError("cluster: a switch failure domain names node " + std::to_string(node) + " of " +
+                              std::to_string(shape_.nodes));
     if (o_.restart_s < 0) o_.restart_s = p.restart_s;
-    res.defaults.push_back(fmt::format("failures = profile {} ({:.2f} per node-year, all classes charged to nodes)",
-                                       p.id, node_rate_ * kYear));
+    if (switch_rate_ > 0)
+      res.defaults.push_back(fmt::format("failures = profile {} ({:.2f} per node-year charged to nodes; {:.2f} switch "
+                                         "failures per year, each stopping every job behind the switch)",
+                                         p.id, node_rate_ * kYear, switch_rate_ * kYear));
+    else
+      res.defaults.push_back(fmt::format("failures = profile {} ({:.2f} per node-year, all classes charged to nodes)",
+                                         p.id, node_rate_ * kYear));
   }
   if (o_.restart_s < 0) o_.restart_s = 0;
   const int max_units = placer_.units(shape_.nodes * shape_.gpn);
@@ -683,6 +700,8 @@ ClusterResult Sim::run() {
     ev_.push({js.submit_s, 0, j, 0});
   }
   if (o_.failures && node_rate_ > 0) ev_.push({rng_.exponential(1 / (node_rate_ * shape_.nodes)), 2, 0, 0});
+  if (o_.failures && switch_rate_ > 0 && !switch_domains_.empty())
+    ev_.push({rng_.exponential(1 / switch_rate_), 4, 0, 0});
   int done = 0;
   while (!ev_.empty() && done < n) {
     const double t = ev_.top().t;
@@ -718,6 +737,24 @@ ClusterResult Sim::run() {
         for (int j : scratch_) stop(j, t, 1);
         placer_.set_down(node, true);
         ev_.push({t + o_.repair_s, 3, node, 0});
+      } else if (e.kind == 4) {
+        // A switch that is some NICs' only attachment: every job on a node behind it stops, and
+        // those nodes are out until the switch is repaired.
+        const auto& dom = switch_domains_[rng_.below(static_cast<std::uint64_t>(switch_domains_.size()))];
+        ev_.push({t + rng_.exponential(1 / switch_rate_), 4, 0, 0});
+        ++failures_;
+        std::vector<int> jobs;
+        for (int node : dom)
+          if (!placer_.down(node)) jobs.insert(jobs.end(), node_jobs_[node].begin(), node_jobs_[node].end());
+        std::sort(jobs.begin(), jobs.end());
+        jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+        for (int j : jobs)
+          if (runs_[j].st == St::Running) stop(j, t, 1);
+        for (int node : dom)
+          if (!placer_.down(node)) {
+            placer_.set_down(node, true);
+            ev_.push({t + o_.repair_s, 3, node, 0});
+          }
       } else {
         placer_.set_down(e.a, false);
       }

@@ -95,6 +95,10 @@ struct FacilityInputs {
   int job_gpus = 0;
   int nics = 0;            ///< Scale-out NICs.
   int switches = 0;        ///< Fabric switches.
+  /// Switches whose failure disconnects ranks and so stops a synchronous job: the leaves (or
+  /// routers) of a single-plane fabric, where each NIC has one path; 0 on a dual-plane fabric (each
+  /// NIC on two leaves) and without a fabric. Spines and cores are multi-path (not counted).
+  int blocking_switches = 0;
   int network_links = 0;   ///< Scale-out cables (NIC-leaf, leaf-spine, ...).
   int racks = 0;           ///< Compute racks as laid out by the topology; 0 = derive.
   int nodes_per_rack = 0;  ///< 0 = floor(rack_power_W / node_max_power_W), at least 1.
@@ -281,7 +285,9 @@ StorageResult compute_storage(const FacilityInputs& in, const IterationTimes& t)
 /// One failure class of a profile, with its rate per unit (a GPU, a node, a NIC, a link...).
 struct FailureClass {
   std::string id;     ///< "gpu", "hbm", "software", "network", "host", "nic", ...
-  std::string per;    ///< Unit it scales with: "gpu", "node", "nic", "link", "switch".
+  /// Unit it scales with: "gpu", "node", "nic", "link" (scale-out cable), "switch" (counted in a
+  /// cluster as FacilityInputs::blocking_switches: a switch failure stops every rank behind it).
+  std::string per;
   double failures = 0;           ///< Observed count in the source.
   double rate_per_unit_s = 0;    ///< failures / (units observed * duration).
   std::string causes;            ///< The source's causes lumped into this class.
@@ -326,6 +332,10 @@ struct FailureRate {
   std::string id, per, causes;
   double units = 0;            ///< Units of this kind in the cluster.
   double failures_per_day = 0;
+  /// Share of the expected wall time lost to this class's failures (its share of the restarts
+  /// and rework, in proportion to its rate); with ReliabilityResult::checkpoint_loss these sum to
+  /// 1 - goodput.
+  double goodput_loss = 0;
 };
 struct ReliabilityResult {
   std::string profile;
@@ -345,6 +355,7 @@ struct ReliabilityResult {
   double goodput = 0;                 ///< work / expected wall time.
   double effective_time_to_train_s = 0;
   double checkpoint_overhead_s = 0, rework_s = 0, restart_total_s = 0;  ///< Where time goes.
+  double checkpoint_loss = 0;         ///< Share of the expected wall time spent on checkpoints.
   MonteCarloResult monte_carlo;
 };
 /// Scales the profile's per-unit rates to the cluster's counts, then sizes checkpoints.
@@ -454,6 +465,11 @@ void fill_workload_inputs(FacilityInputs& in, const Workload& w);
 /// draw (10% of TDP when the catalog has none), node and BOM power, facility preset, GPU/node
 /// prices, BOM capex, cloud price and storage bandwidth x units. Leaves the workload alone.
 void fill_cluster_inputs(FacilityInputs& in, const Cluster& c);
+/// The nodes each switch failure cuts off: one entry per switch that is the only attachment of
+/// some NIC (every access link of that NIC enters it), listing those NICs' nodes, sorted; in
+/// switch device order. Leaves of a single-plane fabric (or routers) appear; spines, cores and the
+/// leaves of a dual-plane fabric do not. Its size is FacilityInputs::blocking_switches.
+std::vector<std::vector<int>> switch_failure_domains(const Cluster& c);
 /// Everything from the cluster (GPU/node power and prices, BOM network and storage capex and
 /// power, storage bandwidth x units, facility preset, racks, component counts), the workload
 /// (fill_workload_inputs) and one simulated iteration (busy times, iterations to train).
@@ -484,5 +500,8 @@ FacilityResult evaluate_facility(const FacilityInputs& in, const FacilityOptions
 nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline = true);
 /// Human-readable lines for the `tutti simulate` table (no trailing newlines).
 std::vector<std::string> facility_table_lines(const FacilityResult& r);
+/// "checkpoints 0.31%, gpu 0.29%, ...": the share of the expected wall time lost to checkpoints
+/// and to each failure class, largest first (the `goodput loss by cause` line of the table).
+std::string goodput_loss_text(const ReliabilityResult& f);
 
 }  // namespace tutti

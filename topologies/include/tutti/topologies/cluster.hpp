@@ -110,7 +110,7 @@ struct ClusterParams {
   double oversubscription = 1.0;
   std::string transport = "infiniband";   ///< "infiniband" or "roce".
   std::string switch_id;                  ///< "" = the default switch for the NIC and transport.
-  int nodes_per_su = 32;
+  int nodes_per_su = 0;                   ///< 0 = the rail leaf's catalog scalable unit (else 32).
   std::string facility = "";              ///< "" = air-cooled, or liquid-cooled for liquid nodes.
   std::string storage = "";               ///< "" = none.
   int storage_units = 1;

@@ -88,6 +88,11 @@ struct SwitchSpec {
   std::string optic;       ///< Default OpticSpec id for its cages.
   std::string cable;       ///< Default OpticSpec id of the cable plugged into those optics.
   int rack_units = 1;
+  /// Nodes per scalable unit (node ports of each rail leaf) in the vendor reference architecture
+  /// that uses this switch as the rail leaf (catalog `nodes_per_su`, cited in `source`); the
+  /// default of a rail_optimized / dual_plane fabric on it. 0: none cited (the generator takes 32,
+  /// the DGX H100 SuperPOD's).
+  int nodes_per_su = 0;
   std::string source;
   std::vector<std::string> estimates;
   /// Ports available when every port runs at `link_bw_Bps` (breakout), 0 if unsupported.
