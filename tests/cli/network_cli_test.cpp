@@ -17,7 +17,7 @@ namespace {
 std::vector<std::string> sim_args(std::vector<std::string> extra) {
   std::vector<std::string> a = {"--set", "fabric.oversubscription=2", "--set", "fabric.leaf_down_ports=32",
                                 "simulate", "--workload", "models/tiny-gpt.json", "--cluster",
-                                "topologies/h100-64gpu-fattree.json", "--gpus", "64", "--json"};
+                                "topologies/h100-64gpu-fattree.json", "--parallel", "tp=2,pp=1,dp=32,mb=1", "--json"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -29,6 +29,16 @@ std::vector<std::string> with_set(const std::string& set, std::vector<std::strin
 }
 
 double iteration(const RunResult& r) { return r.json()["iteration_time_s"].get<double>(); }
+
+// tiny-gpt data-parallel over one DGX SuperPOD SU (32 nodes, 8 rail leaves, 4 spines with 8
+// parallel cables to each leaf): a spine can fail without cutting anyone off.
+std::vector<std::string> su_args(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                                "topologies/dgx-h100-superpod-1su.json", "--parallel", "tp=2,pp=1,dp=128,mb=1",
+                                "--global-batch", "128", "--json"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
 
 }  // namespace
 
@@ -52,32 +62,32 @@ TEST_CASE("cli network: --set fabric.routing selects adaptive and spray, named i
 }
 
 TEST_CASE("cli network: --fail switch takes a spine down and names it") {
-  auto healthy = run_tutti(sim_args({}));
+  auto healthy = run_tutti(su_args({}));
   REQUIRE_MESSAGE(healthy.rc == 0, healthy.err);
-  auto r = run_tutti(sim_args({"--fail", "switch=spine0"}));
+  auto r = run_tutti(su_args({"--fail", "switch=spine0"}));
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = r.json();
   REQUIRE(j.contains("failures"));
   CHECK(j["failures"]["switches"] == std::vector<std::string>{"spine0"});
   CHECK(j["failures"]["request"] == "--fail switch=spine0");
   CHECK(iteration(r) >= iteration(healthy) * (1 - 1e-9));
-  auto bad = run_tutti(sim_args({"--fail", "switch=spine99"}));
+  auto bad = run_tutti(su_args({"--fail", "switch=spine99"}));
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("spine99") != std::string::npos);
-  auto nic = run_tutti(sim_args({"--fail", "switch=nic3"}));
+  auto nic = run_tutti(su_args({"--fail", "switch=nic3"}));
   CHECK(nic.rc == 2);
   CHECK(nic.err.find("a switch") != std::string::npos);
 }
 
 TEST_CASE("cli network: --fail link by cable name and by link id") {
-  auto r = run_tutti(sim_args({"--fail", "link=leaf0-spine0#1", "--fail", "link=spine0->leaf1"}));
+  auto r = run_tutti(su_args({"--fail", "link=leaf0-spine0#1", "--fail", "link=spine0->leaf1"}));
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = r.json();
   CHECK(j["failures"]["cables"].size() == 2);
   CHECK(j["failures"]["cables"][0] == "leaf0-spine0#1");
   CHECK(j["failures"]["cables"][1] == "leaf1-spine0#0");
   // A link id from the JSON output's busiest links fails that link's cable.
-  auto healthy = run_tutti(sim_args({}));
+  auto healthy = run_tutti(su_args({}));
   REQUIRE(healthy.rc == 0);
   std::string id;
   for (const auto& l : healthy.json()["bottleneck_links"])
@@ -86,12 +96,12 @@ TEST_CASE("cli network: --fail link by cable name and by link id") {
       break;
     }
   REQUIRE_FALSE(id.empty());
-  auto by_id = run_tutti(sim_args({"--fail", "link=" + id}));
+  auto by_id = run_tutti(su_args({"--fail", "link=" + id}));
   REQUIRE_MESSAGE(by_id.rc == 0, by_id.err);
   CHECK(by_id.json()["failures"]["cables"].size() == 1);
-  for (const char* bad : {"link=leaf0-spine7", "link=gpu0-leaf0", "link=leaf0-leaf1", "link=leaf0-spine0#99", "link=1",
+  for (const char* bad : {"link=leaf0-spine9", "link=gpu0-leaf0", "link=leaf0-leaf1", "link=leaf0-spine0#99", "link=1",
                           "port=leaf0", "link="}) {
-    auto e = run_tutti(sim_args({"--fail", bad}));
+    auto e = run_tutti(su_args({"--fail", bad}));
     INFO(bad << ": " << e.err);
     CHECK(e.rc == 2);
     CHECK(e.err.find("--fail") != std::string::npos);
@@ -99,21 +109,21 @@ TEST_CASE("cli network: --fail link by cable name and by link id") {
 }
 
 TEST_CASE("cli network: --fail-rate draws failures from the seed") {
-  auto a = run_tutti(sim_args({"--fail-rate", "links=0.2"}));
+  auto a = run_tutti(su_args({"--fail-rate", "links=0.2"}));
   REQUIRE_MESSAGE(a.rc == 0, a.err);
-  auto b = run_tutti(sim_args({"--fail-rate", "links=0.2"}));
+  auto b = run_tutti(su_args({"--fail-rate", "links=0.2"}));
   REQUIRE(b.rc == 0);
   CHECK(a.json()["failures"] == b.json()["failures"]);  // deterministic
   const auto& f = a.json()["failures"];
   CHECK(f["cables"].size() > 0);
   CHECK(f["request"].get<std::string>().find("--fail-rate links=0.2") != std::string::npos);
-  std::vector<std::string> seeded = sim_args({"--fail-rate", "links=0.2"});
+  std::vector<std::string> seeded = su_args({"--fail-rate", "links=0.2"});
   seeded.insert(seeded.begin(), {"--seed", "7"});
   auto c = run_tutti(seeded);
   REQUIRE(c.rc == 0);
   CHECK(c.json()["failures"]["cables"] != f["cables"]);  // another seed, other cables
   for (const char* bad : {"links=2", "links=-0.1", "cables=0.1", "links"}) {
-    auto e = run_tutti(sim_args({"--fail-rate", bad}));
+    auto e = run_tutti(su_args({"--fail-rate", bad}));
     INFO(bad);
     CHECK(e.rc == 2);
     CHECK(e.err.find("--fail-rate") != std::string::npos);
@@ -134,9 +144,9 @@ TEST_CASE("cli network: a pair cut off by failures is an input error naming it")
 }
 
 TEST_CASE("cli network: report compare puts routing modes and failure scenarios side by side") {
-  auto r = run_tutti({"--set", "fabric.oversubscription=2", "--set", "fabric.leaf_down_ports=32", "report", "compare",
-                      "--workload", "models/tiny-gpt.json", "--cluster", "topologies/h100-64gpu-fattree.json",
-                      "--parallel", "dp=64", "--oversubscription", "0", "--variant", "spray: --set fabric.routing=spray",
+  auto r = run_tutti({"report", "compare",
+                      "--workload", "models/tiny-gpt.json", "--cluster", "topologies/dgx-h100-superpod-1su.json",
+                      "--parallel", "tp=4,pp=2,dp=32,mb=1", "--oversubscription", "0", "--variant", "spray: --set fabric.routing=spray",
                       "--variant", "spine0 down: --fail switch=spine0", "--format", "json"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = r.json();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tutti/core/error.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/simgrid_engine.hpp"
