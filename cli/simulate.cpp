@@ -397,7 +397,8 @@ void setup_simulate(CLI::App& app, Globals& g) {
       ->check(CLI::Range(1LL, 1LL << 30));
   sub->add_option("--fail", o->fail,
                   "Take part of the fabric down (repeatable): link=leaf0-spine1 (a cable by its ends; #k for the "
-                  "k-th parallel cable), link=ID (a link id of the JSON output), switch=spine0. Routes avoid them "
+                  "k-th parallel cable; the busiest links' names such as spine0->leaf0 work), link=ID (L<id> of topo --export "
+                  "simgrid), switch=spine0. Routes avoid them "
                   "(ECMP, adaptive or spray over the equal-cost paths left); Clos fabrics");
   sub->add_option("--fail-rate", o->fail_rate,
                   "Random failures: links=P (each switch-to-switch cable down with probability P), switches=P; "

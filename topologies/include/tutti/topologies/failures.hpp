@@ -8,8 +8,9 @@
 // Names are the ones the outputs use: switches "leaf3", "spine0", "core12" (index over the
 // whole fabric, planes included), NICs "nic17"; a cable is named by its two ends ("leaf3-spine0",
 // "nic17-leaf0"; "->" is accepted too), "#k" picks the k-th of parallel cables between the same
-// two switches (default #0), and a bare number is a directed link id (the `link` of a JSON
-// output's bottleneck_links): it fails that link's cable.
+// two switches (default #0); the busiest links of an output ("spine0->leaf0") are such names.
+// A bare number is a directed link id (the link L<id> of `tutti topo --export simgrid`); it
+// fails that link's cable.
 #include <cstdint>
 #include <string>
 #include <vector>
