@@ -162,3 +162,69 @@ TEST_CASE("routing: adaptive and spray are refused on fabrics other than Clos") 
     CHECK(std::string(e.what()).find("Clos") != std::string::npos);
   }
 }
+
+// Failures (failures.hpp): routes avoid what is down, ECMP and split flows use what is left.
+#include "../support/run.hpp"
+#include "tutti/topologies/failures.hpp"
+
+TEST_CASE("failures: routes avoid failed cables and switches, split flows use the paths left") {
+  for (const char* mode : {"ecmp", "spray"}) {
+    Cluster c = fat_tree_2to1(mode);
+    const Topology& healthy = *c.topology;
+    std::vector<std::uint32_t> before;
+    healthy.route(0, 40, 99, before);
+    FailureRequest r;
+    r.items = {"link=leaf0-spine0#3", "link=spine0->leaf1#5"};
+    const AppliedFailures f = apply_failures(c, r);
+    CHECK(f.cables == std::vector<std::string>{"leaf0-spine0#3", "leaf1-spine0#5"});
+    const Topology& t = *c.topology;
+    CHECK(&t != &healthy);
+    std::vector<std::uint32_t> path;
+    std::set<std::uint32_t> used_healthy, used_failed;
+    for (int s = 0; s < 32; ++s)
+      for (int d = 32; d < 64; ++d) {
+        healthy.route(s, d, 7 * s + d, path);
+        used_healthy.insert(path.begin(), path.end());
+        const int n = t.paths(s, d);
+        for (int i = 0; i < n; ++i) {
+          t.route_path(s, d, 7 * s + d, n > 1 ? i : -1, path);
+          used_failed.insert(path.begin(), path.end());
+        }
+      }
+    // Exactly the two cables' uplink/downlink directions in use before are gone after.
+    std::vector<std::uint32_t> gone;
+    for (std::uint32_t l : used_healthy)
+      if (!used_failed.count(l)) gone.push_back(l);
+    INFO(mode);
+    CHECK(gone.size() == 2);  // leaf0 -> spine0 #3 up, spine0 -> leaf1 #5 down
+    for (std::uint32_t l : gone) CHECK(t.links()[l].tier == Tier::LeafSpine);
+    if (std::string(mode) == "spray") CHECK(t.paths(0, 40) == 15);  // 16 uplinks, one down
+    // No failure: the routes are the healthy ones.
+    Cluster c2 = fat_tree_2to1(mode);
+    apply_failures(c2, FailureRequest{});
+    std::vector<std::uint32_t> again;
+    c2.topology->route(0, 40, 99, again);
+    CHECK(again == before);
+  }
+}
+
+TEST_CASE("failures: a failed spine on a 3-tier fabric reroutes through the other spines of the pod") {
+  Cluster c = load_cluster(tutti::testing::src("topologies/h100-16k-rail-3tier.json"));
+  FailureRequest r;
+  r.items = {"switch=spine0", "link=spine1-core1"};
+  const AppliedFailures f = apply_failures(c, r);
+  CHECK(f.switches == std::vector<std::string>{"spine0"});
+  const Topology& t = *c.topology;
+  std::vector<std::uint32_t> path;
+  // GPU 0 (pod 0) to the last GPU (last pod): every route avoids spine0 and the failed cable.
+  std::uint32_t spine0 = 0;
+  for (std::uint32_t d = 0; d < t.devices().size(); ++d)
+    if (t.devices()[d].kind == DeviceKind::Switch && t.devices()[d].level == 1 && t.devices()[d].index == 0) spine0 = d;
+  for (std::uint64_t h = 0; h < 200; ++h) {
+    t.route(0, t.num_gpus() - 1, h, path);
+    for (std::uint32_t l : path) {
+      CHECK(t.links()[l].src != spine0);
+      CHECK(t.links()[l].dst != spine0);
+    }
+  }
+}
