@@ -170,7 +170,8 @@ TEST_CASE("routing: adaptive and spray are refused on fabrics other than Clos") 
 TEST_CASE("failures: routes avoid failed cables and switches, split flows use the paths left") {
   for (const char* mode : {"ecmp", "spray"}) {
     Cluster c = fat_tree_2to1(mode);
-    const Topology& healthy = *c.topology;
+    const std::shared_ptr<const Topology> keep = c.topology;
+    const Topology& healthy = *keep;
     std::vector<std::uint32_t> before;
     healthy.route(0, 40, 99, before);
     FailureRequest r;
@@ -195,7 +196,11 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
     std::vector<std::uint32_t> gone;
     for (std::uint32_t l : used_healthy)
       if (!used_failed.count(l)) gone.push_back(l);
-    INFO(mode);
+    std::string names;
+    for (std::uint32_t l : gone)
+      names += fabric_device_name(t.devices()[t.links()[l].src]) + "->" +
+               fabric_device_name(t.devices()[t.links()[l].dst]) + " ";
+    INFO(std::string(mode) << ": " << names);
     CHECK(gone.size() == 2);  // leaf0 -> spine0 #3 up, spine0 -> leaf1 #5 down
     for (std::uint32_t l : gone) CHECK(t.links()[l].tier == Tier::LeafSpine);
     if (std::string(mode) == "spray") CHECK(t.paths(0, 40) == 15);  // 16 uplinks, one down
@@ -210,12 +215,30 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
 
 TEST_CASE("failures: a failed spine on a 3-tier fabric reroutes through the other spines of the pod") {
   Cluster c = load_cluster(tutti::testing::src("topologies/h100-16k-rail-3tier.json"));
+  std::vector<std::uint32_t> path;
+  // A spine-to-core cable that a cross-pod route uses (spine position != 0).
+  std::string cable;
+  std::uint32_t cable_link = 0;
+  for (std::uint64_t h = 0; h < 64 && cable.empty(); ++h) {
+    c.topology->route(0, c.topology->num_gpus() - 1, h, path);
+    for (std::uint32_t l : path) {
+      const Link& L = c.topology->links()[l];
+      const Device& a = c.topology->devices()[L.src];
+      if (L.tier == Tier::SpineCore && a.level == 1 && a.index != 0) {
+        cable = fabric_device_name(a) + "-" + fabric_device_name(c.topology->devices()[L.dst]);
+        cable_link = l;
+        break;
+      }
+    }
+  }
+  REQUIRE_FALSE(cable.empty());
   FailureRequest r;
-  r.items = {"switch=spine0", "link=spine1-core1"};
+  r.items = {"switch=spine0", "link=" + std::to_string(cable_link)};  // a link id: that very cable
   const AppliedFailures f = apply_failures(c, r);
   CHECK(f.switches == std::vector<std::string>{"spine0"});
+  REQUIRE(f.cables.size() == 1);
+  CHECK(f.cables[0].rfind(cable + "#", 0) == 0);
   const Topology& t = *c.topology;
-  std::vector<std::uint32_t> path;
   // GPU 0 (pod 0) to the last GPU (last pod): every route avoids spine0 and the failed cable.
   std::uint32_t spine0 = 0;
   for (std::uint32_t d = 0; d < t.devices().size(); ++d)
@@ -225,6 +248,7 @@ TEST_CASE("failures: a failed spine on a 3-tier fabric reroutes through the othe
     for (std::uint32_t l : path) {
       CHECK(t.links()[l].src != spine0);
       CHECK(t.links()[l].dst != spine0);
+      CHECK(l != cable_link);
     }
   }
 }

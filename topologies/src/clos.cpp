@@ -231,7 +231,9 @@ class ClosFabric final : public NodeLayer {
       }
       std::vector<int> ks;
       down_choices(lb, j, ks);
-      const std::size_t ki = split ? static_cast<std::size_t>(u / S_) % ks.size()
+      // Split: subflow i takes the i-th surviving downlink copy (round robin), so the copies left
+      // share the flow evenly whatever died on the way up.
+      const std::size_t ki = split ? static_cast<std::size_t>(part) % ks.size()
                                    : pick(ks.size(), 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
       out.push_back(leaf_up(lb, ks[ki] * S_ + j) + 1);
     }

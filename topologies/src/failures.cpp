@@ -104,7 +104,8 @@ void parse_fail_rate(const std::string& text, FailureRequest& r) {
 AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
   AppliedFailures out;
   if (r.empty()) return out;
-  const Topology& t = *c.topology;
+  const std::shared_ptr<const Topology> healthy = c.topology;  // outlives the swap below
+  const Topology& t = *healthy;
   const Index ix = index_of(t);
   std::vector<std::uint32_t> links, switches;
   for (const std::string& item : r.items) {
