@@ -16,6 +16,7 @@
 #include "tutti/reports/format.hpp"
 #include "tutti/reports/sha256.hpp"
 #include "tutti/topologies/cluster.hpp"
+#include "tutti/topologies/failures.hpp"
 
 namespace tutti::cli {
 
@@ -33,7 +34,8 @@ json simulate_doc(const Workload& w, const Cluster& c, const Layout& l, const Co
 }
 
 bool has_oversubscription(FabricKind k) {
-  return k == FabricKind::FatTree || k == FabricKind::RailOptimized || k == FabricKind::DualPlane;
+  return k == FabricKind::FatTree || k == FabricKind::RailOptimized || k == FabricKind::DualPlane ||
+         k == FabricKind::RailOnly;
 }
 
 /// Layout for this cluster, as `tutti simulate` resolves it (simulate() checks that it fits).
@@ -92,6 +94,45 @@ json sweep(const std::function<void()>& tick, const Workload& w, const std::stri
   return over;
 }
 
+/// One --variant: "LABEL: --set KEY=VALUE --fail ITEM --fail-rate RATES" (tokens separated by
+/// spaces; any of the three flags, each repeatable).
+struct Variant {
+  std::string label;
+  std::vector<std::string> sets;
+  FailureRequest fail;
+};
+
+Variant parse_variant(const std::string& text, std::uint64_t seed) {
+  auto bad = [&](const std::string& why) {
+    throw InputError("--variant", "", "\"" + text + "\"",
+                     "LABEL: followed by --set KEY=VALUE, --fail link=...|switch=... or --fail-rate links=P "
+                     "(e.g. \"spray: --set fabric.routing=spray\"); " + why);
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) bad("no label");
+  Variant v;
+  v.label = text.substr(0, colon);
+  v.fail.seed = seed;
+  std::vector<std::string> tok;
+  std::size_t pos = colon + 1;
+  while (pos < text.size()) {
+    const std::size_t b = text.find_first_not_of(' ', pos);
+    if (b == std::string::npos) break;
+    const std::size_t e = std::min(text.find(' ', b), text.size());
+    tok.push_back(text.substr(b, e - b));
+    pos = e;
+  }
+  if (tok.empty()) bad("no flags");
+  for (std::size_t i = 0; i < tok.size(); i += 2) {
+    if (i + 1 >= tok.size()) bad("\"" + tok[i] + "\" has no value");
+    if (tok[i] == "--set") v.sets.push_back(tok[i + 1]);
+    else if (tok[i] == "--fail") v.fail.items.push_back(tok[i + 1]);
+    else if (tok[i] == "--fail-rate") parse_fail_rate(tok[i + 1], v.fail);
+    else bad("\"" + tok[i] + "\" is not one of the flags");
+  }
+  return v;
+}
+
 }  // namespace
 
 int run_compare(const Globals& g, const CompareOptions& o,
@@ -110,7 +151,9 @@ int run_compare(const Globals& g, const CompareOptions& o,
   json archs = json::array();
   int simulated = 0;
   // One simulation per cluster and per oversubscription ratio of its sweep: the progress total.
-  const std::uint64_t total = o.clusters.size() * (1 + o.oversubscription.size());
+  std::vector<Variant> variants;
+  for (const auto& t : o.variants) variants.push_back(parse_variant(t, g.seed));
+  const std::uint64_t total = o.clusters.size() * (1 + o.oversubscription.size() + variants.size());
   std::uint64_t done = 0;
   ProgressBar bar("simulating", g.verbosity >= 0);
   const std::function<void()> tick = [&] { bar.update(++done, total); };
@@ -143,6 +186,40 @@ int run_compare(const Globals& g, const CompareOptions& o,
     done = arch_end;  // a sweep that did not run counts as done
     bar.update(done, total);
     archs.push_back(std::move(a));
+    // Variants of this cluster (routing modes, failure scenarios), side by side with it.
+    for (const Variant& v : variants) {
+      std::vector<std::string> sets = g.sets;
+      sets.insert(sets.end(), v.sets.begin(), v.sets.end());
+      json b;
+      try {
+        Cluster cv = load_cluster(path, sets);
+        if (!o.prices.empty()) apply_prices(cv, load_prices(o.prices));
+        apply_failures(cv, v.fail);
+        b["name"] = cv.name + " [" + v.label + "]";
+        b["cluster_file"] = path;
+        b["variant"] = {{"label", v.label}, {"sets", v.sets}, {"failures", v.fail.empty() ? "" : cv.failures.request}};
+        b["description"] = (cv.description.empty() ? std::string(to_string(cv.fabric.kind)) : cv.description) +
+                           " [" + v.label + "]";
+        b["gpus"] = cv.gpus();
+        b["topology"] = to_json(cv);
+        Layout l = layout_for(w, cv, o);
+        b["layout"] = to_compact_string(l);
+        b["simulation"] = simulate_doc(w, cv, l, o, g);
+        b["ok"] = true;
+        ++simulated;
+      } catch (const InputError& e) {
+        if (!b.contains("name")) b["name"] = c.name + " [" + v.label + "]";
+        b["cluster_file"] = path;
+        b["description"] = std::string("[") + v.label + "]";
+        if (!b.contains("gpus")) b["gpus"] = c.gpus();
+        if (!b.contains("topology")) b["topology"] = to_json(c);
+        b["ok"] = false;
+        b["error"] = e.what();
+      }
+      b["oversubscription"] = {{"supported", false}, {"reason", "a variant: the sweep runs on the cluster as described"}};
+      tick();
+      archs.push_back(std::move(b));
+    }
   }
   bar.finish();
   data["architectures"] = std::move(archs);
@@ -155,6 +232,7 @@ int run_compare(const Globals& g, const CompareOptions& o,
   if (!o.prices.empty()) cmd += " --prices " + shell_quote(o.prices);
   for (const auto& c : o.clusters) cmd += " --cluster " + shell_quote(c);
   if (!o.parallel.empty()) cmd += " --parallel " + shell_quote(o.parallel);
+  for (const auto& v : o.variants) cmd += " --variant " + shell_quote(v);
   if (o.oversubscription != std::vector<double>{1, 2, 4}) {
     cmd += " --oversubscription";
     for (double x : o.oversubscription) cmd += " " + reports::format_exact(x);

@@ -17,6 +17,9 @@ struct CompareOptions {
   std::vector<double> oversubscription{1, 2, 4};  ///< Ratios to sweep; {0} = no sweep.
   std::string engine = "native";
   std::string prices;  ///< --prices FILE: the user's prices on every cluster (prices.hpp).
+  /// --variant "LABEL: --set K=V --fail ... --fail-rate ...": each cluster again with these
+  /// settings (routing modes, failure scenarios), as one more architecture "NAME [LABEL]".
+  std::vector<std::string> variants;
 };
 
 /// Simulates, builds the report (with inputs echoed and the reproducing command) and hands it

@@ -17,6 +17,7 @@
 #include "tutti/sim/trace.hpp"
 #include "tutti/core/progress.hpp"
 #include "tutti/topologies/cluster.hpp"
+#include "tutti/topologies/failures.hpp"
 #include "tutti/topologies/prices.hpp"
 
 namespace tutti::cli {
@@ -32,6 +33,8 @@ struct SimulateOptions {
   long long global_batch = 0;  ///< --global-batch: sequences per step instead of the workload's
   std::string trace_ranks, trace_ops, trace_iterations;  ///< --trace-* filters (sim/trace.hpp)
   bool trace_force = false;                              ///< --trace-force: over the size limit
+  std::vector<std::string> fail;  ///< --fail link=ID / switch=NAME (repeatable)
+  std::string fail_rate;          ///< --fail-rate links=P,switches=P (drawn with --seed)
 };
 
 // --trace and its filters: checked before anything is loaded or simulated.
@@ -110,6 +113,29 @@ Lived lived(const SimResult& r, const FacilityResult& fr) {
   return v;
 }
 
+// Routing other than ECMP and failures, when there are any (ECMP on a healthy fabric: nothing).
+std::string network_lines(const Cluster& c) {
+  std::string s;
+  if (splits_flows(c.fabric.routing))
+    s += fmt::format("routing    {} (each flow split evenly over its equal-cost paths)\n", to_string(c.fabric.routing));
+  else if (c.fabric.routing == Routing::DModK)
+    s += "routing    dmodk (by destination)\n";
+  const AppliedFailures& f = c.failures;
+  if (!f.empty()) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string t;
+      for (std::size_t i = 0; i < v.size() && i < 8; ++i) t += (i ? ", " : "") + v[i];
+      if (v.size() > 8) t += fmt::format(", ... ({} more)", v.size() - 8);
+      return t;
+    };
+    s += fmt::format("failures   {} cable{} down{}{}, {} switch{} down{}{}  ({})\n", f.cables.size(),
+                     f.cables.size() == 1 ? "" : "s", f.cables.empty() ? "" : ": ", list(f.cables),
+                     f.switches.size(), f.switches.size() == 1 ? "" : "es", f.switches.empty() ? "" : ": ",
+                     list(f.switches), f.request);
+  }
+  return s;
+}
+
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
                   const FacilityResult& fr) {
   const Lived v = lived(r, fr);
@@ -120,7 +146,8 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
   if (l.gpus() < c.gpus()) s += placement_line(c, l.gpus()) + "\n";
-  s += fmt::format("engine     {}\n\n", r.engine);  // wall time goes to stderr: stdout is deterministic
+  s += fmt::format("engine     {}\n", r.engine);  // wall time goes to stderr: stdout is deterministic
+  s += network_lines(c) + "\n";
   if (fac && T > T_sim * (1 + 1e-9))
     s += fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n", seconds(T),
                      seconds(T_sim));
@@ -206,6 +233,13 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   const nlohmann::json overrides = workload_overrides(w, o);
   Cluster c = load_cluster(o.cluster, g.sets);
   if (!o.prices.empty()) apply_prices(c, load_prices(o.prices));
+  {
+    FailureRequest fr;
+    fr.items = o.fail;
+    if (!o.fail_rate.empty()) parse_fail_rate(o.fail_rate, fr);
+    fr.seed = g.seed;
+    apply_failures(c, fr);
+  }
   Layout l;
   std::string fit_note;
   if (o.gpus > 0) {
@@ -291,6 +325,13 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   }
   j["workload"] = w.name;
   j["cluster"] = c.name;
+  // Present only when not the default (ECMP, no failures), so older documents stay as they were.
+  if (c.fabric.routing != Routing::Ecmp && c.fabric.kind != FabricKind::None) j["routing"] = to_string(c.fabric.routing);
+  if (!c.failures.empty())
+    j["failures"] = {{"request", c.failures.request},
+                     {"cables", c.failures.cables},
+                     {"switches", c.failures.switches},
+                     {"cable_fraction", c.failures.cable_fraction}};
   j["gpus"] = l.gpus();
   if (l.gpus() < c.gpus()) {
     j["cluster_gpus"] = c.gpus();
@@ -354,6 +395,14 @@ void setup_simulate(CLI::App& app, Globals& g) {
   sub->add_option("--global-batch", o->global_batch,
                   "Sequences per optimizer step instead of the workload file's; shown as an override")
       ->check(CLI::Range(1LL, 1LL << 30));
+  sub->add_option("--fail", o->fail,
+                  "Take part of the fabric down (repeatable): link=leaf0-spine1 (a cable by its ends; #k for the "
+                  "k-th parallel cable; the busiest links' names such as spine0->leaf0 work), link=ID (L<id> of topo --export "
+                  "simgrid), switch=spine0. Routes avoid them "
+                  "(ECMP, adaptive or spray over the equal-cost paths left); Clos fabrics");
+  sub->add_option("--fail-rate", o->fail_rate,
+                  "Random failures: links=P (each switch-to-switch cable down with probability P), switches=P; "
+                  "drawn from --seed");
   sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });

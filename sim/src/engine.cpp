@@ -295,7 +295,14 @@ bool Des::replicas_asymmetric() {
         int a = st * ps + i, b = (st + 1) * ps + i;
         if (dir) std::swap(a, b);
         paths[i].clear();
-        if (a < topo_.num_gpus() && b < topo_.num_gpus()) topo_.route(a, b, flow_hash(opt_.seed, a, b), paths[i]);
+        if (a < topo_.num_gpus() && b < topo_.num_gpus()) {
+          // A split flow (adaptive/spray) counts on every link of its paths.
+          const int np = topo_.paths(a, b);
+          for (int part = 0; part < np; ++part) {
+            topo_.route_path(a, b, flow_hash(opt_.seed, a, b), np > 1 ? part : -1, path_);
+            paths[i].insert(paths[i].end(), path_.begin(), path_.end());
+          }
+        }
         for (std::uint32_t l : paths[i]) ++load[l];
       }
       bool differ = false;
@@ -412,11 +419,16 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
       for (const CollFlow& f : cp.flows) {
         if (local_only && topo_.node_of(f.src_gpu) != rep_node) continue;
         if (f.src_gpu == f.dst_gpu) continue;
-        topo_.route(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu), path_);
-        out.links.insert(out.links.end(), path_.begin(), path_.end());
-        for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
-        out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
-        out.bytes.push_back(f.bytes);
+        // Adaptive routing / spraying: one subflow of bytes / n per equal-cost path.
+        const int np = topo_.paths(f.src_gpu, f.dst_gpu);
+        for (int part = 0; part < np; ++part) {
+          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu), np > 1 ? part : -1,
+                           path_);
+          out.links.insert(out.links.end(), path_.begin(), path_.end());
+          for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
+          out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
+          out.bytes.push_back(f.bytes / np);
+        }
       }
       const auto nb = static_cast<std::uint32_t>(out.bytes.size());
       out.max_group = std::max(out.max_group, nb - out.groups.back());
@@ -875,14 +887,20 @@ double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topo
     std::vector<double>& sb = step_bytes[p];
     sb.clear();
     for (const CollFlow& f : ph.flows)
-      if (f.src_gpu != f.dst_gpu) sb.push_back(f.bytes);
+      if (f.src_gpu != f.dst_gpu) {
+        const int np = topo.paths(f.src_gpu, f.dst_gpu);
+        for (int part = 0; part < np; ++part) sb.push_back(f.bytes / np);
+      }
     const auto nf = static_cast<std::uint32_t>(sb.size());
     const int k = pc.take(ph.repeat - pc.step, ph.repeat, nf);
     auto set = net.open_set(p);
     for (const CollFlow& f : ph.flows) {
       if (f.src_gpu == f.dst_gpu) continue;
-      topo.route(f.src_gpu, f.dst_gpu, flow_hash(seed, f.src_gpu, f.dst_gpu), path);
-      net.add_flow(set, path.data(), path.size(), f.bytes * k, k);
+      const int np = topo.paths(f.src_gpu, f.dst_gpu);  // adaptive/spray: one subflow per path
+      for (int part = 0; part < np; ++part) {
+        topo.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed, f.src_gpu, f.dst_gpu), np > 1 ? part : -1, path);
+        net.add_flow(set, path.data(), path.size(), f.bytes / np * k, k);
+      }
     }
     net.start_set(set, now);
     groups[2 * p] = 0;

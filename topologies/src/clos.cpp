@@ -28,6 +28,7 @@ class ClosFabric final : public NodeLayer {
   int planes_ = 1, L_ = 0, U_ = 0, S_ = 0, PL_ = 0, pods_ = 1, V_ = 0, C_ = 0, tiers_ = 1;
   int D_ = 0;                // leaf down ports (fat-tree) / nodes per SU (rails)
   bool rails_ = false;
+  bool rail_only_ = false;   // RailOnly: each rail its own network (spines serve one rail)
   Routing routing_ = Routing::Ecmp;
   std::uint32_t leaf_dev_ = 0, spine_dev_ = 0, core_dev_ = 0;
   std::uint32_t acc_base_ = 0, lu_base_ = 0, su_base_ = 0;
@@ -44,19 +45,50 @@ class ClosFabric final : public NodeLayer {
 
  protected:
   void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+    route_fabric_path(a, b, hash, -1, out);
+  }
+  // Adaptive routing / spraying: one path per (plane, leaf uplink); plane-local pairs on one leaf
+  // have one path per plane.
+  int fabric_paths(int a, int b) const override {
+    if (!splits_flows(routing_)) return 1;
+    if (!dead_link_.empty()) {
+      Choices ch;
+      choices(a, b, ch);
+      if (ch.first.empty()) unreachable(a, b);
+      return static_cast<int>(ch.first.size());
+    }
+    return planes_ * (leaf_of(a) != leaf_of(b) && U_ > 0 ? U_ : 1);
+  }
+  int max_paths() const override { return splits_flows(routing_) ? planes_ * std::max(U_, 1) : 1; }
+
+  // part -1: ECMP (a hash picks the plane, the leaf uplink, the spine uplink and the parallel
+  // cables down) or d-mod-k. part >= 0 (adaptive/spray): plane part % P and leaf uplink
+  // (part / P) % U, and down from spine j = u % S to the destination leaf over parallel cable
+  // u / S, so the U subflows of a flow load each of its leaf uplinks and each of the destination
+  // leaf's downlinks with exactly 1/U of it (the fluid bound of a 2-tier fabric, and inside a
+  // pod). Across pods (3 tiers) each subflow's spine uplink and core downlink are hashed per
+  // subflow: collisions at the core remain, each diluted to 1/U of a flow (modelling the
+  // switches' per-hop choice exactly would need U x V subflows per flow).
+  void route_fabric_path(int a, int b, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const override {
+    if (!dead_link_.empty()) {
+      route_failed(a, b, hash, part, out);
+      return;
+    }
     const bool dm = routing_ == Routing::DModK;
+    const bool split = part >= 0;
     const auto ub = static_cast<std::uint64_t>(b);
+    const std::uint64_t h = split ? mix(hash, 1000 + static_cast<std::uint64_t>(part)) : hash;
     auto pick = [&](int n, std::uint64_t salt, std::uint64_t dkey) -> std::uint32_t {
       if (n <= 1) return 0;
-      return static_cast<std::uint32_t>((dm ? dkey : mix(hash, salt)) % static_cast<std::uint64_t>(n));
+      return static_cast<std::uint32_t>((dm ? dkey : mix(h, salt)) % static_cast<std::uint64_t>(n));
     };
-    const int p = static_cast<int>(pick(planes_, 0, ub));
+    const int p = split ? part % planes_ : static_cast<int>(pick(planes_, 0, ub));
     const auto P = static_cast<std::uint32_t>(planes_);
     out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
     const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
     if (la != lb) {
       const std::uint64_t U = static_cast<std::uint64_t>(U_);
-      const std::uint32_t u = pick(U_, 1, ub);
+      const std::uint32_t u = split ? static_cast<std::uint32_t>((part / planes_) % U_) : pick(U_, 1, ub);
       const int j = static_cast<int>(u) % S_;
       const int par1 = U_ / S_;
       out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(la) * static_cast<std::uint32_t>(U_) + u));
@@ -71,11 +103,161 @@ class ClosFabric final : public NodeLayer {
         out.push_back(su_base_ + 2 * (spine_index(p, pb, j) * V + m * static_cast<std::uint32_t>(C_) +
                                       static_cast<std::uint32_t>(c)) + 1);
       }
-      const std::uint32_t k = pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      const std::uint32_t k = split ? u / static_cast<std::uint32_t>(S_)
+                                    : pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
       out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(lb) * static_cast<std::uint32_t>(U_) +
                                     k * static_cast<std::uint32_t>(S_) + static_cast<std::uint32_t>(j)) + 1);
     }
     out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
+  }
+
+// ---- Failures ------------------------------------------------------------------------------
+// A failed cable is dead in both directions; a failed switch kills every link into it. Routes
+// take the same decisions as without failures (plane, leaf uplink u, spine uplink v, core
+// downlink copy m, spine downlink copy k), each among the choices that still lead to the
+// destination, and pick among those with the same key (the flow hash, or the destination under
+// d-mod-k) modulo their number: ECMP over the equal-cost paths that remain. With no failure the
+// choices are the full sets, so the routes are the healthy ones. Cost: O(P x U x V) per route,
+// paid only by a topology with failures.
+ public:
+  std::vector<char> dead_link_;  // per directed link (empty: no failures)
+
+  bool up(std::uint32_t l) const { return !dead_link_[l]; }
+  std::uint32_t leaf_up(int leaf, int u) const {
+    return lu_base_ + 2 * (static_cast<std::uint32_t>(leaf) * static_cast<std::uint32_t>(U_) + static_cast<std::uint32_t>(u));
+  }
+  std::uint32_t spine_up(int p, int pod, int j, int v) const {
+    return su_base_ + 2 * (spine_index(p, pod, j) * static_cast<std::uint32_t>(V_) + static_cast<std::uint32_t>(v));
+  }
+  // The first-level choices of a flow a -> b that still reach b: (plane, leaf uplink u; -1 when
+  // a and b share the leaf).
+  struct Choices {
+    std::vector<std::pair<int, int>> first;
+  };
+  // Spine uplinks v (and core downlink copies m) from spine j of pod pa that reach spine j of pod pb.
+  void core_choices(int p, int pa, int pb, int j, std::vector<std::pair<int, int>>& vm) const {
+    vm.clear();
+    const int par2 = V_ / C_;
+    for (int v = 0; v < V_; ++v) {
+      if (!up(spine_up(p, pa, j, v))) continue;
+      for (int m = 0; m < par2; ++m)
+        if (up(spine_up(p, pb, j, m * C_ + v % C_) + 1)) vm.push_back({v, m});
+    }
+  }
+  void down_choices(int lb, int j, std::vector<int>& ks) const {
+    ks.clear();
+    for (int k = 0; k < U_ / S_; ++k)
+      if (up(leaf_up(lb, k * S_ + j) + 1)) ks.push_back(k);
+  }
+  void choices(int a, int b, Choices& ch) const {
+    ch.first.clear();
+    const auto P = static_cast<std::uint32_t>(planes_);
+    std::vector<std::pair<int, int>> vm;
+    std::vector<int> ks;
+    for (int p = 0; p < planes_; ++p) {
+      if (!up(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p))) ||
+          !up(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1))
+        continue;
+      const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
+      if (la == lb) {
+        ch.first.push_back({p, -1});
+        continue;
+      }
+      const int pa = (la - p * L_) / PL_, pb = (lb - p * L_) / PL_;
+      for (int u = 0; u < U_; ++u) {
+        if (!up(leaf_up(la, u))) continue;
+        const int j = u % S_;
+        down_choices(lb, j, ks);
+        if (ks.empty()) continue;
+        if (pa != pb) {
+          core_choices(p, pa, pb, j, vm);
+          if (vm.empty()) continue;
+        }
+        ch.first.push_back({p, u});
+      }
+    }
+  }
+  [[noreturn]] void unreachable(int a, int b) const {
+    throw InputError("--fail", "", fmt::format("no path left from nic{} to nic{}", a, b),
+                     "failures that leave every pair the job uses connected (fail fewer links or switches)");
+  }
+  void route_failed(int a, int b, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
+    Choices ch;
+    choices(a, b, ch);
+    if (ch.first.empty()) unreachable(a, b);
+    const bool dm = routing_ == Routing::DModK;
+    const bool split = part >= 0;
+    const auto ub = static_cast<std::uint64_t>(b);
+    const std::uint64_t h = split ? mix(hash, 1000 + static_cast<std::uint64_t>(part)) : hash;
+    auto pick = [&](std::size_t n, std::uint64_t salt, std::uint64_t dkey) -> std::size_t {
+      if (n <= 1) return 0;
+      return static_cast<std::size_t>((dm ? dkey : mix(h, salt)) % n);
+    };
+    // Plane, then uplink, among the surviving first-level choices.
+    std::pair<int, int> pu;
+    if (split) {
+      pu = ch.first[static_cast<std::size_t>(part) % ch.first.size()];
+    } else {
+      std::vector<int> planes;
+      for (const auto& c : ch.first)
+        if (planes.empty() || planes.back() != c.first) planes.push_back(c.first);
+      const int p = planes[pick(planes.size(), 0, ub)];
+      std::vector<int> us;
+      for (const auto& c : ch.first)
+        if (c.first == p) us.push_back(c.second);
+      pu = {p, us[pick(us.size(), 1, ub)]};
+    }
+    const int p = pu.first, u = pu.second;
+    const auto P = static_cast<std::uint32_t>(planes_);
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
+    if (u >= 0) {
+      const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
+      const int j = u % S_;
+      const std::uint64_t U = static_cast<std::uint64_t>(U_);
+      out.push_back(leaf_up(la, u));
+      const int pa = (la - p * L_) / PL_, pb = (lb - p * L_) / PL_;
+      if (pa != pb) {
+        std::vector<std::pair<int, int>> vm;
+        core_choices(p, pa, pb, j, vm);
+        std::vector<int> vs, ms;  // uplinks v with a way down, then that v's downlink copies m
+        for (const auto& x : vm)
+          if (vs.empty() || vs.back() != x.first) vs.push_back(x.first);
+        const int v = vs[pick(vs.size(), 2, ub / U)];
+        for (const auto& x : vm)
+          if (x.first == v) ms.push_back(x.second);
+        const int m = ms[pick(ms.size(), 3, ub / (U * static_cast<std::uint64_t>(V_)))];
+        out.push_back(spine_up(p, pa, j, v));
+        out.push_back(spine_up(p, pb, j, m * C_ + v % C_) + 1);
+      }
+      std::vector<int> ks;
+      down_choices(lb, j, ks);
+      // Split: subflow i takes the i-th surviving downlink copy (round robin), so the copies left
+      // share the flow evenly whatever died on the way up.
+      const std::size_t ki = split ? static_cast<std::size_t>(part) % ks.size()
+                                   : pick(ks.size(), 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      out.push_back(leaf_up(lb, ks[ki] * S_ + j) + 1);
+    }
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
+  }
+
+  std::shared_ptr<const Topology> with_failures(const std::vector<std::uint32_t>& links,
+                                                const std::vector<std::uint32_t>& switches) const override {
+    auto t = std::make_shared<ClosFabric>(*this);
+    if (t->dead_link_.empty()) t->dead_link_.assign(links_.size(), 0);
+    for (std::uint32_t l : links) {
+      if (l >= links_.size() || l < acc_base_)
+        throw InputError("--fail", "link", std::to_string(l),
+                         fmt::format("a scale-out link id ({} to {})", acc_base_, links_.size() - 1));
+      const std::uint32_t c = acc_base_ + ((l - acc_base_) & ~1u);  // the cable: both directions
+      t->dead_link_[c] = t->dead_link_[c + 1] = 1;
+    }
+    for (std::uint32_t d : switches) {
+      if (d >= devices_.size() || devices_[d].kind != DeviceKind::Switch)
+        throw InputError("--fail", "switch", std::to_string(d), "a switch of the fabric");
+      for (std::uint32_t l = acc_base_; l < links_.size(); ++l)
+        if (links_[l].src == d || links_[l].dst == d) t->dead_link_[l] = 1;
+    }
+    return t;
   }
 };
 
@@ -99,6 +281,7 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   ClosFabric& f = *t;
   f.planes_ = spec.planes;
   f.rails_ = spec.kind != FabricKind::FatTree;
+  f.rail_only_ = spec.kind == FabricKind::RailOnly;
   f.routing_ = spec.routing;
   const double B = spec.link_bw_Bps;  // line rate per port
   const double eff = hw.transport.efficiency;
@@ -118,11 +301,23 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   const int kl = radix_of(hw.leaf, "leaf_switch");
 
   // All endpoints on one switch: that switch is the whole fabric (rails or not); no spines.
-  if (spec.tiers != 2 && spec.tiers != 3 && E <= kl && (spec.leaf_down_ports <= 0 || E <= spec.leaf_down_ports))
+  if (!f.rail_only_ && spec.tiers != 2 && spec.tiers != 3 && E <= kl &&
+      (spec.leaf_down_ports <= 0 || E <= spec.leaf_down_ports))
     f.rails_ = false;
+  if (f.rail_only_ && spec.tiers == 3)
+    throw InputError(file, "fabric.tiers", "3",
+                     "1 or 2: a rail-only fabric is one switch per rail, or a 2-tier Clos per rail");
 
   // Leaves.
-  if (f.rails_) {
+  if (f.rail_only_) {
+    // Rail-only (Wang et al., arXiv:2307.12169): a rail is one switch while the nodes fit its
+    // ports, else a 2-tier Clos of leaves with nodes_per_su node links each.
+    const int one = hw.nodes <= kl && spec.tiers != 2;
+    f.D_ = spec.nodes_per_su > 0 ? spec.nodes_per_su
+           : one                 ? hw.nodes
+                                 : static_cast<int>(std::floor(kl * r / (r + 1) + 1e-9));
+    f.L_ = (hw.nodes + f.D_ - 1) / f.D_ * R;
+  } else if (f.rails_) {
     f.D_ = spec.nodes_per_su;
     f.L_ = (hw.nodes + f.D_ - 1) / f.D_ * R;
   } else {
@@ -140,6 +335,7 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     down_used = std::min(f.D_, E);
   f.U_ = static_cast<int>(std::ceil(down_used / r - 1e-9));
   if (f.L_ == 1 && spec.tiers != 2 && spec.tiers != 3) f.U_ = 0;  // one switch is the whole fabric
+  if (f.rail_only_ && f.L_ == R && spec.tiers != 2) f.U_ = 0;      // one switch per rail
   if (f.D_ + f.U_ > kl) {
     throw InputError(file, "fabric.leaf_switch", ports_text(hw.leaf, kl, B),
                      fmt::format("a leaf switch with at least {} ports for {} {} + {} uplinks at {}:1 "
@@ -147,7 +343,7 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
                                  f.D_ + f.U_, f.D_, f.rails_ ? "node links per rail leaf" : "NIC links",
                                  f.U_, r, f.rails_ ? "nodes_per_su" : "leaf_down_ports"));
   }
-  if (spec.tiers == 1 && f.L_ > 1)
+  if (spec.tiers == 1 && f.L_ > (f.rail_only_ ? R : 1))
     throw InputError(file, "fabric.tiers", "1",
                      fmt::format("2 or 3: {} endpoints need {} leaf switches", E, f.L_));
 
@@ -155,7 +351,14 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   int ks = 0, kc = 0;
   if (f.U_ > 0) {
     ks = radix_of(hw.spine, "spine_switch");
-    bool two = f.L_ <= ks && spec.tiers != 3;
+    // Rail-only: each rail's spines serve that rail's leaves only.
+    const int LS = f.rail_only_ ? f.L_ / R : f.L_;
+    bool two = LS <= ks && spec.tiers != 3;
+    if (f.rail_only_ && !two)
+      throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
+                       fmt::format("a spine with at least {} ports: {} leaves per rail exceed a 2-tier rail "
+                                   "(fewer nodes, larger switches or a rail_optimized fabric)",
+                                   LS, LS));
     if (spec.tiers == 2 && !two)
       throw InputError(file, "fabric.tiers", "2",
                        fmt::format("3: {} leaves exceed what {}-port spines reach in 2 tiers ({})", f.L_,
@@ -168,8 +371,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
       // When U has no such divisor (U prime, say), take the fewest spines S and round U up to a
       // multiple of S, giving back leaf down ports if the leaf is full (fat-tree only; the ratio
       // only improves): so oversubscription never needs more spines than 1:1.
-      const int s_min = static_cast<int>((static_cast<long long>(f.L_) * f.U_ + ks - 1) / ks);
-      f.S_ = smallest_divisor_covering(f.U_, static_cast<long long>(f.L_) * f.U_, ks);
+      const int s_min = static_cast<int>((static_cast<long long>(LS) * f.U_ + ks - 1) / ks);
+      f.S_ = smallest_divisor_covering(f.U_, static_cast<long long>(LS) * f.U_, ks);
       for (int S = std::max(1, s_min); !f.rails_ && spec.leaf_down_ports <= 0 && S < f.S_; ++S) {
         const int U = (f.U_ + S - 1) / S * S;
         const int D = std::min(f.D_, kl - U);
@@ -208,7 +411,7 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
 
   // Devices.
   const int P = f.planes_;
-  const int spines = f.tiers_ >= 2 ? f.pods_ * f.S_ : 0;
+  const int spines = f.tiers_ >= 2 ? f.pods_ * f.S_ * (f.rail_only_ ? R : 1) : 0;
   const int cores = f.tiers_ == 3 ? f.S_ * f.C_ : 0;
   f.leaf_dev_ = static_cast<std::uint32_t>(f.devices().size());
   for (int i = 0; i < P * f.L_; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 0, 0);
@@ -237,7 +440,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   for (int l = 0; l < P * f.L_; ++l) {
     int p = l / f.L_, pod = (l % f.L_) / std::max(f.PL_, 1);
     for (int u = 0; u < f.U_; ++u) {
-      std::uint32_t s = f.spine_index(p, pod, u % f.S_);
+      std::uint32_t s = f.rail_only_ ? static_cast<std::uint32_t>(p * spines + (l % f.L_) % R * f.S_ + u % f.S_)
+                                     : f.spine_index(p, pod, u % f.S_);
       ++leaf_used[l];
       ++spine_used[s];
       f.add_cable(f.leaf_dev_ + static_cast<std::uint32_t>(l), f.spine_dev_ + s, bw, to_spine, bw, to_leaf,
@@ -288,6 +492,7 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   const char* name = f.L_ == 1 && f.tiers_ == 1             ? "single switch"
                      : spec.kind == FabricKind::FatTree        ? "fat-tree"
                      : spec.kind == FabricKind::DualPlane    ? "dual-plane rail-optimized fat-tree"
+                     : spec.kind == FabricKind::RailOnly     ? "rail-only"
                                                               : "rail-optimized fat-tree";
   std::string sizes = fmt::format("{} leaf", P * f.L_);
   if (spines) sizes += fmt::format(", {} spine", P * spines);

@@ -33,6 +33,7 @@ FabricKind fabric_kind(const std::string& s) {
   if (s == "fat_tree") return FabricKind::FatTree;
   if (s == "rail_optimized") return FabricKind::RailOptimized;
   if (s == "dual_plane") return FabricKind::DualPlane;
+  if (s == "rail_only") return FabricKind::RailOnly;
   if (s == "dragonfly") return FabricKind::Dragonfly;
   return FabricKind::Torus;
 }
@@ -173,9 +174,13 @@ Cluster parse_cluster(const Doc& doc) {
   Obj fab = root.req("fabric").obj();
   FabricSpec& fs = c.fabric;
   fs.kind = fabric_kind(
-      fab.req("kind").choice({"none", "fat_tree", "rail_optimized", "dual_plane", "dragonfly", "torus"}));
+      fab.req("kind").choice({"none", "fat_tree", "rail_optimized", "dual_plane", "rail_only", "dragonfly", "torus"}));
   const bool clos = fs.kind == FabricKind::FatTree || fs.kind == FabricKind::RailOptimized ||
-                    fs.kind == FabricKind::DualPlane;
+                    fs.kind == FabricKind::DualPlane || fs.kind == FabricKind::RailOnly;
+  if (fs.kind == FabricKind::RailOnly && c.node.scaleup != ScaleUp::NVSwitch)
+    fab.req("kind").fail(fmt::format("a fabric other than \"rail_only\" for node \"{}\": rail-only sends "
+                                     "cross-rail traffic over NVSwitch, which this node does not have",
+                                     c.node.id));
   fs.planes = fs.kind == FabricKind::DualPlane ? std::max(2, c.nic.ports) : c.nic.ports;
   if (clos) fs.planes = static_cast<int>(fab.integer_or("planes", fs.planes, 1, 8));
   if (fs.kind == FabricKind::DualPlane && fs.planes < 2)
@@ -190,7 +195,16 @@ Cluster parse_cluster(const Doc& doc) {
     if (fs.link_bw_Bps * fs.planes > c.nic.bandwidth_Bps * (1 + 1e-9))
       fab.req("link_speed").fail(fmt::format("at most the NIC bandwidth per plane ({})",
                                              detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
-    fs.routing = fab.choice_or("routing", "ecmp", {"ecmp", "dmodk"}) == "ecmp" ? Routing::Ecmp : Routing::DModK;
+    {
+      const std::string r = fab.choice_or("routing", "ecmp", {"ecmp", "dmodk", "adaptive", "spray"});
+      fs.routing = r == "ecmp" ? Routing::Ecmp : r == "dmodk" ? Routing::DModK : r == "adaptive" ? Routing::Adaptive
+                                                                                                  : Routing::Spray;
+      if (splits_flows(fs.routing) && !clos)
+        fab.req("routing").fail(fmt::format("\"ecmp\" or \"dmodk\" on a {} fabric (adaptive routing and packet "
+                                            "spraying are modelled on Clos fabrics: fat_tree, rail_optimized, "
+                                            "dual_plane)",
+                                            to_string(fs.kind)));
+    }
     std::string sw = default_switch(c.nic, tkind, fs.planes);
     if (auto v = fab.opt("switch")) sw = resolve(*v, [&](const std::string& id) { return cat.switch_(id).id; });
     auto role = [&](const char* key) {
@@ -224,9 +238,13 @@ Cluster parse_cluster(const Doc& doc) {
     } else {
       // Default: the scalable unit of the reference architecture built on the rail leaf (catalog
       // switch `nodes_per_su`: 72 on XDR Q3400 per RA-B300), else the DGX H100 SuperPOD's 32.
-      const int su = c.leaf_switch.nodes_per_su > 0 ? c.leaf_switch.nodes_per_su : 32;
-      fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", su, 1, 4096));
-      fs.pxn = fab.boolean_or("pxn", false);
+      // Rail-only: 0 = every node on one switch per rail when they fit.
+      const bool rail_only = fs.kind == FabricKind::RailOnly;
+      const int su = rail_only ? 0 : c.leaf_switch.nodes_per_su > 0 ? c.leaf_switch.nodes_per_su : 32;
+      fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", su, rail_only ? 0 : 1, 4096));
+      fs.pxn = fab.boolean_or("pxn", rail_only);
+      if (rail_only && !fs.pxn)
+        fab.req("pxn").fail("true (or no key): a rail-only fabric reaches other rails only through NVLink");
     }
   } else if (fs.kind == FabricKind::Dragonfly) {
     fs.groups = static_cast<int>(fab.req("groups").integer(1, 100000));

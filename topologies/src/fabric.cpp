@@ -12,13 +12,22 @@ const char* to_string(FabricKind k) {
     case FabricKind::FatTree: return "fat_tree";
     case FabricKind::RailOptimized: return "rail_optimized";
     case FabricKind::DualPlane: return "dual_plane";
+    case FabricKind::RailOnly: return "rail_only";
     case FabricKind::Dragonfly: return "dragonfly";
     case FabricKind::Torus: return "torus";
   }
   return "?";
 }
 
-const char* to_string(Routing r) { return r == Routing::Ecmp ? "ecmp" : "dmodk"; }
+const char* to_string(Routing r) {
+  switch (r) {
+    case Routing::Ecmp: return "ecmp";
+    case Routing::DModK: return "dmodk";
+    case Routing::Adaptive: return "adaptive";
+    case Routing::Spray: return "spray";
+  }
+  return "?";
+}
 
 namespace detail {
 namespace {
@@ -58,7 +67,8 @@ std::shared_ptr<const Topology> build_fabric(const FabricHardware& hw, const Fab
     case FabricKind::None: return detail::build_single_node(hw, spec, facts, file);
     case FabricKind::FatTree:
     case FabricKind::RailOptimized:
-    case FabricKind::DualPlane: return detail::build_clos(hw, spec, facts, file);
+    case FabricKind::DualPlane:
+    case FabricKind::RailOnly: return detail::build_clos(hw, spec, facts, file);
     case FabricKind::Dragonfly: return detail::build_dragonfly(hw, spec, facts, file);
     case FabricKind::Torus: return detail::build_torus(hw, spec, facts, file);
   }

@@ -98,7 +98,37 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
   }
 }
 
-void NodeLayer::route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const {
+// A pair cut off by failures: name the GPUs as well as the NICs.
+[[noreturn]] static void rethrow_unreachable(const InputError& e, int src, int dst) {
+  if (e.file() != "--fail") throw e;
+  throw InputError("--fail", "", fmt::format("gpu{} -> gpu{}: {}", src, dst, e.found()), e.expected());
+}
+
+void NodeLayer::route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
+  try {
+    route_path_impl(src, dst, hash, part, out);
+  } catch (const InputError& e) {
+    rethrow_unreachable(e, src, dst);
+  }
+}
+
+int NodeLayer::paths(int src, int dst) const {
+  try {
+    return paths_impl(src, dst);
+  } catch (const InputError& e) {
+    rethrow_unreachable(e, src, dst);
+  }
+}
+
+int NodeLayer::paths_impl(int src, int dst) const {
+  if (src == dst || src / domain_gpus_ == dst / domain_gpus_) return 1;
+  if (scaleup_ != ScaleUp::NVSwitch && src / gpus_per_node_ == dst / gpus_per_node_) return 1;
+  if (scaleup_ == ScaleUp::NVSwitch && pxn_ && src % gpus_per_node_ != dst % gpus_per_node_)
+    return fabric_paths(nic_of(src - src % gpus_per_node_ + dst % gpus_per_node_), nic_of(dst));
+  return fabric_paths(nic_of(src), nic_of(dst));
+}
+
+void NodeLayer::route_path_impl(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
   out.clear();
   if (src == dst) return;
   const auto a = static_cast<std::uint32_t>(src), b = static_cast<std::uint32_t>(dst);
@@ -116,12 +146,12 @@ void NodeLayer::route(int src, int dst, std::uint64_t hash, std::vector<std::uin
         out.push_back(scaleup_link_base_ + 2 * a);
         out.push_back(scaleup_link_base_ + 2 * static_cast<std::uint32_t>(relay) + 1);
         out.push_back(pcie_link_base_ + 2 * static_cast<std::uint32_t>(relay));
-        route_fabric(nic_of(relay), nic_of(dst), hash, out);
+        route_fabric_path(nic_of(relay), nic_of(dst), hash, part, out);
         out.push_back(pcie_link_base_ + 2 * b + 1);
         return;
       }
       out.push_back(pcie_link_base_ + 2 * a);
-      route_fabric(nic_of(src), nic_of(dst), hash, out);
+      route_fabric_path(nic_of(src), nic_of(dst), hash, part, out);
       out.push_back(pcie_link_base_ + 2 * b + 1);
       return;
     case ScaleUp::Mesh:
@@ -132,7 +162,7 @@ void NodeLayer::route(int src, int dst, std::uint64_t hash, std::vector<std::uin
         return;
       }
       out.push_back(pcie_link_base_ + 2 * a);
-      route_fabric(nic_of(src), nic_of(dst), hash, out);
+      route_fabric_path(nic_of(src), nic_of(dst), hash, part, out);
       out.push_back(pcie_link_base_ + 2 * b + 1);
       return;
     case ScaleUp::PCIe:
@@ -141,7 +171,7 @@ void NodeLayer::route(int src, int dst, std::uint64_t hash, std::vector<std::uin
       if (!same_node) {
         const int na = nic_of(src), nb = nic_of(dst);
         out.push_back(pcie_link_base_ + 2 * static_cast<std::uint32_t>(na));
-        route_fabric(na, nb, hash, out);
+        route_fabric_path(na, nb, hash, part, out);
         out.push_back(pcie_link_base_ + 2 * static_cast<std::uint32_t>(nb) + 1);
       }
       out.push_back(scaleup_link_base_ + 2 * b + 1);

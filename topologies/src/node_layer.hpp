@@ -25,7 +25,19 @@ inline std::uint64_t mix(std::uint64_t h, std::uint64_t salt) {
 
 class NodeLayer : public Topology {
  public:
-  void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const final;
+  void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const final {
+    route_path(src, dst, hash, -1, out);
+  }
+  /// part -1: the ECMP/d-mod-k route of `hash`; part >= 0: path `part` of a split flow.
+  void route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const final;
+  int paths(int src, int dst) const final;
+  int max_paths() const override { return 1; }
+
+ private:
+  void route_path_impl(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const;
+  int paths_impl(int src, int dst) const;
+
+ public:
 
   int nics_total() const { return nodes_ * nics_per_node_; }
   /// NIC (global index) a GPU uses for scale-out traffic.
@@ -52,6 +64,12 @@ class NodeLayer : public Topology {
   /// Appends the links from NIC `a` to NIC `b` (different nodes). `dst_key` is b's NIC index
   /// (for d-mod-k); `hash` the flow hash.
   virtual void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+  /// Equal-cost fabric paths a flow from NIC `a` to NIC `b` is split over (1: not split).
+  virtual int fabric_paths(int /*a*/, int /*b*/) const { return 1; }
+  /// Path `part` of fabric_paths(a, b); part -1 is route_fabric.
+  virtual void route_fabric_path(int a, int b, std::uint64_t hash, int /*part*/, std::vector<std::uint32_t>& out) const {
+    route_fabric(a, b, hash, out);
+  }
 
   int nodes_ = 1, nics_per_node_ = 1;
   ScaleUp scaleup_ = ScaleUp::NVSwitch;

@@ -1,5 +1,7 @@
 #include "tutti/topologies/topology.hpp"
 
+#include "tutti/core/error.hpp"
+
 namespace tutti {
 const char* to_string(Tier t) {
   switch (t) {
@@ -44,5 +46,13 @@ int Topology::switch_hops(const std::vector<std::uint32_t>& path) const {
   int n = 0;
   for (auto id : path) n += devices_[links_[id].dst].kind == DeviceKind::Switch;
   return n;
+}
+}  // namespace tutti
+
+namespace tutti {
+std::shared_ptr<const Topology> Topology::with_failures(const std::vector<std::uint32_t>&,
+                                                        const std::vector<std::uint32_t>&) const {
+  throw InputError("--fail", "", "a " + describe() + " fabric",
+                   "a fat_tree, rail_optimized or dual_plane fabric (failures are modelled on Clos fabrics)");
 }
 }  // namespace tutti

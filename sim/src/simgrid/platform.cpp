@@ -87,7 +87,10 @@ void TopologyZone::get_local_route(const kr::NetPoint* src, const kr::NetPoint* 
                                    double* latency) {
   const int s = gpu_of(src), d = gpu_of(dst);
   if (s == d) return;
-  topo_.route(s, d, flow_hash(seed_, s, d), path_);
+  if (sel_part_ >= 0 && s == sel_src_ && d == sel_dst_)
+    topo_.route_path(s, d, flow_hash(seed_, s, d), sel_part_, path_);
+  else
+    topo_.route(s, d, flow_hash(seed_, s, d), path_);
   for (std::uint32_t l : path_) {
     into->link_list_.push_back(links_[l]->get_impl());
     if (latency) *latency += links_[l]->get_latency();

@@ -139,7 +139,8 @@ class World {
       }
       const CollPhase& ph = in.plan->phases[in.phase];
       std::size_t n = 0;
-      for (const CollFlow& f : ph.flows) n += f.src_gpu != f.dst_gpu;
+      for (const CollFlow& f : ph.flows)
+        if (f.src_gpu != f.dst_gpu) n += static_cast<std::size_t>(topo_.paths(f.src_gpu, f.dst_gpu));
       if (n == 0 || ph.repeat <= 0) {  // nothing crosses a link: the phase takes no time
         in.phase++;
         in.step = 0;
@@ -149,28 +150,35 @@ class World {
       for (std::size_t k = 0; k < ph.flows.size(); ++k) {
         const CollFlow& f = ph.flows[k];
         if (f.src_gpu == f.dst_gpu) continue;
-        topo_.route(f.src_gpu, f.dst_gpu, flow_hash(seed_, f.src_gpu, f.dst_gpu), path_);
-        const double lat = net_.path_latency_s(path_.data(), path_.size());
-        for (std::uint32_t l : path_) link_bytes_[l] += f.bytes;
-        ++flows_;
-        if (lat > 0)
-          Timer::set(now() + lat, [this, id, k] { start_comm(id, k); });
-        else
-          start_comm(id, k);
+        // Adaptive routing / spraying: one comm of bytes / np per equal-cost path (as the native
+        // engine), each on its own explicit route (TopologyZone::select_path).
+        const int np = topo_.paths(f.src_gpu, f.dst_gpu);
+        for (int part = 0; part < np; ++part) {
+          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed_, f.src_gpu, f.dst_gpu), np > 1 ? part : -1, path_);
+          const double lat = net_.path_latency_s(path_.data(), path_.size());
+          for (std::uint32_t l : path_) link_bytes_[l] += f.bytes / np;
+          ++flows_;
+          if (lat > 0)
+            Timer::set(now() + lat, [this, id, k, part, np] { start_comm(id, k, part, np); });
+          else
+            start_comm(id, k, part, np);
+        }
       }
       return;
     }
   }
 
-  void start_comm(std::uint32_t id, std::size_t k) {
+  void start_comm(std::uint32_t id, std::size_t k, int part, int np) {
     Inst& in = insts_[id];
     const CollFlow& f = in.plan->phases[in.phase].flows[k];
-    const auto bytes = static_cast<std::uint64_t>(std::llround(f.bytes));
+    const auto bytes = static_cast<std::uint64_t>(std::llround(f.bytes / np));
     if (bytes == 0) {  // a flow of no bytes ends when its latency is paid
       flow_done(id);
       return;
     }
+    if (np > 1) zone_->select_path(f.src_gpu, f.dst_gpu, part);
     sg4::CommPtr c = sg4::Comm::sendto_async(zone_->gpus()[f.src_gpu], zone_->gpus()[f.dst_gpu], bytes);
+    zone_->select_path(-1, -1, -1);
     c->set_data(new_tag(Tag{1, id, nullptr, c}));
   }
 

@@ -39,6 +39,13 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
                std::uint64_t seed);
   const std::vector<simgrid::s4u::Host*>& gpus() const { return gpus_; }
 
+  /// The next route asked for (src, dst) is path `part` of the pair's split flow
+  /// (Topology::route_path) instead of its ECMP route; select_path(-1, -1, -1) clears it. The
+  /// runner selects a path right before it starts a comm: every comm starts from maestro, and
+  /// SimGrid computes the comm's route synchronously in Comm::start (CommImpl::start ->
+  /// NetworkModel::communicate), so the selection reaches exactly that comm.
+  void select_path(int src, int dst, int part) { sel_src_ = src, sel_dst_ = dst, sel_part_ = part; }
+
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
 
@@ -50,6 +57,7 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<int> gpu_by_netpoint_;  ///< NetPoint id -> GPU rank (-1: not a GPU).
   std::vector<std::uint32_t> path_;
+  int sel_src_ = -1, sel_dst_ = -1, sel_part_ = -1;
 };
 
 /// Constructs the SimGrid engine of this (child) process with engine_args(). Never destroyed:

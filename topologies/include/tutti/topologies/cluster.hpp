@@ -58,6 +58,16 @@ struct PriceOrigins {
   std::string file, source;                        ///< The prices file applied ("" = none).
 };
 
+/// Failures applied to a cluster (failures.hpp apply_failures): what is down, by name.
+struct AppliedFailures {
+  std::vector<std::string> cables;    ///< "leaf0-spine1#0", in link-id order.
+  std::vector<std::string> switches;  ///< "spine3", in device order.
+  std::string request;                ///< The flags as given ("--fail link=... --fail-rate ... --seed 1").
+  /// Scale-out cables down (failed switches' cables not counted), as a fraction of all of them.
+  double cable_fraction = 0;
+  bool empty() const { return request.empty(); }
+};
+
 struct Cluster {
   std::string name, file, description;
   GpuSpec gpu;
@@ -79,6 +89,7 @@ struct Cluster {
   Bom bom;
   double rack_usd_per_s = 0;  ///< Rack space / colocation per compute rack (0 = not charged).
   PriceOrigins price_origins;
+  AppliedFailures failures;   ///< Empty unless apply_failures ran (the topology then routes around them).
 
   int gpus() const { return nodes * gpus_per_node; }
   /// GPUs per NVLink domain (72 on NVL72; the node's GPUs otherwise).

@@ -11,12 +11,22 @@
 //                  beyond what 2 tiers reach) above. Same routing as FatTree.
 //   DualPlane      Alibaba HPN style: every NIC has one port in each of `planes` independent
 //                  rail-optimized Clos planes (each port at NIC bandwidth / planes).
+//   RailOnly       Wang et al., "How to Build Low-cost Networks for Large Language Models (without
+//                  Sacrificing Performance)", arXiv:2307.12169: no switch joins two rails; rail r
+//                  of every node is one switch (a 2-tier Clos when the nodes exceed its ports),
+//                  and traffic to another rail crosses NVLink to the source node's GPU on the
+//                  destination's rail first (PXN, always on). NVSwitch nodes only.
 //   Dragonfly      groups of routers, all-to-all local links, global links between groups;
 //                  minimal routing (local, global, local).
 //   Torus          2D/3D torus of routers, nics_per_router NICs each; dimension-order routing.
 //   None           a single node (no scale-out fabric).
-// Routing on Clos fabrics is ECMP with a deterministic hash (Routing::Ecmp) or d-mod-k on the
-// destination (Routing::DModK); both are O(path length) formulas, no graph search.
+// Routing on Clos fabrics (Routing): ECMP with a deterministic hash (Ecmp: each flow takes one
+// of the equal-cost paths, so flows can collide on a link while others idle), d-mod-k on the
+// destination (DModK), adaptive routing (Adaptive: InfiniBand AR, Spectrum-X) and per-packet
+// spraying (Spray). The last two are modelled the same way, as the fluid limit of per-packet
+// load balancing: every flow is split evenly over its equal-cost paths (Topology::paths /
+// route_path; one subflow per plane and leaf uplink; see src/clos.cpp for the 3-tier case).
+// All are O(path length) formulas, no graph search.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,10 +37,12 @@
 
 namespace tutti {
 
-enum class FabricKind { None, FatTree, RailOptimized, DualPlane, Dragonfly, Torus };
+enum class FabricKind { None, FatTree, RailOptimized, DualPlane, Dragonfly, Torus, RailOnly };
 const char* to_string(FabricKind k);  ///< "none", "fat_tree", "rail_optimized", ...
-enum class Routing { Ecmp, DModK };
-const char* to_string(Routing r);     ///< "ecmp", "dmodk"
+enum class Routing { Ecmp, DModK, Adaptive, Spray };
+const char* to_string(Routing r);     ///< "ecmp", "dmodk", "adaptive", "spray"
+/// True for the routings that split a flow over its equal-cost paths (Adaptive, Spray).
+inline bool splits_flows(Routing r) { return r == Routing::Adaptive || r == Routing::Spray; }
 
 /// Parameters of a fabric as written in a cluster file's "fabric" section (SI units).
 /// Zero means "derive it" where noted.
@@ -40,7 +52,9 @@ struct FabricSpec {
   int tiers = 0;                      ///< Clos: 2 or 3; 0 = the fewest that fit.
   double oversubscription = 1.0;      ///< Leaf down:up port ratio (>= 1).
   double spine_oversubscription = 1.0;  ///< 3-tier: spine down:up ratio (>= 1).
-  int nodes_per_su = 32;              ///< RailOptimized/DualPlane: nodes per scalable unit (= leaf down ports).
+  int nodes_per_su = 32;              ///< RailOptimized/DualPlane: nodes per scalable unit (= leaf down ports);
+                                      ///< RailOnly: node links per rail leaf, 0 = all nodes on one switch per
+                                      ///< rail when they fit, else radix * r / (r + 1).
   int leaf_down_ports = 0;            ///< FatTree: NIC ports per leaf; 0 = radix * r / (r + 1).
   int planes = 1;                     ///< Independent planes (DualPlane: 2).
   double link_bw_Bps = 0;             ///< Scale-out port speed; 0 = NIC bandwidth / planes.

@@ -2,6 +2,7 @@
 // The cluster as a graph of devices and directed links, with routing as a formula (no graph
 // search on big fabrics). Engines route every flow through Topology::route.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,28 @@ class Topology {
   /// (src != dst). `hash` picks among equal-cost paths (ECMP), deterministically.
   /// Must be O(path length) and allocation-free once `out` has capacity.
   virtual void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+
+  /// Paths a flow from GPU `src` to GPU `dst` is split over: 1 under ECMP and d-mod-k routing;
+  /// under adaptive routing or packet spraying (Routing::Adaptive / Spray on Clos fabrics) the
+  /// number of equal-cost choices the fabric offers the pair (planes x leaf uplinks when the
+  /// pair crosses a spine), over which the flow's bytes are spread evenly. Engines send one
+  /// subflow of bytes / paths on each path (route_path), the fluid limit of per-packet balancing.
+  virtual int paths(int /*src*/, int /*dst*/) const { return 1; }
+  /// Most paths() over all pairs (1 when no flow is split).
+  virtual int max_paths() const { return 1; }
+  /// Like route(), for path `part` (0 <= part < paths(src, dst)) of a split flow. With one path
+  /// it is route(src, dst, hash, out).
+  virtual void route_path(int src, int dst, std::uint64_t hash, int /*part*/, std::vector<std::uint32_t>& out) const {
+    route(src, dst, hash, out);
+  }
+
+  /// Failure injection: a copy of this topology in which the scale-out links `links` (each
+  /// fails its whole cable, both directions) and the switch devices `switches` are down. Routes
+  /// avoid them: ECMP (and adaptive/spray splitting) over the equal-cost paths that remain; a
+  /// pair left without a path throws InputError ("--fail") when it is routed. Modelled on Clos
+  /// fabrics; elsewhere, or for an id that is not a scale-out link or a switch, InputError.
+  virtual std::shared_ptr<const Topology> with_failures(const std::vector<std::uint32_t>& links,
+                                                        const std::vector<std::uint32_t>& switches) const;
 
   /// Human description ("rail-optimized fat-tree, 3 tiers, 1:1").
   virtual std::string describe() const = 0;
