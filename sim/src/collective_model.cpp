@@ -521,6 +521,22 @@ CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const Collective
   return plan;
 }
 
+// Path latency the engines add to a plan (each phase step waits for its slowest flow, path
+// latency included): NCCL's hwLat tables have no such term, but tutti adds the wire on top, so the
+// tuner counts it too (else a many-step ring can be chosen over a tree it then loses to).
+double path_latency(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContext& ctx) {
+  const int n = g.n, N = g.N, k = g.k;
+  const double intra = ctx.intra_lat_s, inter = N > 1 ? ctx.inter_lat_s : ctx.intra_lat_s;
+  switch (algo) {
+    case CollAlgo::Ring: return (coll == Coll::AllReduce ? 2 * (n - 1) : n - 1) * inter;
+    case CollAlgo::Pat: return log2i(2.0 * n - 1) * inter;
+    case CollAlgo::CollNet: return 2 * (k - 1) * intra + inter;
+    case CollAlgo::Hierarchical: return 2 * (k - 1) * intra + 2 * (N - 1) * inter;
+    case CollAlgo::Pairwise: return std::min(n - 1, kMaxPairwisePhases) * inter;
+    default: return std::max(intra, inter);  // one pipelined phase
+  }
+}
+
 double plan_estimate(CollAlgo algo, NcclProto proto, Coll coll, double bytes, const Geo& g,
                      const CollectiveContext& ctx) {
   const double net = bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
@@ -593,7 +609,7 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
       if (!A.supports(proto) || !proto_applies(a, proto, g, ctx)) continue;
       const NcclProtocol& P = ctx.profile->nccl.protocols[p];
       if (P.max_bytes > 0 && bytes > P.max_bytes) continue;
-      double t = plan_estimate(a, proto, coll, bytes, g, ctx);
+      double t = plan_estimate(a, proto, coll, bytes, g, ctx) + path_latency(a, coll, g, ctx);
       if (t < best_t) {
         best_t = t;
         best_a = a;
