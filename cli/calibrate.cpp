@@ -148,7 +148,9 @@ void fit_network(const std::vector<exec::CollBenchResult>& benches, const Cluste
         A.base_latency_s[static_cast<int>(NcclProto::LL128)] = -1;
         for (auto& hw : A.step_latency_s) hw[static_cast<int>(NcclProto::Simple)] = 0;
       }
-      prof.nccl.enable_tree = prof.nccl.enable_nvls = prof.nccl.enable_sharp = false;
+      prof.nccl.enable_tree = prof.nccl.enable_nvls = prof.nccl.enable_sharp = prof.nccl.enable_pat = false;
+      prof.nccl.net_overhead_s = 0;  // NCCL's proxy overhead and ring plateau are not MPI's
+      prof.nccl.ring_plateau_latency_factor = 1.0;
     }
     std::vector<Tier> tiers;
     {

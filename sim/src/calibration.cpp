@@ -20,7 +20,10 @@ namespace {
 constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
                                       "spine_core", "local", "global", "torus"};
 constexpr const char* kProtoKeys[3] = {"ll", "ll128", "simple"};
-constexpr const char* kAlgoKeys[4] = {"ring", "tree", "nvls", "collnet"};
+constexpr const char* kAlgoKeys[kNumNcclAlgos] = {"ring", "tree", "nvls", "collnet", "nvls_tree", "collnet_chain", "pat"};
+// The first four are required; the others (added with NCCL's full algorithm set) are optional:
+// a profile without them does not run them.
+constexpr int kRequiredAlgos = 4;
 constexpr const char* kHwKeys[3] = {"nvlink", "pci", "net"};
 const char* dtype_key(int i) { return to_string(static_cast<DType>(i)); }
 
@@ -230,7 +233,8 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   read_fitted_to(protos, fitted);
   protos.done();
   Obj algos = nccl.req("algorithms").obj();
-  for (int a = 0; a < 4; ++a) {
+  for (int a = 0; a < kNumNcclAlgos; ++a) {
+    if (a >= kRequiredAlgos && !algos.has(kAlgoKeys[a])) continue;
     Obj al = algos.req(kAlgoKeys[a]).obj();
     NcclAlgorithm& A = p.nccl.algorithms[a];
     Obj base = al.req("base_latency").obj();
@@ -253,6 +257,13 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
     }
     read_fitted_to(steps, fitted);
     steps.done();
+    if (auto bf = al.opt("bandwidth_factor")) {
+      Obj f = bf->obj();
+      for (int i = 0; i < 3; ++i)
+        if (auto v = f.opt(kProtoKeys[i])) A.bandwidth_factor[i] = v->number(1e-6, 1.0);
+      read_fitted_to(f, fitted);
+      f.done();
+    }
     read_fitted_to(al, fitted);
     al.done();
   }
@@ -265,6 +276,28 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   p.nccl.max_channels = static_cast<int>(nccl.req("max_channels").integer(1, 1024));
   p.nccl.nvls_bandwidth_efficiency = nccl.req("nvls_bandwidth_efficiency").number(1e-6, 1.0);
   p.nccl.nvls_max_bandwidth_Bps = nccl.req("nvls_max_bandwidth").quantity(Dim::Bandwidth, 0);
+  p.nccl.enable_pat = nccl.boolean_or("enable_pat", true);
+  if (auto v = nccl.opt("non_nccl_algorithms")) {
+    Arr a = v->arr();
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a.at(i).choice({"hierarchical"}) == "hierarchical") p.nccl.allow_hierarchical = true;
+  }
+  if (auto v = nccl.opt("net_overhead")) p.nccl.net_overhead_s = v->quantity(Dim::Time, 0, 1e-3);
+  p.nccl.ring_plateau_latency_factor = nccl.number_or("ring_plateau_latency_factor", 1.0, 1.0, 10.0);
+  if (auto v = nccl.opt("collnet_direct_arity_latency"))
+    p.nccl.collnet_direct_arity_latency_s = v->quantity(Dim::Time, 0, 1e-3);
+  if (auto v = nccl.opt("pat_rank_latency")) p.nccl.pat_rank_latency_s = v->quantity(Dim::Time, 0, 1e-3);
+  for (auto& row : p.nccl.tree_size_correction) row.fill(1.0);
+  if (auto v = nccl.opt("tree_size_correction")) {
+    Obj tc = v->obj();
+    for (int i = 0; i < 3; ++i) {
+      Arr a = tc.req(kProtoKeys[i]).arr();
+      if (a.size() != 24) tc.req(kProtoKeys[i]).fail("24 factors (log2(bytes/64) = 0..23)");
+      for (std::size_t j = 0; j < 24; ++j) p.nccl.tree_size_correction[i][j] = a.at(j).number(1e-3, 1.0);
+    }
+    read_fitted_to(tc, fitted);
+    tc.done();
+  }
   p.nccl.measured_on = read_measured_on(nccl);
   read_fitted_to(nccl, fitted);
   nccl.done();
@@ -334,16 +367,21 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
                              {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"},
                              {"max_bandwidth", std::to_string(p.nccl.protocols[i].max_bandwidth_Bps / 1e9) + "GB/s"}};
   json algos = json::object();
-  for (int a = 0; a < 4; ++a) {
+  for (int a = 0; a < kNumNcclAlgos; ++a) {
     const NcclAlgorithm& A = p.nccl.algorithms[a];
-    json base = json::object(), steps = json::object();
+    bool any = false;
+    for (int i = 0; i < 3; ++i) any = any || A.base_latency_s[i] >= 0;
+    if (!any && a >= kRequiredAlgos) continue;
+    json base = json::object(), steps = json::object(), factor = json::object();
     for (int h = 0; h < 3; ++h) steps[kHwKeys[h]] = json::object();
     for (int i = 0; i < 3; ++i) {
       if (A.base_latency_s[i] < 0) continue;
       base[kProtoKeys[i]] = us(A.base_latency_s[i]);
       for (int h = 0; h < 3; ++h) steps[kHwKeys[h]][kProtoKeys[i]] = us(A.step_latency_s[h][i]);
+      if (A.bandwidth_factor[i] > 0) factor[kProtoKeys[i]] = A.bandwidth_factor[i];
     }
     algos[kAlgoKeys[a]] = {{"base_latency", base}, {"step_latency", steps}};
+    if (!factor.empty()) algos[kAlgoKeys[a]]["bandwidth_factor"] = factor;
   }
   j = json{{"name", p.name},
            {"source", p.source},
@@ -367,6 +405,16 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
              {"max_channels", p.nccl.max_channels},
              {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
              {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
+  json& jn = j["nccl"];
+  jn["enable_pat"] = p.nccl.enable_pat;
+  jn["non_nccl_algorithms"] = p.nccl.allow_hierarchical ? json::array({"hierarchical"}) : json::array();
+  jn["net_overhead"] = us(p.nccl.net_overhead_s);
+  jn["ring_plateau_latency_factor"] = p.nccl.ring_plateau_latency_factor;
+  jn["collnet_direct_arity_latency"] = us(p.nccl.collnet_direct_arity_latency_s);
+  jn["pat_rank_latency"] = us(p.nccl.pat_rank_latency_s);
+  json tc = json::object();
+  for (int i = 0; i < 3; ++i) tc[kProtoKeys[i]] = p.nccl.tree_size_correction[i];
+  jn["tree_size_correction"] = tc;
   if (!p.nccl.measured_on.empty()) j["nccl"]["measured_on"] = p.nccl.measured_on;
   for (const auto& f : p.fitted_to) {  // back where each was read
     json* node = &j;
@@ -395,6 +443,9 @@ const char* to_string(NcclAlgo a) {
     case NcclAlgo::Tree: return "tree";
     case NcclAlgo::Nvls: return "nvls";
     case NcclAlgo::CollNet: return "collnet";
+    case NcclAlgo::NvlsTree: return "nvls_tree";
+    case NcclAlgo::CollNetChain: return "collnet_chain";
+    case NcclAlgo::Pat: return "pat";
   }
   return "?";
 }

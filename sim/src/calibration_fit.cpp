@@ -101,9 +101,11 @@ struct Point {
   Coll coll = Coll::AllReduce;
   CollAlgo algo = CollAlgo::Ring;
   NcclProto proto = NcclProto::Simple;
+  bool tuned = false;  // "algo": "auto": the tuner's choice (NCCL_ALGO / NCCL_PROTO unset)
   int gpus = 0;
   double bytes = 0;
   bool busbw = false;
+  bool time = false;  // "time": the measured time per call (us), for latency-bound sizes
   std::vector<std::string> fits;
 };
 
@@ -179,19 +181,23 @@ File read_file(const std::string& rel, const std::string& root) {
     } else {
       std::string op = o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter"});
       p.coll = op == "all_reduce" ? Coll::AllReduce : op == "all_gather" ? Coll::AllGather : Coll::ReduceScatter;
-      std::string algo = o.req("algo").choice({"ring", "tree", "nvls"});
-      p.algo = algo == "ring" ? CollAlgo::Ring : algo == "tree" ? CollAlgo::Tree : CollAlgo::Nvls;
-      std::string proto = o.req("proto").choice({"ll", "ll128", "simple"});
+      std::string algo = o.req("algo").choice({"ring", "tree", "nvls", "auto"});
+      p.tuned = algo == "auto";
+      p.algo = algo == "tree" ? CollAlgo::Tree : algo == "nvls" ? CollAlgo::Nvls : CollAlgo::Ring;
+      std::string proto = o.req("proto").choice({"ll", "ll128", "simple", "auto"});
+      if ((proto == "auto") != p.tuned) o.req("proto").fail("\"auto\" exactly when algo is \"auto\"");
       p.proto = proto == "ll" ? NcclProto::LL : proto == "ll128" ? NcclProto::LL128 : NcclProto::Simple;
       p.gpus = static_cast<int>(o.req("gpus").integer(2, 1 << 20));
       p.bytes = o.req("bytes").quantity(Dim::Bytes, 1);
       auto bus = o.opt("busbw");
       auto alg = o.opt("algbw");
-      if (bus.has_value() == alg.has_value())
-        o.value().fail("exactly one of \"busbw\" and \"algbw\" (the bandwidth the source reports)");
+      auto tm = o.opt("time");
+      if (bus.has_value() + alg.has_value() + tm.has_value() != 1)
+        o.value().fail("exactly one of \"busbw\", \"algbw\" and \"time\" (what the source reports)");
       p.busbw = bus.has_value();
-      p.measured = (bus ? *bus : *alg).quantity(Dim::Bandwidth, 1) / 1e9;
-      p.metric = p.busbw ? "busbw GB/s" : "algbw GB/s";
+      p.time = tm.has_value();
+      p.measured = tm ? tm->quantity(Dim::Time, 1e-9) * 1e6 : (bus ? *bus : *alg).quantity(Dim::Bandwidth, 1) / 1e9;
+      p.metric = p.time ? "time us" : p.busbw ? "busbw GB/s" : "algbw GB/s";
       p.what = fmt::format("{} {}/{} {} GPUs {}", op, algo, proto, p.gpus, format_quantity(p.bytes, Dim::Bytes));
     }
     o.done();
@@ -286,8 +292,10 @@ double predict(const Point& p, const File& f, const CalibrationProfile& prof, Cl
   std::vector<int> group;
   for (int i = 0; i < p.gpus; ++i) group.push_back(i);
   CollectiveContext ctx = make_collective_context(*c.topology, prof, c.nvls, c.sharp);
-  CollectivePlan plan = plan_collective_with(p.coll, p.bytes, group, ctx, p.algo, p.proto);
+  CollectivePlan plan = p.tuned ? plan_collective(p.coll, p.bytes, group, ctx)
+                                : plan_collective_with(p.coll, p.bytes, group, ctx, p.algo, p.proto);
   double t = simulate_collectives({plan}, *c.topology, prof);
+  if (p.time) return t * 1e6;
   double algbw = p.bytes / t;
   return (p.busbw ? algbw * bus_factor(p.coll, p.gpus) : algbw) / 1e9;
 }

@@ -37,8 +37,9 @@ TEST_CASE("topo --collectives: size, algbw and busbw per collective and group, b
         CHECK(algbw >= 0.8 * prev_algbw);
         prev_algbw = algbw;
         // No collective beats the GPU's NVLink (H100: 450 GB/s each way) in bus bandwidth by more
-        // than NVLS's in-switch reduction gains (NCCL reports ~480 GB/s busbw on 8 H100s).
-        CHECK(busbw < 500e9);
+        // than NVLS's in-switch reduction gains (NCCL reports ~480 GB/s busbw on 8 H100s, and
+        // NVLS tree 487 GB/s on 2 x 8 H100: sim/calibration/microbench/nccl-sweep-p5-h100-2node.json).
+        CHECK(busbw < 530e9);
       }
     }
   }

@@ -200,7 +200,7 @@ TEST_CASE("bad microbenchmark files are input errors naming file and key path") 
   j["cluster"] = "topologies/none.json";
   j["points"] = {{{"id", "a"}, {"op", "all_reduce"}, {"algo", "ring"}, {"proto", "simple"}, {"gpus", 8},
                   {"bytes", "1GiB"}, {"source", "s"}}};
-  expect(j, "exactly one of \"busbw\" and \"algbw\"");
+  expect(j, "exactly one of \"busbw\", \"algbw\" and \"time\"");
 }
 
 TEST_CASE("tutti calibrate defaults --check passes on the shipped profile and fails on a drifted one") {

@@ -31,8 +31,13 @@ TEST_CASE("ring all-reduce on an idle fabric equals alpha-beta 2(n-1)/n*S/B + 2(
   const int n = 8;
   const auto& ring = prof.nccl.algorithms[static_cast<int>(NcclAlgo::Ring)];
   double B = nic * prof.tier(Tier::Access).bandwidth_efficiency;
-  double alpha = ring.step_latency_s[static_cast<int>(NcclHw::Net)][2] + 2 * lat;
-  double expect = ring.base_latency_s[2] + 2.0 * (n - 1) / n * S / B + 2 * (n - 1) * alpha;
+  // NCCL's ring latency with one rank per node: every step is a network step at the tree's
+  // network latency ("with ppn=1 latencies are fully exposed"), x the multi-node Simple
+  // all-reduce plateau; the flows add their path latency (2 links) per step.
+  const auto& tree = prof.nccl.algorithms[static_cast<int>(NcclAlgo::Tree)];
+  double nccl_lat = (ring.base_latency_s[2] + 2 * (n - 1) * tree.step_latency_s[static_cast<int>(NcclHw::Net)][2]) *
+                    prof.nccl.ring_plateau_latency_factor;
+  double expect = nccl_lat + 2.0 * (n - 1) / n * S / B + 2 * (n - 1) * 2 * lat;
   double t = simulate_collectives({plan}, topo, prof);
   CHECK(t == doctest::Approx(expect).epsilon(1e-9));
   CHECK(plan.estimate_s == doctest::Approx(expect - 2 * (n - 1) * 2 * lat).epsilon(1e-9));
@@ -92,8 +97,11 @@ TEST_CASE("inside an NVSwitch node NVLS beats the ring for large all-reduces") {
   auto ring = plan_collective(Coll::AllReduce, S, iota_group(8), no);
   CHECK(ring.algo == CollAlgo::Ring);
   CHECK(simulate_collectives({ring}, topo, prof) > 1.25 * t);
-  // Small messages: latency wins, LL or LL128 ring.
-  auto small = plan_collective(Coll::AllReduce, 64e3, iota_group(8), ctx);
+  // Small messages: latency wins, LL or LL128 ring (over 0.1 us NVSwitch hops; with 0.5 us hops
+  // the ring's 14 steps of wire latency would make NVLS's single step the faster).
+  TestFatTree fast(1, 1, 8, 1, 50e9, nvl, 50e9, 0.1e-6);
+  CollectiveContext fctx = make_collective_context(fast, prof, true, false);
+  auto small = plan_collective(Coll::AllReduce, 64e3, iota_group(8), fctx);
   CHECK(small.algo == CollAlgo::Ring);
   CHECK(small.proto != NcclProto::Simple);
 }

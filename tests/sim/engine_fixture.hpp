@@ -100,7 +100,10 @@ inline CalibrationProfile ideal_profile() {
     for (auto& b : a.base_latency_s)
       if (b > 0) b = 0;
     for (auto& h : a.step_latency_s) h = {0, 0, 0};
+    a.bandwidth_factor = {0, 0, 0};  // the protocols' efficiency (1 below)
   }
+  p.nccl.net_overhead_s = p.nccl.collnet_direct_arity_latency_s = p.nccl.pat_rank_latency_s = 0;
+  for (auto& row : p.nccl.tree_size_correction) row.fill(1.0);
   for (auto& pr : p.nccl.protocols) {
     pr.bandwidth_efficiency = 1.0;
     pr.max_bandwidth_Bps = 0;

@@ -23,9 +23,14 @@
 //       "algorithms": {"ring": {"base_latency": {"ll": "6.6us", ...},
 //                               "step_latency": {"nvlink": {"ll": "0.6us", ...}, "pci": {...},
 //                                                "net": {...}}},
-//                      "tree": {...}, "nvls": {...}, "collnet": {...}},
-//       "p2p_latency": "5us", "enable_tree": true, "enable_nvls": true, "enable_sharp": true,
-//       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s"
+//                      "tree": {..., "bandwidth_factor": {"ll": 0.2421, "ll128": 0.8625, "simple": 0.92}},
+//                      "nvls": {...}, "collnet": {...},
+//                      "nvls_tree": {...}, "collnet_chain": {...}, "pat": {...}},   (these three optional)
+//       "p2p_latency": "5us", "enable_tree": true, "enable_nvls": true, "enable_sharp": false,
+//       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s",
+//       optional: "enable_pat": true, "non_nccl_algorithms": ["hierarchical"], "net_overhead": "1us",
+//       "ring_plateau_latency_factor": 1.4, "collnet_direct_arity_latency": "0.4us",
+//       "pat_rank_latency": "2.8us", "tree_size_correction": {"ll": [24 factors], "ll128": [...], "simple": [...]}
 //     }
 //   }
 // Any object may also carry "fitted_to": [...] (FittedTo below): what its values were fitted to.
@@ -96,10 +101,12 @@ struct TierModel {
 
 enum class NcclProto : std::uint8_t { LL, LL128, Simple };
 constexpr int kNumProtos = 3;
-/// NCCL algorithms with a latency model (tuning.cc's table): ring, (double binary) tree,
-/// NVLS (NVSwitch in-switch reduction) and CollNet (SHARP in-network reduction).
-enum class NcclAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet };
-constexpr int kNumNcclAlgos = 4;
+/// NCCL's algorithms (src/graph/tuning.cc, NCCL_NUM_ALGORITHMS): ring, (double binary) tree,
+/// NVLS (NVSwitch in-switch reduction), CollNet direct (SHARP in-network reduction, keyed
+/// "collnet"), NVLS tree (NVLS inside each NVLink domain, trees across them), CollNet chain and
+/// PAT (parallel aggregated trees, all-gather / reduce-scatter with one GPU per node).
+enum class NcclAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet, NvlsTree, CollNetChain, Pat };
+constexpr int kNumNcclAlgos = 7;
 /// Hardware class of a step (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class NcclHw : std::uint8_t { NVLink, PCI, Net };
 
@@ -116,6 +123,10 @@ struct NcclAlgorithm {
   std::array<double, kNumProtos> base_latency_s{-1, -1, -1};
   /// [hw][proto]: latency per algorithm step (s).
   std::array<std::array<double, kNumProtos>, 3> step_latency_s{};
+  /// Per protocol: payload fraction of the bus bandwidth this algorithm reaches (NCCL's per
+  /// algorithm/protocol refinements in ncclTopoTuneModel: tree x0.92, tree LL /3.8, PAT x0.75, ...).
+  /// 0 = the protocol's bandwidth_efficiency. File key "bandwidth_factor" (optional).
+  std::array<double, kNumProtos> bandwidth_factor{};
   bool supports(NcclProto p) const { return base_latency_s[static_cast<int>(p)] >= 0; }
 };
 
@@ -123,7 +134,26 @@ struct NcclModel {
   std::array<NcclProtocol, kNumProtos> protocols;
   std::array<NcclAlgorithm, kNumNcclAlgos> algorithms;
   double p2p_latency_s = 5e-6;  ///< Fixed cost of a send/recv pair (and each all-to-all step).
-  bool enable_tree = true, enable_nvls = true, enable_sharp = true;
+  bool enable_tree = true, enable_nvls = true;
+  /// NCCL_COLLNET_ENABLE: CollNet (SHARP) and multi-node NVLS run only when this is true and the
+  /// fabric's switches reduce in the network. NCCL's default is off (init.cc: collnetEnable 0).
+  bool enable_sharp = true;
+  /// NCCL_PAT_ENABLE (default 2 = on where NCCL can: one GPU per node). File key optional.
+  bool enable_pat = true;
+  /// Algorithms beyond NCCL that the tuner may pick ("non_nccl_algorithms": ["hierarchical"]).
+  /// Off by default: the tuner chooses among NCCL's own algorithms only.
+  bool allow_hierarchical = false;
+  /// NCCL's per-step network post overhead on multi-node rings (getNetOverhead; x3 for Simple).
+  double net_overhead_s = 0;
+  /// Factor on a multi-node Simple ring all-reduce's latency (NCCL's "plateau effect of ring").
+  double ring_plateau_latency_factor = 1.0;
+  /// CollNet direct: latency per local rank of the in-node scatter ("arity serialization").
+  double collnet_direct_arity_latency_s = 0;
+  /// PAT: latency per rank ("still a linear part").
+  double pat_rank_latency_s = 0;
+  /// NCCL's treeCorrectionFactor: factor on the tree all-reduce bandwidth per protocol, at
+  /// log2(bytes / 64) = 0..23 (mid sizes run below the model). 1 = none.
+  std::array<std::array<double, 24>, kNumProtos> tree_size_correction{};
   int max_channels = 32;
   /// NVLS (NVLink SHARP) runs its S(1+1/k) per-port multimem traffic at this fraction of the
   /// effective NVLink rate (the ring's), and its algorithm bandwidth S/t per GPU is at most

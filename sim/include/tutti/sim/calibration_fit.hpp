@@ -21,6 +21,8 @@
 //       // and protocol, its measured bus or algorithm bandwidth (nccl-tests terms)
 //       {"id": "ring-8", "op": "all_reduce", "algo": "ring", "proto": "simple", "gpus": 8,
 //        "bytes": "4GiB", "busbw": "367GB/s", "source": "..."}
+//       // "algo": "auto", "proto": "auto": the tuner's own choice (NCCL_ALGO/NCCL_PROTO unset);
+//       // "time": "69.1us" instead of a bandwidth: the time per call (latency-bound sizes)
 //     ],
 //     "fits": [  // each constant this file determines, and the points it is fitted to
 //       {"constant": "compute.gemm.flops_efficiency_max", "points": ["h100-bf16"]}

@@ -30,17 +30,24 @@
 //   Tree      all_reduce, N > 1: NCCL's double binary tree over nodes (tree 1 mirrors tree 0), k
 //             channels (rail c links local rank c of each node), chain inside the node;
 //             pipelined, so one phase in which every tree edge carries S/(2k) up and S/(2k) down.
-//   Nvls      all_reduce inside one NVSwitch node (k >= 2): in-switch reduction; each GPU's
-//             uplink and downlink carry S(1+1/k). Flows i->j (j != i) of S(1+1/k)/(k-1) bytes load
-//             every GPU port exactly like that.
-//   CollNet   all_reduce with SHARP switches, N > 1: intra-node ring reduce-scatter (k-1 steps of
-//             S/k), one in-network step in which each rank's S/k slice goes up and the result comes
-//             back (modelled as a flow of S/k to the same local rank of the next node, which loads
-//             each NIC link with S/k per direction and the upper tiers lightly, as SHARP does),
-//             intra-node ring all-gather (k-1 steps of S/k).
-//   Hierarchical  all_reduce, N > 1, k > 1: intra-node ring reduce-scatter, then a ring
-//             all-reduce of S/k over the N nodes on each rail (k concurrent rings), then an
-//             intra-node ring all-gather.
+//   Nvls      all_reduce inside one NVLink domain with NVLS switches (k >= 2): in-switch
+//             reduction; each GPU's uplink and downlink carry S(1+1/k). Flows i->j (j != i) of
+//             S(1+1/k)/(k-1) bytes load every GPU port exactly like that. Across domains only
+//             with CollNet (NCCL's NVLS + SHARP): pipelined with S/k per NIC as for CollNet.
+//   NvlsTree  all_reduce, N > 1 domains with NVLS: the NVLS flows inside every domain pipelined
+//             with the tree's double binary trees between domains (k rails, S/(2k) each way).
+//   CollNet   (direct) all_reduce with SHARP switches, N > 1: intra-node ring reduce-scatter
+//             (k-1 steps of S/k), one in-network step in which each rank's S/k slice goes up and
+//             the result comes back (modelled as a flow of S/k to the same local rank of the next
+//             node, which loads each NIC link with S/k per direction and the upper tiers lightly,
+//             as SHARP does), intra-node ring all-gather (k-1 steps of S/k).
+//   CollNetChain  all_reduce with SHARP: per channel c a chain through the node from local rank
+//             c (S/k each way, pipelined) and local rank c's S/k reduced in the fabric.
+//   Pat       all_gather / reduce_scatter, one GPU per node: distance doubling, at distance d
+//             each rank sends min(d, n-d) blocks of S/n to rank i+d (ceil(log2 n) phases).
+//   Hierarchical  (not NCCL; only with "non_nccl_algorithms": ["hierarchical"]) all_reduce,
+//             N > 1, k > 1: intra-node ring reduce-scatter, then a ring all-reduce of S/k over
+//             the N nodes on each rail (k concurrent rings), then an intra-node ring all-gather.
 //   Direct    all_to_all (n <= 64): one phase, every i->j of S/n bytes; above 9 ranks the peers
 //             are sampled: 8 evenly spaced shifts s, each flow i -> i+s carrying the bytes of the
 //             (n-1)/8 peers it stands for (every GPU's volume is exact; the spread is sampled).
@@ -48,13 +55,23 @@
 //             phases are sampled: 16 evenly spaced shifts whose repeats add up to n-1.
 //   Chain     broadcast: pipelined chain root -> ... -> last, every hop carries S (one phase).
 //   P2P       send/recv: one flow of S bytes.
-// Latency (fixed_latency_s) follows NCCL's tuning model with the profile's tables:
-//   ring: base + (steps - net_steps) * step_intra + net_steps * step_net;
-//   tree: base + 2 * ((k-1) * step_intra + log2(N) * step_net);
-//   nvls: base + step_intra;  collnet: base + 2(k-1) * ring step_intra + step_net;
+// Latency (fixed_latency_s) is NCCL's (src/graph/tuning.cc ncclTopoTuneModel) with the profile's
+// tables; intra = the algorithm's step latency on the node's link class, inter = its network
+// step latency (the tree's when every node holds one rank):
+//   ring: base + (steps - net_steps) * max(intra, net overhead) + net_steps * inter,
+//         x ring_plateau_latency_factor for a multi-node Simple all-reduce;
+//   tree: base + 2((k-1) intra + log2i(N) inter);  nvls: intra (+ inter across nodes);
+//   nvls_tree: base + intra + 2 log2i(N) inter;  collnet direct: base + 2(min(1,k-1) intra +
+//   (k-1) arity) + inter;  collnet chain: base + 2(k-1) intra + inter;  pat: base +
+//   log2i(N) inter/3.5 + n pat_rank_latency;  broadcast: base + one step;
 //   p2p and all_to_all: p2p_latency (all_to_all pairwise: per phase step).
-// The tuner evaluates every allowed (algorithm, protocol) with an alpha-beta estimate from the
-// topology's per-GPU intra-node and inter-node bandwidths and picks the fastest, as NCCL does.
+// Bandwidth: the topology's per-GPU rates times NCCL's per algorithm/protocol factors (the
+// profile's bandwidth_factor, else the protocol's payload fraction), the tree's size correction
+// (treeCorrectionFactor), the LL ceiling and the NVLS efficiency and ceiling.
+// The tuner evaluates every (algorithm, protocol) NCCL would enable here (its conditions are in
+// algo_applies: NVLS only on NVLS-capable NVLink domains, CollNet only with enable_sharp =
+// NCCL_COLLNET_ENABLE on a SHARP fabric, PAT with one GPU per node, LL128 only over NVLink) with
+// these terms and picks the fastest, in NCCL's order on ties.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -65,8 +82,17 @@
 
 namespace tutti {
 
-enum class CollAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet, Hierarchical, Direct, Pairwise, Chain, P2P };
+/// NCCL's algorithms (Ring, Tree, Nvls, NvlsTree, CollNet = CollNet direct, CollNetChain, Pat;
+/// Chain is NCCL's ring broadcast), tutti's all-to-all and p2p schedules (what NCCL's send/recv
+/// groups do), and Hierarchical, which NCCL does not have (opt-in: "non_nccl_algorithms").
+enum class CollAlgo : std::uint8_t {
+  Ring, Tree, Nvls, NvlsTree, CollNet, CollNetChain, Pat, Hierarchical, Direct, Pairwise, Chain, P2P
+};
+/// "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat",
+/// "hierarchical (non-NCCL)", "direct", "pairwise", "chain", "p2p".
 const char* to_string(CollAlgo a);
+/// False for algorithms NCCL does not have (Hierarchical).
+bool is_nccl_algorithm(CollAlgo a);
 
 struct CollFlow {
   int src_gpu = 0, dst_gpu = 0;
