@@ -70,6 +70,7 @@ struct ServePlanCliOptions {
   std::vector<int> batches;
   double attainment = 0.99;
   bool rent = false, no_disagg = false;
+  int max_pp = 8;
 };
 
 int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
@@ -92,6 +93,7 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
   po.attainment = o.attainment;
   po.rent = o.rent;
   po.disaggregation = !o.no_disagg;
+  po.max_pp = o.max_pp;
   if (!o.batches.empty()) po.max_batches = o.batches;
   serve::ServePlanResult r = serve::plan_serving(w, cfg, hw, profile, g.seed, po);
   if (g.json)
@@ -209,6 +211,9 @@ void setup_serve(CLI::App& app, Globals& g) {
       ->check(CLI::Range(0.0, 1.0));
   plan->add_flag("--rent", p->rent, "Rank by the rented price per million tokens instead of owned");
   plan->add_flag("--no-disaggregation", p->no_disagg, "Do not try prefill/decode disaggregation");
+  plan->add_option("--max-pp", p->max_pp,
+                   "Largest pipeline degree tried when TP fills a node (pipelines span nodes; default 8, 1: none)")
+      ->check(CLI::Range(1, 1024));
   plan->add_option("--calibration", p->calibration, "Calibration profile");
   plan->callback([&g, p] { g.run = [&g, p] { return run_serve_plan(g, *p); }; });
 
