@@ -104,7 +104,7 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
 }
 
 struct ServeReplayOptions {
-  std::string workload, cluster, config, phase = "decode", timeout = "120s";
+  std::string workload, cluster, config, calibration, phase = "decode", timeout = "120s";
   int sequences = 8;
   std::int64_t context = 512;
   int iterations = 5, warmup = 2;
@@ -131,7 +131,9 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
     Workload w = load_workload(o.workload);
     Cluster c = load_cluster(o.cluster);
     serve::ServeConfig cfg = serve::load_serve_config(o.config, g.sets);
-    serve::StepModel model(w, cfg.serving, sim_cluster(c), default_calibration());
+    const CalibrationProfile profile =
+        o.calibration.empty() ? default_calibration() : load_calibration(o.calibration);
+    serve::StepModel model(w, cfg.serving, sim_cluster(c), profile);
     const serve::BatchShape b = replay_batch(o);
     Program p = model.step_program(b);
     s.require_world(p.world, "tutti serve replay -w " + o.workload + " -c " + o.cluster + " --config " + o.config);
@@ -152,7 +154,9 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
                      {"overrides", g.sets},
                      {"serve", {{"config", o.config}, {"phase", o.phase}, {"sequences", o.sequences},
                                 {"context_tokens", o.context}, {"tokens", b.tokens()},
-                                {"predicted_s", predicted.total_s}, {"predicted_comm_s", predicted.comm_s}}},
+                                {"predicted_s", predicted.total_s}, {"predicted_comm_s", predicted.comm_s},
+                                {"dtype", to_string(cfg.serving.dtype)},
+                                {"calibration", o.calibration.empty() ? std::string("default") : o.calibration}}},
                      {"result", res}};
     const std::int64_t wrong = res["check"]["wrong_elements"].get<std::int64_t>();
     if (g.json || !g.output.empty()) emit_json(g, doc);
@@ -232,6 +236,9 @@ void setup_serve(CLI::App& app, Globals& g) {
       ->check(CLI::Range(1, 1 << 24));
   rep->add_option("--iterations", q->iterations, "Timed iterations (median reported)")->check(CLI::Range(1, 100000));
   rep->add_option("--warmup", q->warmup, "Untimed iterations")->check(CLI::Range(0, 100000));
+  rep->add_option("--calibration", q->calibration,
+                  "Calibration profile of the step model's prediction (e.g. from `tutti calibrate` of an earlier replay)")
+      ->check(CLI::ExistingFile);
   rep->add_option("--timeout", q->timeout, "Watchdog: abort when no rank progresses for this long");
   rep->callback([&g, q] { g.run = [&g, q] { return run_serve_replay(g, *q); }; });
 }
