@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "calibrate_decode.hpp"
 #include "common.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/json_text.hpp"
@@ -292,8 +293,13 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
       if (big.size() >= 2) mem = big;
     }
   }
-  if (gemm.empty() && mem.empty() && colls.empty())
-    throw InputError("calibrate: no bench measurements in the given files (replay results are for `tutti validate`)");
+  const DecodeSamples decode = decode_samples(docs, default_calibration().gemm.tile);
+  if (gemm.empty() && mem.empty() && colls.empty() && decode.empty())
+    throw InputError("calibrate: no bench measurements or serve replay decode steps in the given files (training "
+                     "replay results are for `tutti validate`)");
+  if (!decode.empty() && (!gemm.empty() || !mem.empty()))
+    throw InputError("calibrate: give serve replay decode steps or GEMM/copy sweeps, not both (both fit the GEMM "
+                     "and memory-bound bandwidth terms)");
 
   CalibrationProfile prof = default_calibration();
   prof.name = o.name;
@@ -352,7 +358,8 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
                           {"half_bytes", f.half_bytes}, {"launch_overhead_s", f.launch_overhead_s},
                           {"rms_error_pct", f.rms_rel_error * 100}, {"max_error_pct", f.max_rel_error * 100}};
   }
-  if (!gemm.empty() || !mem.empty()) {
+  if (!decode.empty()) fit_decode(decode, cluster ? &cluster->gpu : nullptr, prof, dev, report);
+  if (!gemm.empty() || !mem.empty() || !decode.empty()) {
     prof.devices.erase(std::remove_if(prof.devices.begin(), prof.devices.end(),
                                       [&](const DeviceOverride& d) { return d.gpu == dev.gpu; }),
                        prof.devices.end());
@@ -369,7 +376,7 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
   }
   // What this run refitted is fitted to these measurements, not to the default's data.
   auto refitted = [&](const std::string& path) {
-    bool compute = !gemm.empty() || !mem.empty();
+    bool compute = !gemm.empty() || !mem.empty() || !decode.empty();
     bool network = !colls.empty() && cluster;
     return (compute && path.rfind("compute", 0) == 0) || (network && path.rfind("network", 0) == 0);
   };
@@ -377,7 +384,8 @@ int run_calibrate(const Globals& g, const CalibrateOptions& o) {
                                       [&](const FittedTo& f) { return refitted(f.path); }),
                        prof.fitted_to.end());
   prof.source = "tutti calibrate from " + files + (cluster ? " on cluster " + cluster->name : "") +
-                "; compute curves least-squares fitted to the GEMM/copy sweeps, link efficiency and latencies to "
+                "; compute curves least-squares fitted to the GEMM/copy sweeps or to the GEMVs and memory-bound "
+                "ops of serve replay decode steps, link efficiency and latencies to "
                 "the collective benches (relative errors in the calibration report); other parameters: " +
                 default_calibration().name + " profile";
   // Round trip through the strict parser: what we write must load.
@@ -488,7 +496,8 @@ void setup_calibrate(CLI::App& app, Globals& g) {
   static CalibrateOptions o;
   auto* sub = app.add_subcommand(
       "calibrate",
-      "Fit the simulator's compute curves and link/collective parameters to `tutti exec bench` measurements; "
+      "Fit the simulator's compute curves and link/collective parameters to `tutti exec bench` measurements, or the "
+      "decode-regime terms (GEMV and KV-read bandwidth) to `tutti serve replay --phase decode` documents; "
       "writes a calibration profile (-o profile.json) for `tutti simulate --calibration`");
   sub->add_option("measurements", o.files, "Measurement files from `tutti exec bench` (GEMM sweeps, collective benches)")
       ->check(CLI::ExistingFile);

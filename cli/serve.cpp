@@ -70,6 +70,7 @@ struct ServePlanCliOptions {
   std::vector<int> batches;
   double attainment = 0.99;
   bool rent = false, no_disagg = false;
+  int max_pp = 8;
 };
 
 int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
@@ -92,6 +93,7 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
   po.attainment = o.attainment;
   po.rent = o.rent;
   po.disaggregation = !o.no_disagg;
+  po.max_pp = o.max_pp;
   if (!o.batches.empty()) po.max_batches = o.batches;
   serve::ServePlanResult r = serve::plan_serving(w, cfg, hw, profile, g.seed, po);
   if (g.json)
@@ -102,7 +104,7 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
 }
 
 struct ServeReplayOptions {
-  std::string workload, cluster, config, phase = "decode", timeout = "120s";
+  std::string workload, cluster, config, calibration, phase = "decode", timeout = "120s";
   int sequences = 8;
   std::int64_t context = 512;
   int iterations = 5, warmup = 2;
@@ -129,7 +131,9 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
     Workload w = load_workload(o.workload);
     Cluster c = load_cluster(o.cluster);
     serve::ServeConfig cfg = serve::load_serve_config(o.config, g.sets);
-    serve::StepModel model(w, cfg.serving, sim_cluster(c), default_calibration());
+    const CalibrationProfile profile =
+        o.calibration.empty() ? default_calibration() : load_calibration(o.calibration);
+    serve::StepModel model(w, cfg.serving, sim_cluster(c), profile);
     const serve::BatchShape b = replay_batch(o);
     Program p = model.step_program(b);
     s.require_world(p.world, "tutti serve replay -w " + o.workload + " -c " + o.cluster + " --config " + o.config);
@@ -150,7 +154,9 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
                      {"overrides", g.sets},
                      {"serve", {{"config", o.config}, {"phase", o.phase}, {"sequences", o.sequences},
                                 {"context_tokens", o.context}, {"tokens", b.tokens()},
-                                {"predicted_s", predicted.total_s}, {"predicted_comm_s", predicted.comm_s}}},
+                                {"predicted_s", predicted.total_s}, {"predicted_comm_s", predicted.comm_s},
+                                {"dtype", to_string(cfg.serving.dtype)},
+                                {"calibration", o.calibration.empty() ? std::string("default") : o.calibration}}},
                      {"result", res}};
     const std::int64_t wrong = res["check"]["wrong_elements"].get<std::int64_t>();
     if (g.json || !g.output.empty()) emit_json(g, doc);
@@ -209,6 +215,9 @@ void setup_serve(CLI::App& app, Globals& g) {
       ->check(CLI::Range(0.0, 1.0));
   plan->add_flag("--rent", p->rent, "Rank by the rented price per million tokens instead of owned");
   plan->add_flag("--no-disaggregation", p->no_disagg, "Do not try prefill/decode disaggregation");
+  plan->add_option("--max-pp", p->max_pp,
+                   "Largest pipeline degree tried when TP fills a node (pipelines span nodes; default 8, 1: none)")
+      ->check(CLI::Range(1, 1024));
   plan->add_option("--calibration", p->calibration, "Calibration profile");
   plan->callback([&g, p] { g.run = [&g, p] { return run_serve_plan(g, *p); }; });
 
@@ -227,6 +236,9 @@ void setup_serve(CLI::App& app, Globals& g) {
       ->check(CLI::Range(1, 1 << 24));
   rep->add_option("--iterations", q->iterations, "Timed iterations (median reported)")->check(CLI::Range(1, 100000));
   rep->add_option("--warmup", q->warmup, "Untimed iterations")->check(CLI::Range(0, 100000));
+  rep->add_option("--calibration", q->calibration,
+                  "Calibration profile of the step model's prediction (e.g. from `tutti calibrate` of an earlier replay)")
+      ->check(CLI::ExistingFile);
   rep->add_option("--timeout", q->timeout, "Watchdog: abort when no rank progresses for this long");
   rep->callback([&g, q] { g.run = [&g, q] { return run_serve_replay(g, *q); }; });
 }

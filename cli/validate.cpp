@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "tutti/serve/validation.hpp"
 #include "tutti/sim/validation.hpp"
 #include "validate_live.hpp"
 
@@ -53,6 +54,7 @@ void setup_validate(CLI::App& app, Globals& g) {
         return static_cast<int>(kUsage);
       }
       a->options.calibration = validate_calibration();
+      a->options.serving = serve::predict_validation_case;  // serving cases: the serve simulator
       return run_validate_cases(*a, g);
     };
   });

@@ -8,4 +8,8 @@ set -- --cases tests/validation/published-public.json
 if [ -f tests/validation/published-extra.json ]; then
   set -- "$@" --cases tests/validation/published-extra.json
 fi
+# Serving cases (issue 21): predicted by the serve simulator, scored in the "serving" group.
+if [ -f tests/validation/published-serving.json ]; then
+  set -- "$@" --cases tests/validation/published-serving.json
+fi
 exec ./build/tutti validate "$@" --format md -o docs/validation.md

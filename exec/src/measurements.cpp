@@ -114,9 +114,60 @@ ReplayRecord read_replay(Obj o) {
   Obj bk = res.req("by_kind_s").obj();
   for (const auto& k : bk.keys()) r.by_kind_s.emplace_back(k, bk.req(k).number(0, kMaxTime_s));
   bk.done();
-  res.req("classes").arr();  // per-op descriptions and per-rank times: kept, not interpreted
-  res.req("ranks").arr();
+  // Per-op descriptions and per-rank times: stage 0's ops and their times (for calibration); the
+  // other keys are kept, not interpreted.
+  Arr classes = res.req("classes").arr();
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    Obj cl = classes.at(c).obj();
+    if (cl.req("stage").integer(0, 1 << 24) != 0) continue;
+    Arr ops = cl.req("ops").arr();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Obj op = ops.at(i).obj();
+      ReplayOp x;
+      x.kind = op.req("kind").string();
+      if (auto s = op.opt("shape")) {
+        Arr a = s->arr();
+        if (a.size() != 4) s->fail("[m, n, k, batch]");
+        x.m = a.at(0).integer(0, kMaxDim);
+        x.n = a.at(1).integer(0, kMaxDim);
+        x.k = a.at(2).integer(0, kMaxDim);
+        x.batch = a.at(3).integer(0, kMaxDim);
+      }
+      if (auto b = op.opt("bytes")) x.bytes = b->number(0, kMaxBytes);
+      if (auto f = op.opt("flops")) x.flops = f->number(0, kMaxFlops);
+      r.ops.push_back(x);
+    }
+    break;
+  }
+  Arr ranks = res.req("ranks").arr();
+  int stage0_ranks = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    Obj rk = ranks.at(i).obj();
+    if (rk.req("stage").integer(0, 1 << 24) != 0) continue;
+    Arr times = rk.req("op_time_s").arr();
+    if (times.size() != r.ops.size())
+      rk.req("op_time_s").fail(std::to_string(r.ops.size()) + " op times (one per op of stage 0)");
+    for (std::size_t k = 0; k < times.size(); ++k) r.ops[k].time_s += times.at(k).number(0, kMaxTime_s);
+    ++stage0_ranks;
+  }
+  if (stage0_ranks > 0)
+    for (ReplayOp& x : r.ops) x.time_s /= stage0_ranks;
   res.done();
+  if (auto sv = o.opt("serve")) {
+    Obj s = sv->obj();
+    ServeReplayRecord x;
+    x.config = s.req("config").string();
+    x.phase = s.req("phase").choice({"decode", "prefill"});
+    x.sequences = s.req("sequences").integer(1, std::int64_t{1} << 30);
+    x.context_tokens = s.req("context_tokens").integer(1, std::int64_t{1} << 30);
+    x.tokens = s.req("tokens").integer(1, std::int64_t{1} << 30);
+    x.predicted_s = s.req("predicted_s").number(0, 604800);
+    x.predicted_comm_s = s.req("predicted_comm_s").number(0, 604800);
+    if (auto d = s.opt("dtype")) x.dtype = d->choice({"fp32", "tf32", "bf16", "fp16", "fp8"});
+    if (auto c = s.opt("calibration")) (void)c->string();  // for people
+    s.done();
+    r.serve = x;
+  }
   o.done();
   return r;
 }

@@ -91,6 +91,18 @@ struct CaseFacts {
   bool has_gemm = false;
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_groups = 1;
   std::string gemm_layout = "dense";
+  // serving (inference cases: `serving` and `load` instead of `training`)
+  bool has_serving = false;
+  int s_tp = 1;
+  std::optional<int> s_pp, s_ep, s_replicas, s_max_batch;
+  std::optional<std::int64_t> s_max_tokens;
+  std::optional<std::string> s_dtype, s_kv_dtype;
+  std::optional<bool> s_chunked;
+  std::optional<double> s_mem_util;
+  std::string load_mode;
+  std::int64_t load_requests = 0, load_in = 0, load_out = 0;
+  std::optional<double> load_rate;
+  std::optional<std::string> load_arrival;
   // measured
   std::string metric, unit;
   double measured = 0;
@@ -181,8 +193,39 @@ CaseFacts read_case(const Value& cv) {
     }
     m.done();
   }
-  {
-    Obj t = c.req("training").obj();
+  if (auto sv = c.opt("serving")) {
+    Obj s = sv->obj();
+    f.has_serving = true;
+    f.s_tp = static_cast<int>(s.req("tp").integer(1, 1024));
+    f.s_pp = opt_int(s, "pp", 1, 1024);
+    f.s_ep = opt_int(s, "ep", 1, 1024);
+    f.s_replicas = opt_int(s, "replicas", 1, kMaxDegree);
+    f.s_max_batch = opt_int(s, "max_batch", 1, kMaxDegree);
+    f.s_max_tokens = opt_int64(s, "max_tokens_per_iteration", 1, 1 << 24);
+    f.s_dtype = opt_choice(s, "dtype", {"bf16", "fp16", "fp8"});
+    f.s_kv_dtype = opt_choice(s, "kv_dtype", {"bf16", "fp16", "fp8"});
+    f.s_chunked = opt_bool(s, "chunked_prefill");
+    if (auto u = s.opt("gpu_memory_utilization")) {
+      f.s_mem_util = u->number(0, 1);
+      if (*f.s_mem_util <= 0) u->fail("a share in (0, 1]");
+    }
+    prose(s, "precision");
+    s.done();
+    Obj l = c.req("load").obj();
+    f.load_mode = l.req("mode").choice({"offline", "rate"});
+    f.load_requests = l.req("requests").integer(1, 1000000);
+    if (auto r = l.opt("rate_per_s")) {
+      f.load_rate = r->number(0, 1e6);
+      if (*f.load_rate <= 0) r->fail("a rate > 0 requests per second");
+    }
+    if (f.load_mode == "rate" && !f.load_rate) l.req("rate_per_s").fail("a request rate (mode rate)");
+    f.load_arrival = opt_choice(l, "arrival", {"poisson"});
+    f.load_in = l.req("input_tokens").integer(1, kMaxSeq);
+    f.load_out = l.req("output_tokens").integer(1, kMaxSeq);
+    l.done();
+  }
+  if (auto tv = f.has_serving ? c.opt("training") : std::optional<Value>(c.req("training"))) {
+    Obj t = tv->obj();
     f.global_batch = opt_int64(t, "global_batch", 1, kMaxGlobalBatch);
     f.micro_batch = opt_int64(t, "micro_batch", 1, f.global_batch.value_or(kMaxGlobalBatch));
     prose(t, "precision");
@@ -227,7 +270,8 @@ CaseFacts read_case(const Value& cv) {
     f.framework = opt_choice(s, "framework",
                              {"megatron-lm", "nemo", "megatron-bridge", "megatron-deepspeed",
                               "metaseq", "llm-foundry", "torchtitan", "maxtext", "pytorch",
-                              "tensorflow", "nccl-tests", "cublas", "babelstream", "custom"});
+                              "tensorflow", "nccl-tests", "cublas", "babelstream", "custom",
+                              "tensorrt-llm", "vllm", "sglang"});
     if (auto d = s.opt("date")) {
       std::string v = d->string();
       bool ok = v.size() == 7 && v[4] == '-';
@@ -490,11 +534,11 @@ std::string attention_default(const CaseFacts& f, std::vector<std::string>& note
   return a;
 }
 
-TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
+// The workload `model` object of a case's model facts; every default applied is noted in `out`.
+// `training`: also the training-only facts (dropout, all weights trained).
+Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
   auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
   if (!f.layers || !f.hidden || !f.heads) throw Skip{"model shape (layers, hidden, heads) not stated"};
-  if (!f.seq_len) throw Skip{"sequence length not stated"};
-  if (!f.global_batch) throw Skip{"global batch not stated"};
   const int h = *f.hidden;
   Json m = Json::object();
   m["family"] = "transformer";
@@ -539,12 +583,14 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   // Dropout: Megatron-LM's argument defaults are --hidden-dropout 0.1 --attention-dropout 0.1;
   // the other frameworks' LLM recipes train without it.
   const std::string fw = f.framework.value_or("");
-  const bool dropout = fw == "megatron-lm" || fw == "megatron-deepspeed";
+  const bool dropout = training && (fw == "megatron-lm" || fw == "megatron-deepspeed");
   m["dropout"] = dropout;
-  note(dropout ? "dropout 0.1 (Megatron-LM's default; the case format has no dropout field)"
-               : "no dropout (the case format has no dropout field; only Megatron-LM defaults to it)");
-  note("decoder-only transformer, all weights trained (the case format states no architecture "
-       "family and no fine-tuning)");
+  if (training) {
+    note(dropout ? "dropout 0.1 (Megatron-LM's default; the case format has no dropout field)"
+                 : "no dropout (the case format has no dropout field; only Megatron-LM defaults to it)");
+    note("decoder-only transformer, all weights trained (the case format states no architecture "
+         "family and no fine-tuning)");
+  }
   if (f.moe) {
     const MoeFacts& e = *f.moe;
     if (e.moe_layer_freq && *e.moe_layer_freq != 1)
@@ -570,6 +616,15 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
              ? "routing balanced over the experts (capacity-limited: dropped tokens not modelled)"
              : "routing balanced over the experts (dropless)");
   }
+  return m;
+}
+
+TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
+  auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
+  if (!f.layers || !f.hidden || !f.heads) throw Skip{"model shape (layers, hidden, heads) not stated"};
+  if (!f.seq_len) throw Skip{"sequence length not stated"};
+  if (!f.global_batch) throw Skip{"global batch not stated"};
+  Json m = case_model_json(f, out, true);
 
   Json t = Json::object();
   t["global_batch"] = *f.global_batch;
@@ -734,7 +789,89 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
   throw Skip{"metric '" + f.metric + "' is not predicted for a transformer"};
 }
 
+// ---- Serving cases -----------------------------------------------------------------------------
+
+const std::set<std::string> kServingMetrics = {
+    "output_tokens_per_sec", "total_tokens_per_sec", "requests_per_sec", "ttft_mean_ms", "ttft_median_ms",
+    "ttft_p99_ms", "tpot_mean_ms", "tpot_median_ms", "tpot_p99_ms", "e2e_mean_s", "e2e_median_s"};
+
+// The model, the cluster and a `tutti serve` configuration of a serving case; the serve simulator
+// (ValidationOptions::serving) predicts the metric. Defaults of null fields: docs/validation.md.
+double predict_serving(const CaseFacts& f, CaseResult& out, const Context& ctx) {
+  if (!ctx.options.serving) throw Skip{"serving cases need the serve simulator (tutti validate provides it)"};
+  if (!kServingMetrics.count(f.metric)) throw Skip{"metric '" + f.metric + "' is not predicted for a serving case"};
+  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
+  Json m = case_model_json(f, out, false);
+  const std::int64_t context = f.load_in + f.load_out;
+  const std::string dt = f.s_dtype.value_or("bf16");
+  if (!f.s_dtype) note("serving.dtype bf16 (not stated)");
+  Json t = {{"global_batch", 1}, {"seq_len", std::max<std::int64_t>(f.seq_len.value_or(0), context)},
+            {"dtype", dt == "fp8" ? "bf16" : dt}};
+  Json doc = {{"name", f.id}, {"source", "validation case " + f.id}, {"model", m}, {"training", t}};
+  Workload w = parse_workload(doc.dump(), f.id);
+  if (f.params) {
+    const double built = params(w);
+    if (std::fabs(built - *f.params) > kParamsTolerance * *f.params) throw Inconsistent{*f.params, built};
+  } else {
+    note("model.params not stated: no parameter-count check");
+  }
+  Cluster cluster = case_cluster(f, out.assumptions);
+  const int tp = f.s_tp, pp = f.s_pp.value_or(1);
+  if (!f.s_pp) note("serving.pp 1 (not stated)");
+  int replicas = 0;
+  if (f.s_replicas) {
+    replicas = *f.s_replicas;
+  } else {
+    if (f.num_gpus % (tp * pp) != 0)
+      throw Skip{fmt::format("tp*pp = {} does not divide the {} GPUs", tp * pp, f.num_gpus)};
+    replicas = f.num_gpus / (tp * pp);
+    note(fmt::format("serving.replicas {} = GPUs / (tp*pp) (not stated)", replicas));
+  }
+  if (static_cast<std::int64_t>(replicas) * tp * pp != f.num_gpus)
+    throw Skip{fmt::format("replicas*tp*pp = {} does not equal the {} GPUs",
+                           static_cast<std::int64_t>(replicas) * tp * pp, f.num_gpus)};
+  Json s = {{"tp", tp}, {"pp", pp}, {"ep", f.s_ep.value_or(1)}, {"replicas", replicas}, {"dtype", dt}};
+  if (f.moe && !f.s_ep) note("serving.ep 1: experts split over the TP ranks (not stated)");
+  s["kv_dtype"] = f.s_kv_dtype.value_or(dt);
+  if (!f.s_kv_dtype) note("serving.kv_dtype = serving.dtype (not stated)");
+  // TensorRT-LLM's trtllm-bench runtime limits as its performance overview prints them (Max
+  // Runtime Batch Size 4096, Max Runtime Tokens 8192); other frameworks take tutti serve's
+  // defaults (vLLM's max_num_seqs 256 and max_num_batched_tokens 8192).
+  const bool trtllm = f.framework.value_or("") == "tensorrt-llm";
+  if (f.s_max_batch) {
+    s["max_batch"] = *f.s_max_batch;
+  } else if (trtllm) {
+    s["max_batch"] = 4096;
+    note("serving.max_batch 4096 (not stated; trtllm-bench's runtime maximum)");
+  }
+  if (f.s_max_tokens) s["max_tokens_per_iteration"] = *f.s_max_tokens;
+  if (f.s_chunked) s["chunked_prefill"] = *f.s_chunked;
+  if (f.s_mem_util) s["gpu_memory_utilization"] = *f.s_mem_util;
+  Json traffic = {{"requests", f.load_requests},
+                  {"prompt_tokens", {{"dist", "fixed"}, {"value", f.load_in}}},
+                  {"output_tokens", {{"dist", "fixed"}, {"value", f.load_out}}}};
+  if (f.load_mode == "offline") {
+    traffic["arrival"] = "burst";
+  } else {
+    traffic["arrival"] = "poisson";
+    traffic["rate_per_s"] = *f.load_rate;
+    if (!f.load_arrival) note("load.arrival poisson (not stated)");
+  }
+  Json cfg = {{"name", f.id}, {"traffic", traffic}, {"serving", s}};
+  out.layout = fmt::format("tp{} pp{} x{} replicas", tp, pp, replicas);
+  ServingCase sc;
+  sc.id = f.id;
+  sc.metric = f.metric;
+  sc.workload = &w;
+  sc.cluster = &cluster;
+  sc.serve_config = cfg.dump();
+  sc.profile = &ctx.profile;
+  return ctx.options.serving(sc, out.assumptions);
+}
+
 std::string case_kind(const CaseFacts& f) {
+  if (f.has_serving) return "serving";
   if (f.metric == "busbw" || f.metric == "hbm_bandwidth" || f.metric == "gemm_tflops") return "microbenchmark";
   return f.moe ? "moe" : "dense";
 }
@@ -864,6 +1001,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
         out.predicted = predict_busbw(f, out, ctx);
       } else if (f.metric == "gemm_tflops") {
         out.predicted = predict_gemm(f, out, ctx);
+      } else if (f.has_serving) {
+        out.predicted = predict_serving(f, out, ctx);
       } else if (kTrainingMetrics.count(f.metric)) {
         if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
         out.predicted = predict_training(f, out, ctx);
@@ -990,6 +1129,13 @@ const DefaultRow kDefaults[] = {
     {"collective.algo", "tutti's model of NCCL's choice", "NCCL chooses when the source does not force one"},
     {"(no field) hbm triad size", "three 2 GiB arrays", "large enough to be bandwidth-bound"},
     {"gemm.groups, gemm.layout", "1, dense", "one plain GEMM"},
+    {"serving.dtype", "bf16", "the usual half precision of serving"},
+    {"serving.kv_dtype", "= serving.dtype", "TensorRT-LLM's FP8 quantization also sets an FP8 KV cache; other frameworks keep the weights' type"},
+    {"serving.pp, ep", "1", "no pipeline; experts split over the TP ranks"},
+    {"serving.replicas", "GPUs / (tp*pp)", "the only count the others leave"},
+    {"serving.max_batch", "4096 for tensorrt-llm, else 256", "trtllm-bench's printed runtime maximum (Max Runtime Batch Size 4096); vLLM's max_num_seqs"},
+    {"serving.max_tokens_per_iteration, chunked_prefill, gpu_memory_utilization", "8192, on, 0.9", "tutti serve's defaults (vLLM's)"},
+    {"load.arrival", "poisson (mode rate)", "the arrival process of vLLM's benchmark_serving.py at a stated request rate"},
 };
 }  // namespace
 
@@ -1096,7 +1242,7 @@ std::string to_table(const ValidationReport& r, bool md) {
   sums("By source (unfitted)", r.by_source);
   sums("By metric (unfitted)", r.by_metric);
   sums("By GPU generation (unfitted)", r.by_gpu_generation);
-  sums("Dense / MoE / microbenchmark (unfitted)", r.by_kind);
+  sums("Dense / MoE / microbenchmark / serving (unfitted)", r.by_kind);
   sums("By job size in GPUs (unfitted)", r.by_job_size);
   if (md) o << "\n### Calibration defaults per GPU\n\nValues of the compute and collective models that no microbenchmark of that GPU stands behind (`tutti catalog show ID` lists the same).\n\n| GPU | defaults used |\n| --- | --- |\n";
   else o << "Calibration defaults per GPU (no microbenchmark of that GPU behind them):\n";

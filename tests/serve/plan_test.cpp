@@ -2,6 +2,9 @@
 // non-dominated; more load needs at least as much hardware; impossible SLOs give no answer (exit 1).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+#include <set>
+
 #include "serve_fixture.hpp"
 #include "tutti/serve/plan.hpp"
 
@@ -55,6 +58,35 @@ TEST_CASE("serve plan: a tighter TPOT target needs more GPUs, an impossible one 
   CHECK(never.best < 0);
   CHECK(never.nearest_miss >= 0);
   CHECK(to_text(never).find("no configuration meets") != std::string::npos);
+}
+
+TEST_CASE("serve plan: a model that no node holds is served with pipeline stages across nodes") {
+  // Llama 3 405B in bf16 (~811 GB) does not fit 8 H100 80GB GPUs at any TP: the planner must
+  // pipeline it over nodes (tp 8 inside a node, pp across nodes).
+  ServeConfig cfg = parse_serve_config(config_text(0.5, 24, 512, 64, "{\"tp\": 8}", ", \"slo\": {\"tpot\": \"200ms\"}"), "p.json");
+  std::vector<HardwareOption> hw = {{"h100-64gpu-fattree", &cluster("h100-64gpu-fattree")}};
+  ServePlanOptions o;
+  o.max_batches = {64};
+  o.disaggregation = false;
+  o.attainment = 0.9;
+  ServePlanResult r = plan_serving(model("llama3-405b"), cfg, hw, default_calibration(), 1, o);
+  std::set<int> pps;
+  for (const ServeCandidate& c : r.candidates) {
+    pps.insert(c.serving.pp);
+    if (c.serving.pp == 1) CHECK_FALSE(c.feasible);
+    if (c.serving.pp > 1) CHECK(c.serving.tp == 8);  // pipelines only when TP fills the node
+  }
+  CHECK(pps == std::set<int>{1, 2, 4, 8});
+  REQUIRE(r.best >= 0);
+  const ServeCandidate& b = r.candidates[r.best];
+  CHECK(b.serving.pp >= 2);
+  CHECK(b.gpus == 8 * b.serving.pp * b.serving.replicas);
+  CHECK(to_text(r).find(" pp" + std::to_string(b.serving.pp)) != std::string::npos);
+  CHECK(to_json(r)["recommended"]["pp"] == b.serving.pp);
+  // max_pp 1 searches no pipelines: nothing fits.
+  o.max_pp = 1;
+  ServePlanResult none = plan_serving(model("llama3-405b"), cfg, hw, default_calibration(), 1, o);
+  CHECK(none.best < 0);
 }
 
 TEST_CASE("serve plan: CLI exit codes") {

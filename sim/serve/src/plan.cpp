@@ -19,6 +19,7 @@ std::string describe(const Serving& s) {
   std::string d = s.disaggregated()
                       ? fmt::format("{}P+{}D x tp{}", s.prefill_replicas, s.decode_replicas, s.tp)
                       : fmt::format("{} x tp{}", s.replicas, s.tp);
+  if (s.pp > 1) d += fmt::format(" pp{}", s.pp);
   if (s.ep > 1) d += fmt::format(" ep{}", s.ep);
   return d + fmt::format(", batch {}", s.max_batch);
 }
@@ -44,8 +45,13 @@ ServePlanResult plan_serving(const Workload& w, const ServeConfig& base,
       if (m.heads % tp != 0) continue;
       std::vector<int> eps = {1};
       if (m.is_moe() && tp > 1 && m.experts % tp == 0) eps.push_back(tp);
+      // Pipelines span nodes: pp > 1 only when TP fills a node (vLLM's multi-node layout).
+      std::vector<int> pps = {1};
+      if (tp == c.gpus_per_node)
+        for (int pp = 2; pp * tp <= gpus && pp <= m.layers && pp <= o.max_pp; pp *= 2) pps.push_back(pp);
+      for (int pp : pps)
       for (int ep : eps)
-        for (int n = 1; n * tp <= gpus; ++n) {
+        for (int n = 1; n * tp * pp <= gpus; ++n) {
           std::vector<std::pair<int, int>> splits = {{0, 0}};
           if (o.disaggregation && n >= 2) {
             splits.push_back({1, n - 1});
@@ -56,7 +62,7 @@ ServePlanResult plan_serving(const Workload& w, const ServeConfig& base,
               ServeConfig cfg = base;
               Serving& s = cfg.serving;
               s.tp = tp;
-              s.pp = 1;
+              s.pp = pp;
               s.ep = ep;
               s.max_batch = mb;
               s.replicas = pre > 0 ? 0 : n;
@@ -132,7 +138,7 @@ namespace {
 nlohmann::json cand_json(const ServeCandidate& c) {
   const Serving& s = c.serving;
   nlohmann::json j = {{"hardware", c.hardware}, {"gpu", c.gpu}, {"gpus", c.gpus},
-                      {"tp", s.tp}, {"ep", s.ep}, {"max_batch", s.max_batch},
+                      {"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}, {"max_batch", s.max_batch},
                       {"replicas", s.disaggregated() ? 0 : s.replicas},
                       {"prefill_replicas", s.prefill_replicas}, {"decode_replicas", s.decode_replicas},
                       {"feasible", c.feasible}, {"meets", c.meets}};

@@ -20,6 +20,7 @@ struct Req {
   std::int64_t computed = 0;   ///< Tokens whose KV is in the cache.
   std::int64_t generated = 0;  ///< Output tokens emitted.
   std::int64_t blocks = 0;     ///< KV blocks held on the current replica.
+  bool in_flight = false;      ///< In a batch that has not finished (pp > 1: one of several).
   std::int64_t to_process() const { return prompt + generated - computed; }
 };
 
@@ -30,14 +31,20 @@ struct Entry {
 
 enum class Role { Both, Prefill, Decode };
 
+/// A batch passing the replica's pipeline (pp = 1: the one iteration running).
+struct Flight {
+  std::vector<Entry> batch;
+  double end_s = kInf;
+};
+
 struct Replica {
   Role role = Role::Both;
   std::int64_t total_blocks = 0, free_blocks = 0;
   std::vector<int> running;  ///< Admission order.
   std::deque<int> waiting;
-  std::vector<Entry> batch;  ///< The iteration in flight.
-  bool busy = false;
-  double end_s = kInf;
+  std::vector<Entry> batch;  ///< The iteration being built.
+  std::vector<Flight> flights;  ///< In flight, in start order (at most pp).
+  double next_start_s = 0;      ///< The first stage is free from then on.
   double kv_block_seconds = 0;  ///< Integral of used blocks over time.
   double last_s = 0;
   std::int64_t peak_used = 0;
@@ -146,11 +153,14 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
     rep.last_s = now;
   };
 
-  // Preempts the most recently admitted running request of `rep` (recompute); returns the tokens
-  // it had in the batch being built (given back to the budget).
+  // Preempts the most recently admitted running request of `rep` that is not in flight
+  // (recompute); returns it and the tokens it had in the batch being built (given back to the
+  // budget).
   auto preempt_last = [&](Replica& rep) {
-    const int v = rep.running.back();
-    rep.running.pop_back();
+    auto pos = rep.running.end() - 1;
+    while (reqs[*pos].in_flight) --pos;  // the caller's own sequence is not in flight
+    const int v = *pos;
+    rep.running.erase(pos);
     rep.free_blocks += reqs[v].blocks;
     reqs[v].blocks = 0;
     reqs[v].computed = 0;
@@ -164,7 +174,7 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
         rep.batch.erase(it);
         break;
       }
-    return back;
+    return std::pair<int, std::int64_t>{v, back};
   };
   auto grow = [&](Replica& rep, int q, std::int64_t tokens) {  // blocks for `tokens` more
     const std::int64_t need = blocks_for(reqs[q].computed + tokens) - reqs[q].blocks;
@@ -174,19 +184,21 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
     return true;
   };
   auto is_prefill = [&](int q) { return reqs[q].to_process() > 1 || reqs[q].generated == 0; };
-  // Running sequences first, in admission order: decodes and (chunked) prefill continuations.
-  // Returns true when it had to preempt.
+  // Running sequences first, in admission order: decodes and (chunked) prefill continuations
+  // (sequences in flight in an earlier batch wait for it). Returns true when it had to preempt.
   auto run_pass = [&](Replica& rep, std::int64_t& budget) {
     bool preempted = false;
     for (std::size_t i = 0; i < rep.running.size() && budget > 0; ++i) {
       const int q = rep.running[i];
+      if (reqs[q].in_flight) continue;
       std::int64_t n = std::min(reqs[q].to_process(), budget);
       if (!S.chunked_prefill && n < reqs[q].to_process()) continue;
       bool self = false;
       while (!grow(rep, q, n)) {
         preempted = true;
-        self = rep.running.back() == q;
-        budget += preempt_last(rep);
+        const auto [v, back] = preempt_last(rep);
+        budget += back;
+        self = v == q;
         if (self) break;
       }
       if (self) break;
@@ -246,27 +258,36 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
       if (emits) ++shape.logits;
     }
     const StepTime st = model.time(shape);
-    r.busy_s += st.total_s;
-    r.gemm_busy_s += st.gemm_s;
-    r.memory_busy_s += st.memory_s;
-    r.comm_busy_s += st.comm_s;
+    // Each GPU runs one stage: its busy time is 1/pp of the pass (exactly the pass when pp = 1).
+    const double share = 1.0 / S.pp;
+    r.busy_s += st.total_s * share;
+    r.gemm_busy_s += st.gemm_s * share;
+    r.memory_busy_s += st.memory_s * share;
+    r.comm_busy_s += st.comm_s * share;
     ++r.iterations;
     tokens_in_batches += static_cast<double>(shape.tokens());
     seqs_in_batches += static_cast<double>(rep.batch.size());
     account(rep, now);
     rep.peak_used = std::max(rep.peak_used, rep.total_blocks - rep.free_blocks);
-    rep.busy = true;
-    rep.end_s = now + st.total_s;
+    for (const Entry& e : rep.batch) reqs[e.req].in_flight = true;
+    rep.flights.push_back({std::move(rep.batch), now + st.total_s});
+    rep.batch.clear();
+    rep.next_start_s = now + st.interval_s;
     return true;
   };
+  // The replica can start a batch: fewer than pp in flight and its first stage free.
+  auto can_start = [&](const Replica& rep, double now) {
+    return static_cast<int>(rep.flights.size()) < S.pp && rep.next_start_s <= now;
+  };
 
-  auto finish_iteration = [&](int ri, double now) {
+  auto finish_iteration = [&](int ri, std::size_t fi, double now) {
     Replica& rep = reps[ri];
     account(rep, now);
-    rep.busy = false;
-    rep.end_s = kInf;
-    for (const Entry& e : rep.batch) {
+    Flight flight = std::move(rep.flights[fi]);
+    rep.flights.erase(rep.flights.begin() + static_cast<std::ptrdiff_t>(fi));
+    for (const Entry& e : flight.batch) {
       Req& q = reqs[e.req];
+      q.in_flight = false;
       const bool emits = e.tokens == q.to_process();
       q.computed += e.tokens;
       if (!emits) continue;
@@ -292,7 +313,6 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
         }
       }
     }
-    rep.batch.clear();
   };
 
   double now = 0;
@@ -304,21 +324,28 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
     return f;
   };
   while (true) {
-    // The next event: an iteration end (lowest replica index first), a transfer, an arrival.
-    double t_iter = kInf;
+    // The next event: an iteration end (lowest replica index first, then start order), a
+    // transfer, an arrival, a pipeline's first stage coming free (pp > 1).
+    double t_iter = kInf, t_free = kInf;
     int ri = -1;
-    for (std::size_t i = 0; i < reps.size(); ++i)
-      if (reps[i].busy && reps[i].end_s < t_iter) t_iter = reps[i].end_s, ri = static_cast<int>(i);
+    std::size_t fi = 0;
+    for (std::size_t i = 0; i < reps.size(); ++i) {
+      const Replica& rep = reps[i];
+      for (std::size_t k = 0; k < rep.flights.size(); ++k)
+        if (rep.flights[k].end_s < t_iter) t_iter = rep.flights[k].end_s, ri = static_cast<int>(i), fi = k;
+      if (!rep.flights.empty() && static_cast<int>(rep.flights.size()) < S.pp && rep.next_start_s > now)
+        t_free = std::min(t_free, rep.next_start_s);
+    }
     double t_xfer = kInf;
     std::size_t xi = 0;
     for (std::size_t i = 0; i < transfers.size(); ++i)
       if (transfers[i].done_s < t_xfer) t_xfer = transfers[i].done_s, xi = i;
     const double t_arr = next_arrival < n_req ? trace[next_arrival].arrival_s : kInf;
-    const double t = std::min({t_iter, t_xfer, t_arr});
+    const double t = std::min({t_iter, t_xfer, t_arr, t_free});
     if (t == kInf) break;
     now = t;
     if (t_iter <= t) {
-      finish_iteration(ri, now);
+      finish_iteration(ri, fi, now);
     } else if (t_xfer <= t) {
       const Transfer x = transfers[xi];
       transfers.erase(transfers.begin() + static_cast<std::ptrdiff_t>(xi));
@@ -330,13 +357,13 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
       // when it is admitted, with its first decode token.
       const int d = pick(Role::Decode, rr_decode);
       reps[d].waiting.push_back(x.req);
-    } else {
+    } else if (t_arr <= t) {
       const int q = static_cast<int>(next_arrival++);
       const int d = pick(S.disaggregated() ? Role::Prefill : Role::Both, rr_next);
       reps[d].waiting.push_back(q);
     }
     for (Replica& rep : reps)
-      if (!rep.busy) schedule(rep, now);
+      if (can_start(rep, now)) schedule(rep, now);
   }
   finished = count_finished();
   check_internal(finished == n_req, "serve: requests left unfinished with no event pending");
@@ -382,7 +409,10 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
   r.kv_occupancy_peak = peak;
   r.mean_batch_tokens = r.iterations > 0 ? tokens_in_batches / static_cast<double>(r.iterations) : 0;
   r.mean_batch_sequences = r.iterations > 0 ? seqs_in_batches / static_cast<double>(r.iterations) : 0;
-  r.notes.push_back("pipeline parallelism: one batch in flight per replica (pp stages in turn)");
+  if (S.pp > 1)
+    r.notes.push_back(fmt::format(
+        "pipeline parallelism: up to {} batches in flight per replica, one stage apart (stages "
+        "taken as equal: 1/pp of the pass each)", S.pp));
   if (w.model.tf.is_moe() && !w.model.tf.moe_imbalance_set)
     r.notes.push_back("model.moe_imbalance = 1.0 (default: experts perfectly balanced)");
   if (w.model.tf.kv_heads < S.tp)

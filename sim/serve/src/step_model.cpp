@@ -242,6 +242,7 @@ const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
 
 StepTime StepModel::time(const BatchShape& b) {
   StepTime st;
+  double send_s = 0;
   for (const StepOp& so : ops(b)) {
     const Op& op = so.op;
     if (op.kind == OpKind::Collective) {
@@ -253,13 +254,15 @@ StepTime StepModel::time(const BatchShape& b) {
       st.comm_s += t;
       st.total_s += t;
     } else if (op.kind == OpKind::Send) {
-      const double t = coll_s(kPpSend, op.bytes) * so.times;
+      send_s = coll_s(kPpSend, op.bytes);
+      const double t = send_s * so.times;
       st.comm_s += t;
       st.total_s += t;
     } else {
       add_op(op, st, so.times);
     }
   }
+  st.interval_s = s_.pp > 1 ? (st.total_s - send_s * (s_.pp - 1)) / s_.pp + send_s : st.total_s;
   return st;
 }
 

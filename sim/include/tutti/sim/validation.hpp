@@ -25,7 +25,14 @@
 // Metrics: tflops_per_gpu (Megatron's FLOP count with the stated recompute), tokens_per_sec_per_gpu,
 // step_time, mfu (model FLOPs over dense peak, %), images_per_sec and sequences_per_sec (all GPUs),
 // busbw (nccl-tests bus bandwidth, GB/s), hbm_bandwidth (TB/s, triad).
+//
+// Serving cases (a `serving` and a `load` section instead of `training`; kind "serving") are
+// predicted by the serve simulator through ValidationOptions::serving (sim/serve implements it and
+// cli sets it: sim cannot include sim/serve); without it they are skipped. Their metrics:
+// output_tokens_per_sec, total_tokens_per_sec, requests_per_sec (all GPUs of the case),
+// ttft_{mean,median,p99}_ms, tpot_{mean,median,p99}_ms, e2e_{mean,median}_s.
 #include <nlohmann/json_fwd.hpp>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -35,10 +42,28 @@
 
 namespace tutti {
 
+struct Workload;
+struct Cluster;
+
+/// A serving case as handed to the serving predictor: the model built from the case's fields,
+/// the cluster of its hardware and a serving configuration document in the form `tutti serve
+/// simulate --config` reads (schemas/serve.schema.json).
+struct ServingCase {
+  std::string id, metric;
+  const Workload* workload = nullptr;
+  const Cluster* cluster = nullptr;
+  std::string serve_config;  ///< JSON text.
+  const CalibrationProfile* profile = nullptr;
+};
+/// Predicts `metric` of a serving case and appends the defaults it applied to `assumptions`.
+/// Throws InputError when the configuration cannot run (the case is skipped with the message).
+using ServingPredictor = std::function<double(const ServingCase&, std::vector<std::string>& assumptions)>;
+
 struct ValidationOptions {
   std::string engine = "native";  ///< "native" or "analytic" for training cases.
   std::string calibration;        ///< Calibration profile path ("" = default profile).
   std::string only;               ///< Substring filter on case ids ("" = all).
+  ServingPredictor serving;       ///< Serving cases (empty: they are skipped).
 };
 
 struct CaseResult {
@@ -47,7 +72,7 @@ struct CaseResult {
   double error_pct = 0;  ///< (predicted - measured) / measured * 100.
   std::string layout;    ///< Parallel layout used (training cases).
   std::string gpu_generation;  ///< "ampere", "hopper", "blackwell", ... (from hardware.gpu_id).
-  std::string kind;            ///< "dense", "moe" or "microbenchmark".
+  std::string kind;            ///< "dense", "moe", "microbenchmark" or "serving".
   int gpus = 0;                ///< hardware.num_gpus.
   bool fitted = false;         ///< Named by the calibration profile's fitted_to lists.
   std::vector<std::string> assumptions;  ///< Defaults applied to null fields.

@@ -4,10 +4,11 @@
 // per million output tokens vs p99 end-to-end latency vs energy per output token.
 //
 // Search space, in one deterministic order: hardware options (cluster files, each optionally with
-// its node type replaced) x tp (powers of two up to the node's GPUs that divide the heads) x ep
-// (MoE: 1 and tp) x replicas (1 .. GPUs / tp) x max_batch (the option list) x disaggregation
-// (off; with >= 2 replicas also 1 prefill : n-1 decode and n/2 : n/2). pp = 1 (serving rarely
-// pipelines within a node; the simulator runs one batch in flight per replica). Each configuration
+// its node type replaced) x tp (powers of two up to the node's GPUs that divide the heads) x pp
+// (1; when tp fills a node also powers of two up to max_pp: pipelines span nodes, TP stays inside
+// one, as vLLM's multi-node layout) x ep (MoE: 1 and tp) x replicas (1 .. GPUs / (tp pp)) x
+// max_batch (the option list) x disaggregation (off; with >= 2 replicas also 1 prefill : n-1
+// decode and n/2 : n/2). Each configuration
 // is simulated in full (simulate_serving) with the same seed, so every candidate sees the same
 // requests.
 // A configuration meets the SLOs when its SLO attainment (share of requests within every SLO) is
@@ -35,6 +36,7 @@ struct ServePlanOptions {
   std::vector<int> max_batches = {32, 128, 256};
   bool rent = false;                        ///< Rank by the rented price instead of owned.
   bool disaggregation = true;               ///< Also try prefill/decode disaggregation.
+  int max_pp = 8;                           ///< Largest pipeline degree tried (1: no pipelines).
 };
 
 struct ServeCandidate {

@@ -16,8 +16,10 @@
 //          T top_k h / ep per rank when ep > 1.
 //   norms and residuals: MemBound 6 T h bytes (estimate: 2 RMSNorms + residual add, read+write)
 // LM head GEMM m=S (sequences that emit a token) n=vocab/t k=h, logits all-gather over TP.
-// Pipeline parallelism runs one batch through the pp stages in turn (+ pp-1 activation sends):
-// one batch in flight per replica (vLLM runs pp in flight; this underestimates PP throughput).
+// Pipeline parallelism: one batch passes the pp stages in turn (+ pp-1 activation sends), so an
+// iteration's latency (total_s) is the whole model's; each stage holds layers/pp of the layers, so
+// the replica can start the next batch one stage later (interval_s = the compute of one stage, taken
+// as 1/pp of the whole, plus one send) and holds up to pp batches in flight (vLLM's virtual engines).
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +55,9 @@ struct StepTime {
   double gemm_s = 0;    ///< Compute-bound kernels (FLOP time above HBM time).
   double memory_s = 0;  ///< Memory-bound kernels (weight-read GEMVs, decode attention, norms).
   double comm_s = 0;    ///< TP/EP collectives and PP sends (not overlapped with compute).
+  /// Time until the replica can start its next batch: total_s when pp = 1; with pp > 1 one
+  /// stage's share, (total_s - the pp-1 sends) / pp + one send.
+  double interval_s = 0;
 };
 
 /// Memory facts of one GPU of a replica.
