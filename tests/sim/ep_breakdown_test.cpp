@@ -103,15 +103,11 @@ TEST_CASE("ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD
   // The expert gradients' time is reported under edp, not lost in the bubble or in compute.
   CHECK(rn.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
   CHECK(ra.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
-  // Both engines run the same compute. The communication terms differ: the analytic engine times
-  // each collective alone in one group, the flow-level engines run it in every group at once and
-  // beside the other streams. Measured with simulate_collectives on this cluster: one dispatch
-  // all-to-all takes 1.086 ms in one EP group alone (estimate 1.084 ms; 1.263 ms until the
-  // estimate stopped sending the NVLink share over the fabric) and 1.626 ms in all 32 groups at
-  // once, what the native run shows per op (the EP term's gap); an expert all-gather takes
-  // 1.773 ms alone and in all groups at once, 2.76 ms on average in the native run, beside the
-  // all-to-alls on the same NICs (the EDP term's gap).
-  CHECK(ra.breakdown.compute_s == doctest::Approx(rn.breakdown.compute_s).epsilon(0.02));
+  // With pp = 1 the analytic engine list-schedules the class and times each collective in all
+  // of its groups at once (one dispatch all-to-all: 1.086 ms in one EP group alone, 1.626 ms in
+  // all 32 at once), and attributes with the native engine's rules: every term agrees. Before,
+  // it timed one group alone: EP 2.22 s against 3.33 s native.
+  agree(ra, rn, 0.02);
 }
 
 TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubble in any engine, native and SimGrid agree per dimension") {
@@ -131,6 +127,11 @@ TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubb
     sums_to_iteration(*r);
   }
   agree(rn, rs, 0.02);
-  CHECK(ra.breakdown.compute_s == doctest::Approx(rs.breakdown.compute_s).epsilon(0.02));
   CHECK(ra.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
+  // Two leaves and a spine, congested: the expert all-gathers on the DP stream share NICs and the
+  // spine with the EP all-to-alls on the compute path, which the analytic engine does not model
+  // (each collective is timed with every group of its own kind, not with the other streams').
+  // Measured: iteration 1.298 s analytic vs 1.350 s native (3.9%), EP 278 vs 301 ms, EDP 645 vs
+  // 672 ms, TP 57.2 vs 58.7 ms; before the list schedule, 0.068 s vs 0.615 s on this 2-layer case.
+  agree(ra, rs, 0.10);
 }
