@@ -110,7 +110,7 @@ double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layo
 }
 
 AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
-                         const CalibrationProfile& profile, double compute_slowdown) {
+                         const CalibrationProfile& profile, double compute_slowdown, std::uint64_t) {
   const Topology& topo = *cluster.topology;
   CollectiveContext ctx = make_collective_context(topo, profile, cluster.nvls, cluster.sharp);
   const Layout& L = program.layout;

@@ -23,12 +23,6 @@
 //             times with the tuner's per-tier bandwidths, the pipeline bubble (p-1)/(v*m) of the
 //             schedule, and the tail of data-parallel collectives not hidden by the backward pass.
 //             Agrees with the native engine within 2% when the fabric is not congested.
-//             With pp = 1 (one rank class, no pipeline) it instead list-schedules the class's ops
-//             in program order on their streams, each collective timed in every group of the stage
-//             at once (stage_collective_time_s: concurrent EP / DP groups share NICs and switch
-//             links), and attributes the timeline with the native engine's rules
-//             (attribute_timeline), so each breakdown term means the same in both. Not modelled:
-//             two streams' collectives sharing links (a DP-stream gather beside an EP all-to-all).
 //   simgrid   SimGrid (issue 6), through simulate_simgrid in simgrid_engine.hpp.
 //
 // The planner's fast path is AnalyticJob: per-stage costs in closed form (no Program expansion),
@@ -160,20 +154,19 @@ void record_analytic_time(const AnalyticTime& t, SimResult& r);
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
                          const CollectiveContext& ctx);
 
-/// The time of one collective as the Program runs it: in every group of dimension `dim` of the
-/// pipeline stage whose first rank is `first`, all at once. Groups inside one node each: the
-/// tuner's estimate (their NVLink copies are disjoint). Groups that cross the fabric: all of them
-/// run together on an idle fabric (simulate_collectives, ECMP hash `seed`), so concurrent groups
-/// share NICs and switch links as in the native engine.
+/// One collective in every group of `dim` of the stage whose first rank is `first`, at once: one max-min run on an
+/// idle fabric (simulate_collectives, ECMP seed `seed`), concurrent groups sharing NICs and switch links. With pp = 1,
+/// simulate_program_analytic list-schedules the class's ops on their streams with these times and attributes the
+/// timeline with the native engine's rules (attribute_timeline); collectives of two streams sharing links (a DP-stream
+/// gather beside an EP all-to-all) are not modelled.
 double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout, int first,
                                const CollectiveContext& ctx, std::uint64_t seed = 1);
 
-/// Summarises a Program into an AnalyticJob (what simulate_program_analytic evaluates when
-/// pp > 1, and what the planner evaluates). Collectives are timed alone in one group
-/// (collective_time_s): a max-min run of every concurrent group per configuration would cost the
-/// planner minutes where it now takes seconds.
+/// Summarises a Program into an AnalyticJob (pp > 1 and the planner): collectives timed alone, in one
+/// group (collective_time_s; all groups per configuration would cost the planner minutes). `seed` unused.
 AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
-                         const CalibrationProfile& profile, double compute_slowdown = 1.0);
+                         const CalibrationProfile& profile, double compute_slowdown = 1.0,
+                         std::uint64_t seed = 1);
 
 /// Runs collective plans concurrently on an otherwise idle fabric, each as the engine runs it
 /// (its fixed latency, then its phases in order, each phase macro flows routed with the engine's
