@@ -62,19 +62,21 @@ bool has_edp_collective(const Program& p) {
 
 /// Each breakdown term of `a` within `rel` of `b`'s (relative to the larger of the two; terms
 /// under 5% of the iteration are compared against that floor instead, so a 2% term may differ
-/// by 0.1% of the iteration).
-void agree(const SimResult& a, const SimResult& b, double rel) {
+/// by 0.1% of the iteration). The term of dimension `odd` is held to `odd_rel` instead, when given.
+void agree(const SimResult& a, const SimResult& b, double rel, GroupDim odd = GroupDim::TP, double odd_rel = -1) {
   const double floor = 0.05 * b.iteration_time_s;
-  auto close = [&](const char* what, double x, double y) {
+  auto close = [&](const char* what, double x, double y, double r = -1) {
+    if (r < 0) r = rel;
     INFO(what << ": " << a.engine << " " << x << " vs " << b.engine << " " << y);
-    CHECK(std::abs(x - y) <= rel * std::max({std::abs(x), std::abs(y), floor}));
+    CHECK(std::abs(x - y) <= r * std::max({std::abs(x), std::abs(y), floor}));
   };
   close("iteration", a.iteration_time_s, b.iteration_time_s);
   close("compute", a.breakdown.compute_s, b.breakdown.compute_s);
   close("bubble", a.breakdown.bubble_s, b.breakdown.bubble_s);
   close("other", a.breakdown.other_s, b.breakdown.other_s);
   for (GroupDim d : enum_values<GroupDim>())
-    close(to_string(d), a.breakdown.exposed_comm_s[d], b.breakdown.exposed_comm_s[d]);
+    close(to_string(d), a.breakdown.exposed_comm_s[d], b.breakdown.exposed_comm_s[d],
+          d == odd && odd_rel >= 0 ? odd_rel : rel);
 }
 
 void sums_to_iteration(const SimResult& r) {
@@ -103,15 +105,14 @@ TEST_CASE("ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD
   // The expert gradients' time is reported under edp, not lost in the bubble or in compute.
   CHECK(rn.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
   CHECK(ra.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
-  // Both engines run the same compute. The communication terms differ: the analytic engine times
-  // each collective alone in one group, the flow-level engines run it in every group at once and
-  // beside the other streams. Measured with simulate_collectives on this cluster: one dispatch
-  // all-to-all takes 1.086 ms in one EP group alone (estimate 1.084 ms; 1.263 ms until the
-  // estimate stopped sending the NVLink share over the fabric) and 1.626 ms in all 32 groups at
-  // once, what the native run shows per op (the EP term's gap); an expert all-gather takes
-  // 1.773 ms alone and in all groups at once, 2.76 ms on average in the native run, beside the
-  // all-to-alls on the same NICs (the EDP term's gap).
-  CHECK(ra.breakdown.compute_s == doctest::Approx(rn.breakdown.compute_s).epsilon(0.02));
+  // With pp = 1 the analytic engine list-schedules the class and times each collective in all
+  // of its groups at once (one dispatch all-to-all: 1.086 ms in one EP group alone, 1.626 ms in
+  // all 32 at once), and attributes with the native engine's rules: every term agrees. Before,
+  // it timed one group alone: EP 2.22 s against 3.33 s native. Measured now: iteration 9.582 vs
+  // 9.594 s, EP 3.330 and EDP 3.375 s in both, DP 0.112 s in both, TP 0.457 vs 0.469 s: the TP
+  // collectives share NVLink with the DP-stream gathers' in-node hop, which the analytic engine
+  // does not model (2.5% of the TP term, 0.12% of the iteration), so TP is held to 3%.
+  agree(ra, rn, 0.02, GroupDim::TP, 0.03);
 }
 
 TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubble in any engine, native and SimGrid agree per dimension") {
@@ -131,6 +132,12 @@ TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubb
     sums_to_iteration(*r);
   }
   agree(rn, rs, 0.02);
-  CHECK(ra.breakdown.compute_s == doctest::Approx(rs.breakdown.compute_s).epsilon(0.02));
   CHECK(ra.breakdown.exposed_comm_s[GroupDim::EDP] > 0);
+  // The analytic engine's list schedule, before it 0.068 s against 0.615 s here (it timed each
+  // collective alone and split the DP tail by traffic). Measured now: the iteration equal to
+  // SimGrid's, DP 0.1738 vs 0.1731 s, EDP 0.3983 vs 0.3979 s, EP 17.4 vs 18.4 ms, TP 4.07 vs
+  // 4.14 ms: the EP all-to-alls share NICs and the spine with the DP-stream gathers, which the
+  // analytic engine does not model (each collective is timed beside every group of its own kind,
+  // not beside the other streams'), 5.3% of the EP term and 0.16% of the iteration.
+  agree(ra, rs, 0.02, GroupDim::EP, 0.06);
 }

@@ -154,9 +154,19 @@ void record_analytic_time(const AnalyticTime& t, SimResult& r);
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
                          const CollectiveContext& ctx);
 
-/// Summarises a Program into an AnalyticJob (what simulate_program_analytic evaluates).
+/// One collective in every group of `dim` of the stage whose first rank is `first`, at once: one max-min run on an
+/// idle fabric (simulate_collectives, ECMP seed `seed`), concurrent groups sharing NICs and switch links. With pp = 1,
+/// simulate_program_analytic list-schedules the class's ops on their streams with these times and attributes the
+/// timeline with the native engine's rules (attribute_timeline); collectives of two streams sharing links (a DP-stream
+/// gather beside an EP all-to-all) are not modelled.
+double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout, int first,
+                               const CollectiveContext& ctx, std::uint64_t seed = 1);
+
+/// Summarises a Program into an AnalyticJob (pp > 1 and the planner): collectives timed alone, in one
+/// group (collective_time_s; all groups per configuration would cost the planner minutes). `seed` unused.
 AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
-                         const CalibrationProfile& profile, double compute_slowdown = 1.0);
+                         const CalibrationProfile& profile, double compute_slowdown = 1.0,
+                         std::uint64_t seed = 1);
 
 /// Runs collective plans concurrently on an otherwise idle fabric, each as the engine runs it
 /// (its fixed latency, then its phases in order, each phase macro flows routed with the engine's
