@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off; MPI, slow and browser
 # tests skipped: they spawn external runtimes that are not built with the sanitizers).
-# By default GCC builds build-asan/ with -DTUTTI_SANITIZE=ON (what CI runs). With clang, one
-# sanitizer build can serve the suite and the fuzzing (issue 25): build-asan/ is built with
-# -DTUTTI_FUZZ=ON (ASan + UBSan + libFuzzer coverage hooks) and holds both the test binaries and
-# the libFuzzer targets, so `scripts/fuzz.sh --short --build-dir build-asan` runs the fuzz targets
-# without compiling anything again. The clang path has not yet had a full run of the suite, so
-# CI stays on GCC until it has (bench/fuzz.md).
-#   scripts/sanitize.sh                        # GCC: the suite under ASan + UBSan
-#   SANITIZE_CXX=clang++ scripts/sanitize.sh   # clang: suite + fuzz targets in build-asan/
+# By default (what CI runs) clang builds build-asan/ with -DTUTTI_FUZZ=ON: ASan + UBSan +
+# libFuzzer coverage hooks on every object, so one sanitizer build holds both the test binaries
+# and the libFuzzer targets, and `scripts/fuzz.sh --short --build-dir build-asan` (the next step
+# of .ci/run) runs the fuzz targets without compiling anything again (issue 25, bench/fuzz.md).
+#   scripts/sanitize.sh                      # clang: suite + fuzz targets in build-asan/
+#   SANITIZE_CXX=g++ scripts/sanitize.sh     # GCC: the suite alone under ASan + UBSan
+# Switching compilers in an existing build-asan/ starts it afresh (CMake cannot change compilers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cxx="${SANITIZE_CXX:-g++}"
+cxx="${SANITIZE_CXX:-clang++}"
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*${cxx}$" build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
 if [ "$cxx" = "clang++" ]; then
   ./scripts/setup.sh --fuzz
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTUTTI_FUZZ=ON -DWITH_CUDA=OFF
