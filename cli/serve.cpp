@@ -104,7 +104,7 @@ int run_serve_plan(const Globals& g, const ServePlanCliOptions& o) {
 }
 
 struct ServeReplayOptions {
-  std::string workload, cluster, config, calibration, phase = "decode", timeout = "120s";
+  std::string workload, cluster, config, calibration, phase = "decode", timeout = "120s", device = "cpu";
   int sequences = 8;
   std::int64_t context = 512;
   int iterations = 5, warmup = 2;
@@ -141,7 +141,7 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
     exec::ReplayOptions ro;
     ro.iterations = o.iterations;
     ro.warmup = o.warmup;
-    exec::ReplayResult r = exec::replay_cpu(s, p, ro, &wd);
+    exec::ReplayResult r = o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
     nlohmann::json env = exec::environment_json(s, nullptr);
     if (s.rank() != 0) return static_cast<int>(kOk);
     nlohmann::json doc = measurements_document("tutti serve replay", env);
@@ -225,7 +225,8 @@ void setup_serve(CLI::App& app, Globals& g) {
   auto* rep = serve->add_subcommand(
       "replay",
       "Run one prefill or decode step of the serving configuration for real (the same GEMMs/GEMVs, "
-      "attention, KV reads and TP/EP collectives) on CPU ranks over MPI: mpirun -np TP tutti serve replay ...");
+      "attention, KV reads and TP/EP collectives) on CPU ranks over MPI, or on GPUs with NCCL and cuBLAS "
+      "(--device gpu): mpirun -np TP tutti serve replay ...");
   rep->add_option("--workload,-w", q->workload, "Model file (models/*.json)")->required();
   rep->add_option("--cluster,-c", q->cluster, "Cluster the step model predicts for (topologies/*.json)")->required();
   rep->add_option("--config", q->config, "Serving configuration (its serving section; --set applies to it)")->required();
@@ -240,6 +241,9 @@ void setup_serve(CLI::App& app, Globals& g) {
                   "Calibration profile of the step model's prediction (e.g. from `tutti calibrate` of an earlier replay)")
       ->check(CLI::ExistingFile);
   rep->add_option("--timeout", q->timeout, "Watchdog: abort when no rank progresses for this long");
+  rep->add_option("--device", q->device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS, one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
   rep->callback([&g, q] { g.run = [&g, q] { return run_serve_replay(g, *q); }; });
 }
 

@@ -18,5 +18,9 @@ if grep -q '"wrong": [1-9]' "$out/nccl.json"; then echo "NCCL results wrong"; ex
 "$TUTTI" --json exec replay --device gpu --workload models/tiny-gpt.json --cluster topologies/cpu-local.json \
   --parallel tp=1,pp=1,dp=1 --iterations 5 > "$out/replay.json"
 grep -q '"wrong_elements": 0' "$out/replay.json"
+# A serving decode step (issue 21) on the GPU: the same step program the serve simulator times.
+"$TUTTI" --json --set serving.tp=1 serve replay --device gpu -w models/tiny-gpt.json -c topologies/cpu-local.json \
+  --config sim/serve/examples/chat-llama3-70b.json --phase decode --sequences 8 --context 256 > "$out/serve-decode.json"
+grep -q '"phase": "decode"' "$out/serve-decode.json"
 "$TUTTI" --json calibrate "$out/gemm.json" "$out/nccl.json" -o "$out/profile.json"
 echo "GPU check passed; files in $out"
