@@ -61,6 +61,7 @@ RunResult run_cases(const json& cases) { return run_tutti({"validate", "--cases"
 }  // namespace
 
 TEST_CASE("validation: published cases are predicted, errors reported, unfitted MAPE within bound") {
+  if (tutti::testing::skip_under_sanitizers("the whole published case set")) return;
   json j = validate({"--cases", kCases});
   auto& cases = j["cases"];
   // Nothing is dropped silently: every case is predicted, inconsistent or skipped with a reason.
@@ -126,6 +127,7 @@ TEST_CASE("validation: the shipped case file is the shared one, byte for byte") 
 }
 
 TEST_CASE("validation: notes, source, derived_fields and model.name are never read") {
+  if (tutti::testing::skip_under_sanitizers("the whole published case set, twice")) return;
   json blank = shipped();
   for (auto& c : blank) {
     c["notes"] = "";
@@ -148,6 +150,7 @@ TEST_CASE("validation: notes, source, derived_fields and model.name are never re
 }
 
 TEST_CASE("validation: every applied default is in the case's assumptions") {
+  if (tutti::testing::skip_under_sanitizers("the whole published case set")) return;
   json j = validate({"--cases", kCases, "--only", "narayanan21-t1-1.7b-32gpu"});
   REQUIRE(j["cases"].size() == 1);
   std::string all;

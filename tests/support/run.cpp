@@ -73,6 +73,14 @@ std::string temp_dir() {
   return d;
 }
 
+bool skip_under_sanitizers(const char* what) {
+  const char* on = std::getenv("TUTTI_SANITIZER_SUITE");
+  if (!on || !*on || std::string(on) == "0") return false;
+  std::printf("tutti-skip: %s runs in the Release suite, not under the sanitizers\n", what);
+  MESSAGE("tutti-skip: " << what);
+  return true;
+}
+
 RunResult run_shell(const std::string& command) {
   std::string dir = temp_dir();
   std::string out = dir + "/out", err = dir + "/err";

@@ -27,6 +27,12 @@ std::string src(const std::string& relative);
 /// test process exits (keep it with TUTTI_KEEP_TEST_TMP=1).
 std::string temp_dir();
 
+/// True (and a "tutti-skip:" line ctest counts as skipped) when the suite runs under the
+/// sanitizers (scripts/sanitize.sh sets TUTTI_SANITIZER_SUITE=1) and this test re-runs, end to
+/// end, work other tests already cover under them: the whole published case set, whose Release
+/// run takes seconds and the instrumented one several minutes. The Release suite runs it.
+bool skip_under_sanitizers(const char* what);
+
 /// Compares `actual` with `expected`: same structure; numbers within rel_tol relative error
 /// (or abs_tol absolute); keys only in `actual` are allowed when allow_extra. Returns "" when
 /// they agree, else a message naming the first differing key path.
