@@ -26,6 +26,7 @@
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/network.hpp"
 #include "tutti/sim/trace.hpp"
+#include "tutti/topologies/failures.hpp"
 
 namespace tutti {
 
@@ -805,20 +806,6 @@ void Des::breakdown(SimResult& r, double iter) {
   }
 }
 
-std::string device_name(const Device& d) {
-  switch (d.kind) {
-    case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC: return "nic" + std::to_string(d.index);
-    case DeviceKind::Host: return "host" + std::to_string(d.index);
-    case DeviceKind::Switch: {
-      static const char* kLevel[] = {"leaf", "spine", "core"};
-      return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
-    }
-  }
-  return "?";
-}
-
 void Des::bottlenecks(SimResult& r, double iter) {
   const auto& bytes = net_.link_bytes();
   std::vector<std::uint32_t> idx;
@@ -835,7 +822,7 @@ void Des::bottlenecks(SimResult& r, double iter) {
     LinkUse u;
     u.link = l;
     u.tier = L.tier;
-    u.name = device_name(topo_.devices()[L.src]) + "->" + device_name(topo_.devices()[L.dst]);
+    u.name = fabric_device_name(topo_.devices()[L.src]) + "->" + fabric_device_name(topo_.devices()[L.dst]);
     u.utilization = iter > 0 ? util(l) : 0;
     u.bytes = bytes[l];
     r.bottleneck_links.push_back(u);
