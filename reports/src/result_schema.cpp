@@ -1,6 +1,7 @@
 // Result documents checked against their embedded output schema (result_schema.hpp).
 #include "tutti/reports/result_schema.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
@@ -10,8 +11,10 @@
 namespace tutti::reports {
 
 void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source) {
-  const std::string text = embedded_result_schema(schema_name);
-  if (text.empty()) throw InternalError("result schema " + schema_name + " is not embedded");
+  const auto& all = embedded_result_schemas();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.first == schema_name; });
+  if (it == all.end()) throw InternalError("result schema " + schema_name + " is not embedded");
+  const std::string& text = it->second;
   static thread_local std::string cached_name;
   static thread_local nlohmann::json cached;
   if (cached_name != schema_name) {

@@ -6,11 +6,13 @@
 // add keys.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tutti::reports {
 
-/// The embedded text of schemas/`name` (e.g. "plan_result.schema.json"); empty when not embedded.
-std::string embedded_result_schema(const std::string& name);
+/// schemas/*_result.schema.json as (file name, text), embedded at build time (cmake/embed_files.cmake).
+const std::vector<std::pair<std::string, std::string>>& embedded_result_schemas();
 
 /// Checks `doc` against schemas/`schema_name`. Throws InputError naming `source` (the file), the
 /// first violations' key paths, what was found and what the schema expects. O(document size).
