@@ -3,7 +3,7 @@
 # tests skipped: they spawn external runtimes that are not built with the sanitizers).
 # By default (what CI runs) clang builds build-asan/ with -DTUTTI_FUZZ=ON: ASan + UBSan +
 # libFuzzer coverage hooks on every object, so one sanitizer build holds both the test binaries
-# and the libFuzzer targets, and `scripts/fuzz.sh --short --build-dir build-asan` (the next step
+# and the libFuzzer targets, and `scripts/fuzz.sh --ci --build-dir build-asan` (the next step
 # of .ci/run) runs the fuzz targets without compiling anything again (issue 25, bench/fuzz.md).
 #   scripts/sanitize.sh                      # clang: suite + fuzz targets in build-asan/
 #   SANITIZE_CXX=g++ scripts/sanitize.sh     # GCC: the suite alone under ASan + UBSan

@@ -48,6 +48,18 @@ TEST_CASE("swf: bad lines name the file, line and field") {
   CHECK(error_of([] { read_swf("1 0 0 ten 4 -1 -1 4 20 -1 1 1 1 -1 1 1 -1 -1\n", "a.swf"); }) ==
         "a.swf: line 1, field 4 (run time): got \"ten\", expected a number (-1 for unknown)");
   CHECK(error_of([] { read_swf("; only comments\n", "a.swf"); }).find("no runnable job") != std::string::npos);
+  // Found by fuzz_job_traces in CI (stop 30): 1e116 processors was cast to int (undefined).
+  CHECK(error_of([] { read_swf("1 0 0 10 1e116 -1 -1 4 20 -1 1 1 1 -1 1 1 -1 -1\n", "a.swf"); }) ==
+        "a.swf: line 1, field 5 (allocated processors): got 1e+116 processors (1e+116 GPUs), expected at most "
+        "16777216 GPUs at 1 processors per GPU");
+}
+
+TEST_CASE("swf: ids of any magnitude are text, never an out-of-range cast") {
+  JobList l = read_swf("1e116 0 0 10 4 -1 -1 4 20 -1 1 1e30 2.5 -1 1 1 -1 -1\n", "a.swf");
+  REQUIRE(l.jobs.size() == 1);
+  CHECK(l.jobs[0].id == "1e+116");
+  CHECK(l.users[l.jobs[0].user] == "u1e+30");
+  CHECK(l.teams[l.jobs[0].team] == "g2.5");
 }
 
 TEST_CASE("sacct: TRES GPUs, steps and pending jobs skipped, NNodes fallback, limits") {
@@ -78,6 +90,10 @@ TEST_CASE("sacct: bad dumps name the line and column") {
   CHECK(error_of([&] {
           read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T09:00:00|2024-03-01T08:00:00|gres/gpu=1\n", "s.txt");
         }).find("line 2, End") != std::string::npos);
+  CHECK(error_of([&] {
+          read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|gres/gpu=99999999999\n",
+                     "s.txt");
+        }) == "s.txt: line 2: got 99999999999 GPUs, expected at most 16777216 GPUs");
 }
 
 TEST_CASE("json job list: strict keys with their paths") {

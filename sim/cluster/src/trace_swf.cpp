@@ -19,6 +19,14 @@ constexpr const char* kFieldNames[18] = {
     "average CPU time", "used memory", "requested processors", "requested time",
     "requested memory", "status", "user id", "group id", "executable number", "queue number",
     "partition number", "preceding job", "think time"};
+constexpr double kMaxGpus = 1 << 24;  // the cluster simulator's job-size limit (trace_json.cpp)
+
+// An SWF id as text: integers print as integers at any magnitude (no cast, so
+// 1e116 is "1e+116", never undefined behaviour); fractions keep their digits.
+std::string id_text(double v) {
+  if (std::fabs(v) < 9.0e15 && v == std::floor(v)) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{}", v);
+}
 }
 
 JobList read_swf(const std::string& text, const std::string& file, int processors_per_gpu) {
@@ -68,14 +76,19 @@ JobList read_swf(const std::string& text, const std::string& file, int processor
       ++out.skipped;
       continue;
     }
+    const double gpus = std::ceil(procs / processors_per_gpu);
+    if (gpus > kMaxGpus)
+      throw InputError(file, fmt::format("line {}, field {} ({})", line_no, f[4] > 0 ? 5 : 8, kFieldNames[f[4] > 0 ? 4 : 7]),
+                       fmt::format("{} processors ({} GPUs)", procs, gpus),
+                       fmt::format("at most {} GPUs at {} processors per GPU", kMaxGpus, processors_per_gpu));
     JobSpec j;
-    j.id = fmt::format("{}", static_cast<long long>(f[0]));
+    j.id = id_text(f[0]);
     j.submit_s = submit;
-    j.gpus = static_cast<int>(std::ceil(procs / processors_per_gpu));
+    j.gpus = static_cast<int>(gpus);
     j.work.duration_s = run;
     j.walltime_s = f[8] > 0 ? f[8] : 0;
-    j.user = intern(out.users, f[11] >= 0 ? fmt::format("u{}", static_cast<long long>(f[11])) : "unknown");
-    j.team = intern(out.teams, f[12] >= 0 ? fmt::format("g{}", static_cast<long long>(f[12])) : "unknown");
+    j.user = intern(out.users, f[11] >= 0 ? "u" + id_text(f[11]) : "unknown");
+    j.team = intern(out.teams, f[12] >= 0 ? "g" + id_text(f[12]) : "unknown");
     j.line = line_no;
     out.jobs.push_back(std::move(j));
   }
