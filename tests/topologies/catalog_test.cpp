@@ -127,3 +127,60 @@ TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
     CHECK(std::string(e.what()).find("usual_node") != std::string::npos);
   }
 }
+
+TEST_CASE("catalog: join of files read one by one is parse, with the same first error") {
+  // Catalog::join(read_file...) is what the catalog fuzz target runs (the unchanged files read
+  // once); it must accept and refuse exactly what Catalog::parse does, with the same message.
+  auto outcome_parse = [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
+    try {
+      Catalog c = Catalog::parse(files);
+      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) + " " +
+             c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  auto outcome_join = [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
+    try {
+      std::vector<Catalog::File> parts;
+      for (const auto& [name, text] : files) parts.push_back(Catalog::read_file(name, text));
+      Catalog c = Catalog::join(parts);
+      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) + " " +
+             c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  const auto base = embedded_catalog_files();
+  CHECK(outcome_join(base) == outcome_parse(base));
+  CHECK(outcome_join(base).rfind("ok ", 0) == 0);
+  auto with = [&](const std::string& name, const std::string& text) {
+    auto files = base;
+    for (auto& f : files)
+      if (f.first == name) f.second = text;
+    return files;
+  };
+  nlohmann::json gpus;
+  for (const auto& [name, text] : base)
+    if (name == "gpus.json") gpus = nlohmann::json::parse(text);
+  // An id twice in one file, then a malformed entry after it: parse stops at the duplicate.
+  auto dup = gpus;
+  dup["entries"].push_back(gpus["entries"][0]);
+  dup["entries"].push_back(nlohmann::json{{"id", "Bad Id"}});
+  // An id of another file (a node id) in gpus.json: the duplicate is found in the later file.
+  auto cross = gpus;
+  cross["entries"][1]["id"] = "dgx-h100";
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>> bad{
+      {with("gpus.json", dup.dump()), "already defined as a gpu"},
+      {with("gpus.json", cross.dump()), "catalog/nodes.json"},  // "dgx-h100" already defined as a gpu
+      {with("gpus.json", "{"), "gpus.json"},
+      {with("nodes.json", "[]"), "nodes.json"},
+      {with("nics.json", R"({"kind":"nic","entries":[]})"), "the id of a nic"},  // dangling references
+      {with("gpus.json", R"({"kind":"gpu","entries":[],"extra":1})"), "extra"}};
+  for (const auto& [files, want] : bad) {
+    std::string p = outcome_parse(files);
+    CAPTURE(p);
+    CHECK(p.find(want) != std::string::npos);
+    CHECK(outcome_join(files) == p);
+  }
+}

@@ -239,18 +239,23 @@ std::string stem_of(const std::string& file) {
 
 const std::vector<std::string>& Catalog::kinds() { return kKinds; }
 
-Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& files) {
-  Catalog c;
-  for (const auto& [file, text] : files) {
-    Doc doc = Doc::parse(text, "catalog/" + stem_of(file) + ".json");
-    std::string stem = stem_of(file);
-    c.docs_.emplace(stem, doc);
+Catalog::File Catalog::read_file(const std::string& file, const std::string& text) {
+  File f;
+  auto part = std::make_shared<Catalog>();
+  f.part_ = part;
+  f.stem_ = stem_of(file);
+  try {
+    Doc doc = Doc::parse(text, "catalog/" + f.stem_ + ".json");
+    part->docs_.emplace(f.stem_, doc);
     Obj root = doc.root();
-    if (!root.has("kind")) continue;  // not a spec file (free-form data of another component)
+    if (!root.has("kind")) return f;  // not a spec file (free-form data of another component)
     std::string kind = root.req("kind").string();
-    if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) continue;  // e.g. reliability
+    if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) return f;  // e.g. reliability
+    f.kind_ = kind;
     root.allow("notes");
     Arr entries = root.req("entries").arr();
+    f.entries_path_ = entries.path();
+    Catalog& c = *part;
     for (std::size_t i = 0; i < entries.size(); ++i) {
       Obj e = entries.at(i).obj();
       std::string id;
@@ -263,15 +268,54 @@ Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& f
       else if (kind == "facility") c.facilities_.push_back(parse_facility(e)), id = c.facilities_.back().id;
       else c.transports_.push_back(parse_transport(e)), id = c.transports_.back().id;
       e.done();
-      if (c.index_.count(id))
-        throw InputError(doc.name(), entries.path() + "." + std::to_string(i) + ".id",
-                         "\"" + id + "\" (already defined as a " + c.index_.at(id).first + ")",
-                         "an id unique across the catalog");
-      c.index_.emplace(id, std::make_pair(kind, std::make_pair(stem, i)));
+      f.ids_.push_back(id);
     }
     root.done();
+  } catch (const InputError&) {
+    f.error_ = std::current_exception();
   }
-  // Cross references.
+  return f;
+}
+
+void Catalog::add(const File& f) {
+  const Catalog& p = *f.part_;
+  for (const auto& [stem, doc] : p.docs_) docs_.emplace(stem, doc);
+  for (std::size_t i = 0; i < f.ids_.size(); ++i) {
+    const std::string& id = f.ids_[i];
+    if (index_.count(id))
+      throw InputError("catalog/" + f.stem_ + ".json", f.entries_path_ + "." + std::to_string(i) + ".id",
+                       "\"" + id + "\" (already defined as a " + index_.at(id).first + ")",
+                       "an id unique across the catalog");
+    index_.emplace(id, std::make_pair(f.kind_, std::make_pair(f.stem_, i)));
+  }
+  if (f.error_) std::rethrow_exception(f.error_);
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(gpus_, p.gpus_);
+  append(nodes_, p.nodes_);
+  append(nics_, p.nics_);
+  append(switches_, p.switches_);
+  append(optics_, p.optics_);
+  append(storages_, p.storages_);
+  append(facilities_, p.facilities_);
+  append(transports_, p.transports_);
+}
+
+Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& files) {
+  Catalog c;
+  for (const auto& [file, text] : files) c.add(read_file(file, text));  // one file at a time: its errors first
+  c.check_references();
+  return c;
+}
+
+Catalog Catalog::join(const std::vector<File>& files) {
+  Catalog c;
+  for (const File& f : files) c.add(f);
+  c.check_references();
+  return c;
+}
+
+void Catalog::check_references() const {
+  const Catalog& c = *this;
   auto where = [&](const std::string& id) {
     const auto& loc = c.index_.at(id).second;
     return std::make_pair("catalog/" + loc.first + ".json", "entries." + std::to_string(loc.second));
@@ -302,7 +346,6 @@ Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& f
     check_ref(s.id, "optic", s.optic, "optic", true);
     check_ref(s.id, "cable", s.cable, "optic", false);
   }
-  return c;
 }
 
 const Catalog& Catalog::builtin() {

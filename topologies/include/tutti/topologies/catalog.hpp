@@ -7,6 +7,7 @@
 // Each file is {"kind": KIND, "entries": [...]}; the known kinds are parsed into the spec structs
 // of hardware.hpp (SI units). Files of other kinds (e.g. catalog/reliability.json, owned by the
 // facility models) are kept as raw JSON, reachable with Catalog::file(stem).
+#include <exception>
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -30,6 +31,25 @@ class Catalog {
   /// the key path, what was found and what was expected; also for duplicate ids and dangling
   /// references (a node naming an unknown GPU or NIC).
   static Catalog parse(const std::vector<std::pair<std::string, std::string>>& files);
+
+  /// One catalog file read on its own (read_file: JSON, kind, every entry and its fields), to be
+  /// put together with the others by join (ids unique across files, references between files).
+  /// parse(files) is join of read_file of each file, and join throws the error parse would throw,
+  /// in the same order: an error read in a file is thrown when join reaches that file, after the
+  /// ids read before it. Lets a caller read unchanged files once (the catalog fuzz target).
+  class File {
+   private:
+    friend class Catalog;
+    std::shared_ptr<const Catalog> part_;  ///< this file's entries and document
+    std::string kind_;                     ///< spec kind, "" for a free-form file
+    std::string stem_, entries_path_;
+    std::vector<std::string> ids_;  ///< entries read before any error, in file order
+    std::exception_ptr error_;      ///< the InputError reading stopped at, if any
+  };
+  /// Reads one file (name, JSON text). Never throws InputError: join throws it.
+  static File read_file(const std::string& file, const std::string& text);
+  /// The catalog of `files` in this order, with the checks across files.
+  static Catalog join(const std::vector<File>& files);
 
   // Look-ups by id. Throw InputError listing the known ids when `id` is unknown.
   const GpuSpec& gpu(std::string_view id) const;
@@ -72,6 +92,9 @@ class Catalog {
   std::vector<std::string> files() const;
 
  private:
+  void add(const File& f);   ///< join's step: f's ids (unique), entries and document
+  void check_references() const;
+
   std::vector<GpuSpec> gpus_;
   std::vector<NodeSpec> nodes_;
   std::vector<NicSpec> nics_;
