@@ -19,8 +19,8 @@
 #include <queue>
 #include <tuple>
 
-#include "attribution.hpp"
-#include "slots.hpp"
+#include "tutti/sim/attribution.hpp"
+#include "tutti/sim/slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
