@@ -12,29 +12,10 @@
 
 namespace tutti {
 
-const char* to_string(Network n) { return n == Network::InfiniBand ? "infiniband" : "roce"; }
-const char* to_string(Acquisition a) { return a == Acquisition::Buy ? "buy" : "rent"; }
-const char* to_string(CostBasis b) { return b == CostBasis::Run ? "run" : "purchase"; }
 
-const char* to_string(Objective o) {
-  switch (o) {
-    case Objective::Cost: return "cost";
-    case Objective::Time: return "time";
-    case Objective::Energy: return "energy";
-  }
-  return "?";
-}
 
 namespace {
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
-  }
-  return "?";
-}
 
 // A non-empty array of distinct items read by `item`.
 template <class T, class F>
@@ -169,10 +150,8 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
     r.layouts.zero = int_list(l, "zero", 0, 3);
     r.layouts.shard_group = int_list(l, "shard_group", 0, 1 << 24);
     r.layouts.reshard = int_list(l, "reshard", 0, 1);
-    r.layouts.recompute = read_list<Recompute>(l, "recompute", [](const Value& v) {
-      auto c = v.choice({"none", "selective", "full"});
-      return c == "none" ? Recompute::None : c == "selective" ? Recompute::Selective : Recompute::Full;
-    });
+    r.layouts.recompute =
+        read_list<Recompute>(l, "recompute", [](const Value& v) { return v.enumerator<Recompute>(); });
     l.done();
   }
   s.done();
@@ -246,7 +225,7 @@ void to_json(nlohmann::json& j, const PlanRequest& r) {
   put("reshard", r.layouts.reshard);
   if (!r.layouts.recompute.empty()) {
     l["recompute"] = nlohmann::json::array();
-    for (auto x : r.layouts.recompute) l["recompute"].push_back(recompute_name(x));
+    for (auto x : r.layouts.recompute) l["recompute"].push_back(to_string(x));
   }
   j["objective"] = to_string(r.objective);
   j["cost_basis"] = to_string(r.cost_basis);

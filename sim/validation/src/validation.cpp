@@ -677,9 +677,7 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   if (static_cast<double>(l.vp) * l.pp > *f.layers)
     throw Skip{fmt::format("pp*vp = {} stages exceed the {} layers", static_cast<long long>(l.vp) * l.pp, *f.layers)};
   if (l.vp > 1) l.schedule = PipeSchedule::Interleaved;
-  Recompute stated = Recompute::None;
-  if (rc == "selective") stated = Recompute::Selective;
-  if (rc == "full") stated = Recompute::Full;
+  const Recompute stated = parse_enum<Recompute>(rc).value_or(Recompute::None);
   l.recompute = stated;
   if (f.sp) {
     l.sequence_parallel = *f.sp && l.tp > 1;

@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // The capacity planner behind `tutti plan`: "we must pre-train this model on this many tokens
 // within this many days, with this budget and this machine room; what should we buy?"
 //
@@ -39,21 +40,21 @@ namespace tutti {
 
 struct PerfCache;  // Engine figures shared between slices (sim/plan/src/plan_eval.cpp).
 
-enum class Network : std::uint8_t { InfiniBand, RoCE };
-enum class Acquisition : std::uint8_t { Buy, Rent };
+#define TUTTI_NETWORK_VALUES(X) X(InfiniBand, "infiniband") X(RoCE, "roce")
+TUTTI_ENUM(Network, std::uint8_t, TUTTI_NETWORK_VALUES);
+#define TUTTI_ACQUISITION_VALUES(X) X(Buy, "buy") X(Rent, "rent")
+TUTTI_ENUM(Acquisition, std::uint8_t, TUTTI_ACQUISITION_VALUES);
 /// What "recommended" minimises among the configurations that meet every constraint.
-enum class Objective : std::uint8_t { Cost, Time, Energy };
+#define TUTTI_OBJECTIVE_VALUES(X) X(Cost, "cost") X(Time, "time") X(Energy, "energy")
+TUTTI_ENUM(Objective, std::uint8_t, TUTTI_OBJECTIVE_VALUES);
 
-const char* to_string(Network n);
-const char* to_string(Acquisition a);
-const char* to_string(Objective o);
 /// What a bought configuration's cost is, for ranking and the total-cost budget:
 ///   Run       the owned cost of the run: capex amortised over the hardware life at the stated
 ///             utilisation + the run's opex (the same figure `tutti simulate` reports) [default];
 ///   Purchase  the whole purchase + the run's opex (the run pays for the cluster outright).
 /// A rented configuration costs its rental either way. The capex budget always checks the purchase.
-enum class CostBasis : std::uint8_t { Run, Purchase };
-const char* to_string(CostBasis b);
+#define TUTTI_COST_BASIS_VALUES(X) X(Run, "run") X(Purchase, "purchase")
+TUTTI_ENUM(CostBasis, std::uint8_t, TUTTI_COST_BASIS_VALUES);
 
 /// The parallel layouts to try for each hardware choice. Empty lists take the defaults
 /// documented in schemas/plan_request.schema.json.
