@@ -71,7 +71,7 @@ struct CaseFacts {
   std::optional<std::int64_t> global_batch, micro_batch;
   std::optional<std::string> dtype, recompute_mode;
   // parallel
-  std::optional<int> tp, pp, dp, cp, ep, vp, shard_group;
+  std::optional<int> tp, pp, dp, cp, ep, etp, vp, shard_group;
   std::optional<std::string> sharding;
   std::optional<bool> reshard_after_forward, sp, tp_comm_overlap;
   // hardware
@@ -241,6 +241,7 @@ CaseFacts read_case(const Value& cv) {
     f.dp = opt_int(p, "dp", 1, kMaxDegree);
     f.cp = opt_int(p, "cp", 1, kMaxDegree);
     f.ep = opt_int(p, "ep", 1, kMaxDegree);
+    f.etp = opt_int(p, "etp", 1, kMaxDegree);
     f.vp = opt_int(p, "vp", 1, kMaxVp);
     f.sharding = opt_choice(p, "sharding", {"none", "optimizer", "optimizer_grads", "full"});
     f.shard_group = opt_int(p, "shard_group", 1, kMaxDegree);
@@ -659,6 +660,18 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   l.pp = deg(f.pp, "pp", 1, true);
   l.cp = deg(f.cp, "cp", 1, false);
   l.ep = f.moe ? deg(f.ep, "ep", 1, false) : f.ep.value_or(1);
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): tp (the default,
+  // experts split like the dense MLP, EP groups carved out of dp) or 1 (parallel folding: the
+  // expert layers re-fold each stage's tp*cp*dp ranks as ep x edp, EP may span tp x dp).
+  if (f.moe && l.tp > 1) {
+    if (!f.etp) {
+      note(fmt::format("etp = tp = {} (not stated; Megatron-Core's default --expert-tensor-parallel-size)", l.tp));
+    } else if (*f.etp == 1) {
+      l.etp = 1;
+    } else if (*f.etp != l.tp) {
+      throw Skip{fmt::format("etp {} (neither 1 nor tp = {}) is not modelled", *f.etp, l.tp)};
+    }
+  }
   l.vp = f.vp.value_or(1);
   if (!f.vp && l.pp > 1) note("vp 1: no interleaving (not stated)");
   // Products in floating point: each degree is at most 2^20, so integer products could overflow.
@@ -1115,6 +1128,7 @@ const DefaultRow kDefaults[] = {
     {"training.recompute_mode", "lightest of none/selective/full that fits tutti's memory estimate (none if none fits)", "the run happened, so it fit"},
     {"parallel.cp", "1", "no context parallelism"},
     {"parallel.ep", "1", "experts not sharded"},
+    {"parallel.etp", "= tp", "Megatron-Core's default expert tensor parallelism (EP carved out of dp)"},
     {"parallel.vp", "1", "no interleaving"},
     {"parallel.dp", "GPUs / (tp*pp*cp)", "the only degree the others leave"},
     {"parallel.sharding", "optimizer (ZeRO-1)", "NeMo's and Megatron-Core recipes' distributed optimizer"},
