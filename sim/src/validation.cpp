@@ -392,6 +392,38 @@ const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
   return *pick;
 }
 
+/// A job spread over NVLink domains in equal segments: rank r is GPU (r / share) * domain +
+/// r % share, so each domain holds `share` consecutive ranks (whole nodes) and the rest of it
+/// idles. Routes are the cluster's between the mapped GPUs; the view's NVLink domain is the
+/// segment, so the collectives see which ranks share a domain.
+class SegmentedTopology final : public Topology {
+ public:
+  SegmentedTopology(std::shared_ptr<const Topology> base, int job_gpus, int share)
+      : base_(std::move(base)), domain_(base_->domain_gpus()), share_(share) {
+    devices_ = base_->devices();
+    links_ = base_->links();
+    num_gpus_ = job_gpus;
+    gpus_per_node_ = base_->gpus_per_node();
+    domain_gpus_ = share;
+    gpu_device_.reserve(static_cast<std::size_t>(job_gpus));
+    for (int r = 0; r < job_gpus; ++r) gpu_device_.push_back(base_->gpu_device(gpu(r)));
+  }
+  void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+    base_->route(gpu(src), gpu(dst), hash, out);
+  }
+  int paths(int src, int dst) const override { return base_->paths(gpu(src), gpu(dst)); }
+  int max_paths() const override { return base_->max_paths(); }
+  void route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const override {
+    base_->route_path(gpu(src), gpu(dst), hash, part, out);
+  }
+  std::string describe() const override { return base_->describe(); }
+
+ private:
+  int gpu(int r) const { return r / share_ * domain_ + r % share_; }
+  std::shared_ptr<const Topology> base_;
+  int domain_, share_;
+};
+
 // The cluster for a case: its server, as many nodes as the GPUs need, and the stated fabric.
 Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   const NodeSpec& node = pick_node(f, notes);
@@ -436,7 +468,25 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
         "transport's default switch (the case format states no topology)",
         p.nodes_per_su));
   }
-  return make_cluster(p);
+  Cluster c = make_cluster(p);
+  // A job on several NVL72-class domains runs in equal segments, one per domain, rather than
+  // filling the first domains and leaving the last part-empty: the Megatron-LM DeepSeek-V3 GB200
+  // guide (docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-reproduce-guide.md,
+  // 'Cluster Configuration') requires every 32 GPUs (8 nodes) to sit in one NVL domain, via
+  // Slurm's `--segment 8`, so that the EP group's all-to-all stays on NVLink. Taken for every
+  // case whose GPUs split evenly into whole nodes over the fewest domains that hold them.
+  const int dg = c.domain_gpus();
+  if (dg > node.gpus && f.num_gpus > dg) {
+    const int domains = (f.num_gpus + dg - 1) / dg;
+    const int share = f.num_gpus / domains;
+    if (share * domains == f.num_gpus && share % node.gpus == 0 && share < dg) {
+      c.topology = std::make_shared<SegmentedTopology>(c.topology, f.num_gpus, share);
+      notes.push_back(fmt::format("placement: {} segments of {} GPUs, one per {}-GPU NVLink domain "
+                                  "(Slurm --segment, as the Megatron-LM GB200 guide asks)",
+                                  domains, share, dg));
+    }
+  }
+  return c;
 }
 
 struct Context {
