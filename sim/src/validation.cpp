@@ -432,8 +432,8 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   p.node = node.id;
   p.nodes = static_cast<int>((static_cast<std::int64_t>(f.num_gpus) + node.gpus - 1) / node.gpus);
   // A server whose NVLink domain spans several of them (NVL72 compute trays) comes in whole
-  // domains: the cluster is the racks the job needs, the job fills them in order and the rest
-  // idles (a 64-GPU job on one 72-GPU rack, 256 GPUs on 4 racks), as in `tutti simulate`.
+  // domains: the cluster is the racks the job needs and the rest idles (a 64-GPU job on one
+  // 72-GPU rack, 256 GPUs on 4 racks); how the job sits in them is decided below.
   if (node.nvlink_domain_gpus > node.gpus && node.nvlink_domain_gpus % node.gpus == 0) {
     const int per_domain = node.nvlink_domain_gpus / node.gpus;
     const int whole = (p.nodes + per_domain - 1) / per_domain * per_domain;
