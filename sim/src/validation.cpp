@@ -1189,6 +1189,7 @@ const DefaultRow kDefaults[] = {
     {"hardware.gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps", "the usual server of the GPU (DGX/HGX, 8 GPUs, one NIC per GPU)", "the common server of each generation"},
     {"hardware.fabric", "infiniband (multi-node)", "the fabric of NVIDIA's reference clusters"},
     {"(no field) topology", "rail-optimized fat tree, 1:1, 20 (A100) or 32 nodes per scalable unit, the transport's default switch", "NVIDIA's DGX SuperPOD reference designs"},
+    {"(no field) placement", "a job on several NVL72-class domains: equal segments of whole trays, one per domain", "Slurm --segment, required by the Megatron-LM DeepSeek-V3 GB200 reproduce guide"},
     {"software.attention", "from software.date: unfused before 2022-06, flash1 before 2023-08, else flash2", "FlashAttention (arXiv 2205.14135) and FlashAttention-2 (arXiv 2307.08691) release dates"},
     {"collective.algo", "tutti's model of NCCL's choice", "NCCL chooses when the source does not force one"},
     {"(no field) hbm triad size", "three 2 GiB arrays", "large enough to be bandwidth-bound"},
