@@ -250,6 +250,42 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
   CHECK(m1["cases"][0]["predicted"] != m2["cases"][0]["predicted"]);
   moe2["model"]["moe"]["moe_layer_freq"] = 2;
   CHECK(skipped(moe2).find("moe_layer_freq 2") != std::string::npos);
+  // Expert tensor parallelism: unstated it is tp (Megatron-Core's default), so EP is carved out of
+  // dp and ep = 32 cannot run on dp = 16; etp 1 folds EP over tp x dp; other values are skipped.
+  json et = moe;
+  et["model"]["moe"]["experts"] = 64;
+  et["parallel"]["tp"] = 2;
+  et["parallel"]["dp"] = 16;
+  et["parallel"]["ep"] = 32;
+  et["parallel"]["sp"] = true;
+  CHECK(skipped(et).find("ep=32 does not divide dp=16") != std::string::npos);
+  et["parallel"]["etp"] = 1;
+  json e1 = run_cases(json::array({et})).json();
+  REQUIRE(e1["cases"].size() == 1);
+  CHECK(e1["cases"][0]["layout"].get<std::string>().find("etp=1") != std::string::npos);
+  et["parallel"]["etp"] = 4;
+  CHECK(skipped(et).find("etp 4 (neither 1 nor tp = 2)") != std::string::npos);
+  // A job on several NVL72 racks runs in equal segments, one per rack (Slurm --segment), not
+  // filling the first racks: 128 GPUs are 2 x 64, 72 GPUs (one rack) stay unsegmented.
+  json nv = c;
+  nv["hardware"]["gpu"] = "GB200";
+  nv["hardware"]["gpu_id"] = "gb200";
+  nv["hardware"]["gpus_per_node"] = 4;
+  nv["hardware"]["nvlink_domain"] = 72;
+  nv["hardware"]["inter_node_per_gpu_gbps"] = nullptr;
+  nv["hardware"]["num_gpus"] = 128;
+  nv["parallel"]["dp"] = 128;
+  nv["training"]["global_batch"] = 1024;
+  json n1 = run_cases(json::array({nv})).json();
+  REQUIRE(n1["cases"].size() == 1);
+  CHECK(n1["cases"][0]["assumptions"].dump().find("placement: 2 segments of 64 GPUs, one per 72-GPU NVLink domain") !=
+        std::string::npos);
+  nv["hardware"]["num_gpus"] = 72;
+  nv["parallel"]["dp"] = 72;
+  nv["training"]["global_batch"] = 576;
+  json n2 = run_cases(json::array({nv})).json();
+  REQUIRE(n2["cases"].size() == 1);
+  CHECK(n2["cases"][0]["assumptions"].dump().find("placement:") == std::string::npos);
 }
 
 TEST_CASE("validation: a built model far from model.params is inconsistent, not scored") {

@@ -71,7 +71,7 @@ struct CaseFacts {
   std::optional<std::int64_t> global_batch, micro_batch;
   std::optional<std::string> dtype, recompute_mode;
   // parallel
-  std::optional<int> tp, pp, dp, cp, ep, vp, shard_group;
+  std::optional<int> tp, pp, dp, cp, ep, etp, vp, shard_group;
   std::optional<std::string> sharding;
   std::optional<bool> reshard_after_forward, sp, tp_comm_overlap;
   // hardware
@@ -241,6 +241,7 @@ CaseFacts read_case(const Value& cv) {
     f.dp = opt_int(p, "dp", 1, kMaxDegree);
     f.cp = opt_int(p, "cp", 1, kMaxDegree);
     f.ep = opt_int(p, "ep", 1, kMaxDegree);
+    f.etp = opt_int(p, "etp", 1, kMaxDegree);
     f.vp = opt_int(p, "vp", 1, kMaxVp);
     f.sharding = opt_choice(p, "sharding", {"none", "optimizer", "optimizer_grads", "full"});
     f.shard_group = opt_int(p, "shard_group", 1, kMaxDegree);
@@ -391,6 +392,38 @@ const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
   return *pick;
 }
 
+/// A job spread over NVLink domains in equal segments: rank r is GPU (r / share) * domain +
+/// r % share, so each domain holds `share` consecutive ranks (whole nodes) and the rest of it
+/// idles. Routes are the cluster's between the mapped GPUs; the view's NVLink domain is the
+/// segment, so the collectives see which ranks share a domain.
+class SegmentedTopology final : public Topology {
+ public:
+  SegmentedTopology(std::shared_ptr<const Topology> base, int job_gpus, int share)
+      : base_(std::move(base)), domain_(base_->domain_gpus()), share_(share) {
+    devices_ = base_->devices();
+    links_ = base_->links();
+    num_gpus_ = job_gpus;
+    gpus_per_node_ = base_->gpus_per_node();
+    domain_gpus_ = share;
+    gpu_device_.reserve(static_cast<std::size_t>(job_gpus));
+    for (int r = 0; r < job_gpus; ++r) gpu_device_.push_back(base_->gpu_device(gpu(r)));
+  }
+  void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+    base_->route(gpu(src), gpu(dst), hash, out);
+  }
+  int paths(int src, int dst) const override { return base_->paths(gpu(src), gpu(dst)); }
+  int max_paths() const override { return base_->max_paths(); }
+  void route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const override {
+    base_->route_path(gpu(src), gpu(dst), hash, part, out);
+  }
+  std::string describe() const override { return base_->describe(); }
+
+ private:
+  int gpu(int r) const { return r / share_ * domain_ + r % share_; }
+  std::shared_ptr<const Topology> base_;
+  int domain_, share_;
+};
+
 // The cluster for a case: its server, as many nodes as the GPUs need, and the stated fabric.
 Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   const NodeSpec& node = pick_node(f, notes);
@@ -399,8 +432,8 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
   p.node = node.id;
   p.nodes = static_cast<int>((static_cast<std::int64_t>(f.num_gpus) + node.gpus - 1) / node.gpus);
   // A server whose NVLink domain spans several of them (NVL72 compute trays) comes in whole
-  // domains: the cluster is the racks the job needs, the job fills them in order and the rest
-  // idles (a 64-GPU job on one 72-GPU rack, 256 GPUs on 4 racks), as in `tutti simulate`.
+  // domains: the cluster is the racks the job needs and the rest idles (a 64-GPU job on one
+  // 72-GPU rack, 256 GPUs on 4 racks); how the job sits in them is decided below.
   if (node.nvlink_domain_gpus > node.gpus && node.nvlink_domain_gpus % node.gpus == 0) {
     const int per_domain = node.nvlink_domain_gpus / node.gpus;
     const int whole = (p.nodes + per_domain - 1) / per_domain * per_domain;
@@ -435,7 +468,25 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
         "transport's default switch (the case format states no topology)",
         p.nodes_per_su));
   }
-  return make_cluster(p);
+  Cluster c = make_cluster(p);
+  // A job on several NVL72-class domains runs in equal segments, one per domain, rather than
+  // filling the first domains and leaving the last part-empty: the Megatron-LM DeepSeek-V3 GB200
+  // guide (docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-reproduce-guide.md,
+  // 'Cluster Configuration') requires every 32 GPUs (8 nodes) to sit in one NVL domain, via
+  // Slurm's `--segment 8`, so that the EP group's all-to-all stays on NVLink. Taken for every
+  // case whose GPUs split evenly into whole nodes over the fewest domains that hold them.
+  const int dg = c.domain_gpus();
+  if (dg > node.gpus && f.num_gpus > dg) {
+    const int domains = (f.num_gpus + dg - 1) / dg;
+    const int share = f.num_gpus / domains;
+    if (share * domains == f.num_gpus && share % node.gpus == 0 && share < dg) {
+      c.topology = std::make_shared<SegmentedTopology>(c.topology, f.num_gpus, share);
+      notes.push_back(fmt::format("placement: {} segments of {} GPUs, one per {}-GPU NVLink domain "
+                                  "(Slurm --segment, as the Megatron-LM GB200 guide asks)",
+                                  domains, share, dg));
+    }
+  }
+  return c;
 }
 
 struct Context {
@@ -659,6 +710,18 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   l.pp = deg(f.pp, "pp", 1, true);
   l.cp = deg(f.cp, "cp", 1, false);
   l.ep = f.moe ? deg(f.ep, "ep", 1, false) : f.ep.value_or(1);
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): tp (the default,
+  // experts split like the dense MLP, EP groups carved out of dp) or 1 (parallel folding: the
+  // expert layers re-fold each stage's tp*cp*dp ranks as ep x edp, EP may span tp x dp).
+  if (f.moe && l.tp > 1) {
+    if (!f.etp) {
+      note(fmt::format("etp = tp = {} (not stated; Megatron-Core's default --expert-tensor-parallel-size)", l.tp));
+    } else if (*f.etp == 1) {
+      l.etp = 1;
+    } else if (*f.etp != l.tp) {
+      throw Skip{fmt::format("etp {} (neither 1 nor tp = {}) is not modelled", *f.etp, l.tp)};
+    }
+  }
   l.vp = f.vp.value_or(1);
   if (!f.vp && l.pp > 1) note("vp 1: no interleaving (not stated)");
   // Products in floating point: each degree is at most 2^20, so integer products could overflow.
@@ -1113,6 +1176,7 @@ const DefaultRow kDefaults[] = {
     {"training.recompute_mode", "lightest of none/selective/full that fits tutti's memory estimate (none if none fits)", "the run happened, so it fit"},
     {"parallel.cp", "1", "no context parallelism"},
     {"parallel.ep", "1", "experts not sharded"},
+    {"parallel.etp", "= tp", "Megatron-Core's default expert tensor parallelism (EP carved out of dp)"},
     {"parallel.vp", "1", "no interleaving"},
     {"parallel.dp", "GPUs / (tp*pp*cp)", "the only degree the others leave"},
     {"parallel.sharding", "optimizer (ZeRO-1)", "NeMo's and Megatron-Core recipes' distributed optimizer"},
@@ -1123,6 +1187,7 @@ const DefaultRow kDefaults[] = {
     {"hardware.gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps", "the usual server of the GPU (DGX/HGX, 8 GPUs, one NIC per GPU)", "the common server of each generation"},
     {"hardware.fabric", "infiniband (multi-node)", "the fabric of NVIDIA's reference clusters"},
     {"(no field) topology", "rail-optimized fat tree, 1:1, 20 (A100) or 32 nodes per scalable unit, the transport's default switch", "NVIDIA's DGX SuperPOD reference designs"},
+    {"(no field) placement", "a job on several NVL72-class domains: equal segments of whole trays, one per domain", "Slurm --segment, required by the Megatron-LM DeepSeek-V3 GB200 reproduce guide"},
     {"software.attention", "from software.date: unfused before 2022-06, flash1 before 2023-08, else flash2", "FlashAttention (arXiv 2205.14135) and FlashAttention-2 (arXiv 2307.08691) release dates"},
     {"collective.algo", "tutti's model of NCCL's choice", "NCCL chooses when the source does not force one"},
     {"(no field) hbm triad size", "three 2 GiB arrays", "large enough to be bandwidth-bound"},
