@@ -155,13 +155,20 @@ struct RoutedPlan {
   NcclProto proto = NcclProto::Simple;
 };
 
+/// What the timelines of one rank class share: per op, its completion successors (deps), the next
+/// op on its stream, its indegree before the run, and the occurrence index of its name.
+struct ClassOps {
+  std::vector<std::uint32_t> succ_off, succ;
+  std::vector<std::int32_t> stream_next;  // -1 none
+  std::vector<std::uint32_t> indeg0, occurrence;
+};
+
 struct ClassState {
   const RankClass* rc = nullptr;
   int first_rank = 0;
   int nranks = 0;   // ranks this timeline stands for: [first_rank, first_rank + nranks)
   int replica = 0;  // replica group (Des::rgroups_) this timeline runs; its ranks: Des::ranks_of
-  std::vector<std::uint32_t> succ_off, succ;  // completion successors (deps)
-  std::vector<std::int32_t> stream_next;      // next op on the same stream (-1 none)
+  const struct ClassOps* ops = nullptr;       // the rank class's op tables (shared by its timelines)
   std::vector<std::uint32_t> indeg;
   std::vector<double> start, end, rendezvous;
   std::vector<std::uint8_t> started;
@@ -226,7 +233,7 @@ class Des {
   RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
-  std::vector<std::vector<int>> replica_groups();
+  std::vector<std::vector<int>> replica_groups(bool strict, bool any_ep);
   static bool dp_like(GroupDim d) {
     return d == GroupDim::DP || d == GroupDim::DPxCP || d == GroupDim::EP || d == GroupDim::EDP ||
            d == GroupDim::DPShard || d == GroupDim::DPReplica;
@@ -268,11 +275,12 @@ class Des {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::pair<std::uint32_t, std::uint32_t>>> rcoll_;
   int replicas_ = 1;  // timelines per rank class: replica groups (rgroups_.size())
   double group_s_ = 0;  // wall time of replica_groups
+  std::vector<std::string> approximations_;  // SimResult::approximations
   std::vector<std::vector<int>> rgroups_;  // data-parallel indices of each replica group, ascending
   // cross-class (PP-dimension) collectives: (name, occurrence) -> participants so far.
   std::map<std::tuple<std::uint16_t, std::uint32_t, int>, std::vector<std::pair<std::uint32_t, std::uint32_t>>> xcoll_;
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcoll_expected_;
-  std::vector<std::vector<std::uint32_t>> occurrence_;  // per class, per op: occurrence index of its name
+  std::vector<ClassOps> class_ops_;  // per rank class (prog_.classes)
   std::vector<std::uint32_t> path_;
   std::size_t done_ops_ = 0, total_ops_ = 0;
 };
@@ -329,12 +337,12 @@ struct Renumber {
 };
 }  // namespace
 
-std::vector<std::vector<int>> Des::replica_groups() {
+std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
   const Layout& L = prog_.layout;
   const int dp = L.dp;
   std::vector<std::vector<int>> one(1);
   for (int d = 0; d < dp; ++d) one[0].push_back(d);
-  if (dp < 2 || L.ep != 1) return one;
+  if (dp < 2 || (L.ep != 1 && !any_ep)) return one;
   std::vector<std::vector<int>> each(dp);
   for (int d = 0; d < dp; ++d) each[d] = {d};
   if (opt_.per_replica) return each;
@@ -379,7 +387,7 @@ std::vector<std::vector<int>> Des::replica_groups() {
                         pp ? op.name : std::uint16_t{0}})
                .second)
         continue;
-      if (dp_like(op.group) && !opt_.strict_replica_groups) continue;
+      if (dp_like(op.group) && !strict) continue;
       std::vector<std::vector<int>> groups;
       if (pp) {
         for (int j = 0; j < ps; ++j) {
@@ -483,34 +491,44 @@ void Des::build() {
     throw InputError("the program needs " + std::to_string(prog_.world) + " GPUs but cluster " +
                      cl_.name + " has " + std::to_string(topo_.num_gpus()));
   const auto g0 = std::chrono::steady_clock::now();
-  rgroups_ = replica_groups();
+  rgroups_ = replica_groups(opt_.strict_replica_groups, false);
+  if (L.ep != 1 && L.dp > 1 && !opt_.per_replica) {
+    // Expert parallelism: one lock-stepped timeline per class. Say so when it is not exact.
+    const std::size_t n = replica_groups(false, true).size();
+    if (n > 1)
+      approximations_.push_back(
+          "replicas lock-stepped: with expert parallelism (ep " + std::to_string(L.ep) + ") the " +
+          std::to_string(L.dp) + " data-parallel replicas run one timeline per stage, but their transfers meet " +
+          std::to_string(n) +
+          " different link loads (ECMP), so every transfer waits for the slowest replica's: the iteration is "
+          "an upper estimate (dense models on 16,384 GPUs: 1.7% to 10% above per-replica timelines, bench/engine.md)");
+  } else if (!opt_.strict_replica_groups && !opt_.per_replica && replicas_ < L.dp) {
+    // The groups leave out the DP collectives' flows; say so when the strict groups would differ.
+    const std::size_t n = replica_groups(true, false).size();
+    if (n != rgroups_.size())
+      approximations_.push_back(
+          "replica groups by their transfers' link loads: " + std::to_string(replicas_) + " timelines for " +
+          std::to_string(L.dp) + " data-parallel replicas; refined by the data-parallel collectives' flows too "
+          "there would be " + std::to_string(n) +
+          " (equal iterations to 1e-9 on the cases tested, tests/sim/replica_groups_test.cpp; not bounded in general)");
+  }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
   replicas_ = static_cast<int>(rgroups_.size());
   const int span = L.tp * L.cp;
   cls_.resize(prog_.classes.size() * replicas_);
-  occurrence_.resize(cls_.size());
+  class_ops_.resize(prog_.classes.size());
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcount;
-  for (std::size_t c = 0; c < cls_.size(); ++c) {
-    const RankClass& rc = prog_.classes[c / replicas_];
-    const int replica = static_cast<int>(c % replicas_);
-    ClassState& s = cls_[c];
-    s.rc = &rc;
-    s.replica = replica;
-    s.first_rank = rc.stage * per_stage + rgroups_[replica][0] * span;
-    s.nranks = span * static_cast<int>(rgroups_[replica].size());
+  for (std::size_t k = 0; k < prog_.classes.size(); ++k) {
+    const RankClass& rc = prog_.classes[k];
+    ClassOps& co = class_ops_[k];
     const std::size_t n = rc.ops.size();
-    total_ops_ += n;
-    s.indeg.assign(n, 0);
-    s.stream_next.assign(n, -1);
-    s.start.assign(n, -1);
-    s.end.assign(n, -1);
-    s.rendezvous.assign(n, -1);
-    s.started.assign(n, 0);
+    co.indeg0.assign(n, 0);
+    co.stream_next.assign(n, -1);
+    co.occurrence.assign(n, 0);
     std::vector<std::uint32_t> cnt(n + 1, 0);
     std::int32_t last[kNumStreams];
     std::fill(last, last + kNumStreams, -1);
     std::map<std::uint16_t, std::uint32_t> occ;
-    occurrence_[c].assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = rc.ops[i];
       check_internal(op.dep_begin + op.dep_count <= rc.deps.size(), "program: dependency range out of bounds");
@@ -518,26 +536,42 @@ void Des::build() {
         std::uint32_t dep = rc.deps[op.dep_begin + d];
         check_internal(dep < i, "program: an op depends on a later op");
         ++cnt[dep];
-        ++s.indeg[i];
+        ++co.indeg0[i];
       }
       int st = static_cast<int>(op.stream);
       if (last[st] >= 0) {
-        s.stream_next[last[st]] = static_cast<std::int32_t>(i);
-        ++s.indeg[i];
+        co.stream_next[last[st]] = static_cast<std::int32_t>(i);
+        ++co.indeg0[i];
       }
       last[st] = static_cast<std::int32_t>(i);
-      occurrence_[c][i] = occ[op.name]++;
-      if (op.kind == OpKind::Collective && op.group == GroupDim::PP && replica == 0)
-        ++xcount[{op.name, occurrence_[c][i]}];
+      co.occurrence[i] = occ[op.name]++;
+      if (op.kind == OpKind::Collective && op.group == GroupDim::PP) ++xcount[{op.name, co.occurrence[i]}];
     }
-    s.succ_off.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) s.succ_off[i + 1] = s.succ_off[i] + cnt[i];
-    s.succ.assign(s.succ_off[n], 0);
-    std::vector<std::uint32_t> fill(s.succ_off.begin(), s.succ_off.end() - 1);
+    co.succ_off.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) co.succ_off[i + 1] = co.succ_off[i] + cnt[i];
+    co.succ.assign(co.succ_off[n], 0);
+    std::vector<std::uint32_t> fill(co.succ_off.begin(), co.succ_off.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = rc.ops[i];
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) s.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
+      for (std::uint32_t d = 0; d < op.dep_count; ++d) co.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
     }
+  }
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    const RankClass& rc = prog_.classes[c / replicas_];
+    const int replica = static_cast<int>(c % replicas_);
+    ClassState& s = cls_[c];
+    s.rc = &rc;
+    s.ops = &class_ops_[c / replicas_];
+    s.replica = replica;
+    s.first_rank = rc.stage * per_stage + rgroups_[replica][0] * span;
+    s.nranks = span * static_cast<int>(rgroups_[replica].size());
+    const std::size_t n = rc.ops.size();
+    total_ops_ += n;
+    s.indeg = s.ops->indeg0;
+    s.start.assign(n, -1);
+    s.end.assign(n, -1);
+    s.rendezvous.assign(n, -1);
+    s.started.assign(n, 0);
   }
   xcoll_expected_ = xcount;
 }
@@ -672,8 +706,9 @@ void Des::complete_op(std::uint32_t c, std::uint32_t i) {
   ClassState& s = cls_[c];
   s.end[i] = now_;
   ++done_ops_;
-  for (std::uint32_t k = s.succ_off[i]; k < s.succ_off[i + 1]; ++k) release(c, s.succ[k]);
-  if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.stream_next[i]));
+  const ClassOps& co = *s.ops;
+  for (std::uint32_t k = co.succ_off[i]; k < co.succ_off[i + 1]; ++k) release(c, co.succ[k]);
+  if (!is_p2p(s.rc->ops[i].kind) && co.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(co.stream_next[i]));
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group, std::uint32_t join) {
@@ -806,10 +841,10 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
   }
   if (op.kind == OpKind::Collective) {
     if (op.group == GroupDim::PP) {
-      auto key = std::make_tuple(op.name, occurrence_[c][i], s.replica);
+      auto key = std::make_tuple(op.name, s.ops->occurrence[i], s.replica);
       auto& parts = xcoll_[key];
       parts.push_back({c, i});
-      if (parts.size() < xcoll_expected_[{op.name, occurrence_[c][i]}]) return;
+      if (parts.size() < xcoll_expected_[{op.name, s.ops->occurrence[i]}]) return;
       // Group: the representative ranks of the participating stages; one flow set per tp/cp/dp.
       std::vector<std::vector<int>> ranks;
       for (auto [pc, pi] : parts) ranks.push_back(ranks_of(pc));
@@ -847,7 +882,7 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
     throw InternalError("program: send/recv to stage " + std::to_string(peer) + " that does not exist");
   const int src = op.kind == OpKind::Send ? stage : peer, dst = op.kind == OpKind::Send ? peer : stage;
   // Issue order on the stream: the next op of this stream may be issued now.
-  if (s.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.stream_next[i]));
+  if (s.ops->stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.ops->stream_next[i]));
   auto key = std::make_tuple(src, dst, op.tag, s.replica);
   auto it = p2p_wait_.find(key);
   if (it == p2p_wait_.end()) {
@@ -915,6 +950,7 @@ SimResult Des::run() {
   SimResult r;
   r.engine = "native";
   r.iteration_time_s = iter;
+  r.approximations = approximations_;
   breakdown(r, iter);
   bottlenecks(r, iter);
   finish_result(r, prog_, cl_, prof_, opt_);

@@ -69,6 +69,7 @@ TEST_CASE("replica groups: ECMP on 8,192 GPUs (2:1), grouped timelines equal the
               k.prog.layout.dp, g.timelines, g.r.iteration_time_s, each.timelines, each.r.iteration_time_s);
   CHECK(each.timelines == k.prog.layout.dp);
   CHECK(g.timelines > 1);  // ECMP collisions set replicas apart: one lock-stepped class would not be exact
+  CHECK(g.r.approximations.empty());  // one timeline per replica: nothing approximated
   same(g.r, each.r);
 }
 
@@ -84,6 +85,10 @@ TEST_CASE("replica groups: d-mod-k routing on 8,192 GPUs (1:1): one timeline; th
   CHECK(g.timelines == 1);
   CHECK(strict.timelines > 1);
   CHECK(strict.timelines < k.prog.layout.dp);
+  // The default groups leave out the DP collectives' flows, and the result says so (strict: not).
+  REQUIRE(g.r.approximations.size() == 1);
+  CHECK(g.r.approximations[0].find("there would be " + std::to_string(strict.timelines)) != std::string::npos);
+  CHECK(strict.r.approximations.empty());
   same(g.r, each.r);
   same(strict.r, each.r);
 }
