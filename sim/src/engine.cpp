@@ -492,28 +492,29 @@ void Des::build() {
                      cl_.name + " has " + std::to_string(topo_.num_gpus()));
   const auto g0 = std::chrono::steady_clock::now();
   rgroups_ = replica_groups(opt_.strict_replica_groups, false);
+  replicas_ = static_cast<int>(rgroups_.size());
   if (L.ep != 1 && L.dp > 1 && !opt_.per_replica) {
     // Expert parallelism: one lock-stepped timeline per class. Say so when it is not exact.
     const std::size_t n = replica_groups(false, true).size();
     if (n > 1)
       approximations_.push_back(
           "replicas lock-stepped: with expert parallelism (ep " + std::to_string(L.ep) + ") the " +
-          std::to_string(L.dp) + " data-parallel replicas run one timeline per stage, but their transfers meet " +
-          std::to_string(n) +
-          " different link loads (ECMP), so every transfer waits for the slowest replica's: the iteration is "
-          "an upper estimate (dense models on 16,384 GPUs: 1.7% to 10% above per-replica timelines, bench/engine.md)");
+          std::to_string(L.dp) + " data-parallel replicas run one timeline per stage, but the link loads their "
+          "transfers meet (ECMP) set them apart into " + std::to_string(n) +
+          " groups, so every transfer waits for the slowest replica's: the iteration is an upper estimate (dense "
+          "models on 16,384 GPUs: 1.7% to 10% above per-replica timelines; Qwen3-30B-A3B on 64 GPUs: equal; "
+          "bench/engine.md)");
   } else if (!opt_.strict_replica_groups && !opt_.per_replica && replicas_ < L.dp) {
     // The groups leave out the DP collectives' flows; say so when the strict groups would differ.
     const std::size_t n = replica_groups(true, false).size();
     if (n != rgroups_.size())
       approximations_.push_back(
-          "replica groups by their transfers' link loads: " + std::to_string(replicas_) + " timelines for " +
+          "replica groups by their transfers' link loads: " + std::to_string(replicas_) + " timeline(s) for " +
           std::to_string(L.dp) + " data-parallel replicas; refined by the data-parallel collectives' flows too "
           "there would be " + std::to_string(n) +
           " (equal iterations to 1e-9 on the cases tested, tests/sim/replica_groups_test.cpp; not bounded in general)");
   }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
-  replicas_ = static_cast<int>(rgroups_.size());
   const int span = L.tp * L.cp;
   cls_.resize(prog_.classes.size() * replicas_);
   class_ops_.resize(prog_.classes.size());
