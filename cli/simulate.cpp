@@ -283,6 +283,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   const std::string defaults = calibration_defaults_line(c.gpu.id, calibration_defaults(
                                                                      calibration_for(o.calibration), c.gpu));
   if (!defaults.empty()) note(g, defaults);
+  for (const std::string& a : r.approximations) note(g, "approximation: " + a);
   // Wall time is not a result: stderr only, so the JSON on stdout is byte-identical across runs.
   note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);

@@ -85,3 +85,8 @@ TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, PP 4 x DP 32 on 128
 TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 2 x DP 16 on 64 GPUs, 2:1") {
   agree(iteration("fat_tree", "ecmp", 8, 2, "tp=2,pp=2", 64));
 }
+// ECMP at 1,024 GPUs: one timeline per replica group (engine.cpp, replica_groups; with ECMP on
+// this fabric every one of the 128 replicas is a group of its own). SimGrid takes ~50 s here.
+TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 4 x DP 128 on 1,024 GPUs, 2:1") {
+  agree(iteration("fat_tree", "ecmp", 128, 2, "tp=2,pp=4", 512));
+}
