@@ -15,7 +15,7 @@
 #include "tutti/exec/fit.hpp"
 #include "tutti/exec/measurements.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/sim/calibration_fit.hpp"
+#include "tutti/calibrate/calibration_fit.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/topologies/cluster.hpp"

@@ -7,7 +7,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 
 int main(int argc, char** argv) {
   using namespace tutti::cli;

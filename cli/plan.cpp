@@ -24,7 +24,7 @@
 #include "tutti/core/flags.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/sim/planner.hpp"
+#include "tutti/plan/planner.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/prices.hpp"
 

@@ -21,7 +21,7 @@
 #include "tutti/serve/simulator.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cli {

@@ -12,8 +12,8 @@
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/facility.hpp"
-#include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/facility/facility.hpp"
+#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/sim/trace.hpp"
 #include "tutti/core/progress.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -25,7 +25,7 @@ namespace {
 
 struct SimulateOptions {
   std::string workload, cluster, parallel, engine = "native", calibration, trace;
-  std::string facility;  ///< --facility KEY=VALUE,... (sim/include/tutti/sim/facility.hpp)
+  std::string facility;  ///< --facility KEY=VALUE,... (sim/facility/include/tutti/facility/facility.hpp)
   double compute_slowdown = 1.0;
   int gpus = 0;  ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
   std::string prices;  ///< --prices FILE (schemas/prices.schema.json)
@@ -283,6 +283,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   const std::string defaults = calibration_defaults_line(c.gpu.id, calibration_defaults(
                                                                      calibration_for(o.calibration), c.gpu));
   if (!defaults.empty()) note(g, defaults);
+  for (const std::string& a : r.approximations) note(g, "approximation: " + a);
   // Wall time is not a result: stderr only, so the JSON on stdout is byte-identical across runs.
   note(g, fmt::format("simulated in {:.3f} s wall ({} engine)", r.wall_s, r.engine));
   if (!o.trace.empty()) note(g, "trace written to " + o.trace);
@@ -323,6 +324,8 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
                   {"mfu", r.mfu * v.k},
                   {"time_to_train_s", r.iterations * v.T}};
   }
+  // The document's contract: schemas/simulation_result.schema.json (bump on a change of meaning).
+  j["schema_version"] = 1;
   j["workload"] = w.name;
   j["cluster"] = c.name;
   // Present only when not the default (ECMP, no failures), so older documents stay as they were.

@@ -6,7 +6,7 @@
 
 #include "tutti/models/layout.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 
 namespace tutti {
 struct Workload;

@@ -5,7 +5,7 @@
 
 #include "common.hpp"
 #include "tutti/serve/validation.hpp"
-#include "tutti/sim/validation.hpp"
+#include "tutti/validation/validation.hpp"
 #include "validate_live.hpp"
 
 namespace tutti::cli {

@@ -224,11 +224,15 @@ bool Value::boolean() const {
 }
 
 std::string Value::choice(std::initializer_list<std::string_view> options) const {
+  return choice(options.begin(), options.size());
+}
+
+std::string Value::choice(const std::string_view* options, std::size_t n) const {
   std::string expected = "one of";
-  for (auto o : options) expected += std::string(" \"") + std::string(o) + "\"";
+  for (std::size_t i = 0; i < n; ++i) expected += std::string(" \"") + std::string(options[i]) + "\"";
   if (!j_->is_string()) fail(expected);
   auto s = j_->get<std::string>();
-  if (std::find(options.begin(), options.end(), s) == options.end()) fail(expected);
+  if (std::find(options, options + n, s) == options + n) fail(expected);
   return s;
 }
 

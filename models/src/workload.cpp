@@ -10,21 +10,6 @@
 
 namespace tutti {
 
-const char* to_string(ModelFamily f) {
-  switch (f) {
-    case ModelFamily::Transformer:
-      return "transformer";
-    case ModelFamily::Encoder:
-      return "encoder";
-    case ModelFamily::ViT:
-      return "vit";
-    case ModelFamily::ResNet:
-      return "resnet";
-    case ModelFamily::DLRM:
-      return "dlrm";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -219,10 +204,7 @@ Workload parse_doc(const Doc& doc) {
                                         : (is_gemm_only_dtype(tr.dtype) ? DType::BF16 : tr.dtype);
     tr.optimizer = t.choice_or("optimizer", "adam", {"adam", "sgd"}) == "sgd" ? Optimizer::SGD
                                                                               : Optimizer::Adam;
-    auto rc = t.choice_or("recompute", "none", {"none", "selective", "full"});
-    tr.recompute = rc == "full"        ? Recompute::Full
-                   : rc == "selective" ? Recompute::Selective
-                                       : Recompute::None;
+    tr.recompute = t.enumerator_or("recompute", Recompute::None);
     tr.flash_attention = t.boolean_or("flash_attention", true);
     tr.flash_attention_version = static_cast<int>(t.integer_or("flash_attention_version", 2, 1, 2));
     if (auto v = t.opt("frozen_weights")) {

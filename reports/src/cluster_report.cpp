@@ -1,6 +1,7 @@
 // Report of `tutti cluster` runs; numbers are the result documents' own (no recomputation but
 // the wait-time CDF, which is the sorted job_outcomes[].wait_s).
 #include "tutti/reports/cluster_report.hpp"
+#include "tutti/reports/result_schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,10 +27,13 @@ double at(const json& r, const char* ptr) {
 Report build_cluster_report(const json& runs) {
   if (!runs.is_array() || runs.empty())
     throw InputError("cluster report", "runs", runs.is_array() ? "an empty list" : "not a list", "one run or more");
-  for (std::size_t i = 0; i < runs.size(); ++i)
+  for (std::size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i].is_object() || !runs[i].contains("timeline") || !runs[i].contains("job_outcomes"))
       throw InputError("cluster report", "runs[" + std::to_string(i) + "]", "no timeline or job_outcomes",
                        "a tutti cluster result document with job outcomes");
+    // Typed before anything is read: schemas/cluster_result.schema.json (issue 23).
+    check_result(runs[i], "cluster_result.schema.json", "cluster report", "runs." + std::to_string(i));
+  }
   Report rep;
   rep.kind = "cluster";
   const json& r0 = runs[0];

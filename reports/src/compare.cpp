@@ -12,6 +12,7 @@
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
+#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 
@@ -32,14 +33,6 @@ std::string get_str(const json& j, const char* key, std::string dflt = {}) {
   if (j.is_object() && j.contains(key) && j.at(key).is_string())
     return j.at(key).get<std::string>();
   return dflt;
-}
-
-double first_of(const json& j, std::initializer_list<const char*> ptrs) {
-  for (const char* p : ptrs) {
-    double v = get(j, p);
-    if (std::isfinite(v)) return v;
-  }
-  return kNaN;
 }
 
 constexpr auto kDims = enum_values<GroupDim>();
@@ -74,7 +67,7 @@ Arch read_arch(const json& a, double tokens) {
   r.sim = a.value("simulation", json::object());
   r.topo = a.value("topology", json::object());
   r.over = a.value("oversubscription", json::object());
-  r.gpus = first_of(a, {"/gpus"});
+  r.gpus = get(a, "/gpus");
   if (!std::isfinite(r.gpus)) r.gpus = get(r.topo, "/gpus");
   r.net_capex_usd = get(r.topo, "/network_capex_usd");
   r.net_power_W = get(r.topo, "/network_power_W");
@@ -97,21 +90,18 @@ Arch read_arch(const json& a, double tokens) {
     }
   }
   r.exposed_s = any ? exposed : kNaN;
-  r.capex_usd = first_of(s, {"/cost/capex_usd", "/facility/cost/capex_usd"});
-  r.cost_run_usd = first_of(s, {"/cost/cost_per_run_usd", "/facility/cost/cost_per_run_usd"});
-  r.usd_per_mtok =
-      first_of(s, {"/cost/usd_per_million_tokens", "/facility/cost/usd_per_million_tokens"});
+  // One path each: the simulation is checked against schemas/simulation_result.schema.json first.
+  r.capex_usd = get(s, "/facility/cost/capex_usd");
+  r.cost_run_usd = get(s, "/facility/cost/cost_per_run_usd");
+  r.usd_per_mtok = get(s, "/facility/cost/usd_per_million_tokens");
   if (!std::isfinite(r.usd_per_mtok) && std::isfinite(r.cost_run_usd) && tokens > 0)
     r.usd_per_mtok = r.cost_run_usd / tokens * 1e6;
-  r.cloud_run_usd =
-      first_of(s, {"/cost/cloud_cost_per_run_usd", "/facility/cost/cloud_cost_per_run_usd"});
-  r.energy_J = first_of(s, {"/energy_per_run_J", "/facility/energy_per_run_J"});
-  r.energy_J_per_token = first_of(s, {"/energy/physical_J_per_token", "/facility/energy/physical_J_per_token"});
-  r.effective_ttt_s =
-      first_of(s, {"/effective_time_to_train_s", "/facility/effective_time_to_train_s",
-                   "/reliability/effective_time_to_train_s"});
-  r.goodput = first_of(s, {"/reliability/goodput", "/facility/reliability/goodput"});
-  r.avg_it_W = first_of(s, {"/power/avg_it_W", "/facility/power/avg_it_W"});
+  r.cloud_run_usd = get(s, "/facility/cost/cloud_cost_per_run_usd");
+  r.energy_J = get(s, "/facility/energy_per_run_J");
+  r.energy_J_per_token = get(s, "/facility/energy/physical_J_per_token");
+  r.effective_ttt_s = get(s, "/facility/effective_time_to_train_s");
+  r.goodput = get(s, "/facility/reliability/goodput");
+  r.avg_it_W = get(s, "/facility/power/avg_it_W");
   return r;
 }
 
@@ -669,7 +659,7 @@ Section oversub_section(const std::vector<Arch>& as) {
                         Cell::num(get(ps, "/iteration_time_s")), Cell::num(ttt),
                         Cell::num(percent_diff(ttt, a.ttt_s)),
                         Cell::num(get(pt, "/network_capex_usd")),
-                        Cell::num(get(ps, "/cost/cost_per_run_usd"))});
+                        Cell::num(get(ps, "/facility/cost/cost_per_run_usd"))});
     }
   }
   std::stable_sort(labels.begin(), labels.end(),
@@ -777,8 +767,24 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     throw InputError("", "architectures", data.is_object() ? "no such array" : describe_json(data),
                      "a comparison document with an \"architectures\" array");
   const double tokens = get(data, "/workload/tokens_to_train");
+  // Every simulation the report reads is typed first (schemas/simulation_result.schema.json): a
+  // wrong or missing key is exit 2 naming it, never an n/a cell.
+  const json& archs = data.at("architectures");
+  for (std::size_t i = 0; i < archs.size(); ++i) {
+    const json& a = archs[i];
+    const std::string at = fmt::format("architectures.{}", i);
+    if (a.is_object() && a.value("ok", false))
+      check_result(a.contains("simulation") ? a.at("simulation") : json(), "simulation_result.schema.json", "",
+                   at + ".simulation");
+    if (!a.is_object() || !a.contains("oversubscription") || !a.at("oversubscription").contains("points")) continue;
+    const json& pts = a.at("oversubscription").at("points");
+    for (std::size_t k = 0; pts.is_array() && k < pts.size(); ++k)
+      if (pts[k].is_object() && pts[k].value("ok", false) && pts[k].contains("simulation"))
+        check_result(pts[k].at("simulation"), "simulation_result.schema.json", "",
+                     fmt::format("{}.oversubscription.points.{}.simulation", at, k));
+  }
   std::vector<Arch> as;
-  for (const auto& a : data.at("architectures")) as.push_back(read_arch(a, tokens));
+  for (const auto& a : archs) as.push_back(read_arch(a, tokens));
 
   Report r;
   r.kind = "compare";

@@ -10,7 +10,8 @@
 
 namespace tutti::reports {
 
-void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source) {
+void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source,
+                  const std::string& at) {
   const auto& all = embedded_result_schemas();
   const auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.first == schema_name; });
   if (it == all.end()) throw InternalError("result schema " + schema_name + " is not embedded");
@@ -25,6 +26,10 @@ void check_result(const nlohmann::json& doc, const std::string& schema_name, con
   if (errors.empty()) return;
   // The first violation names the key and what was found against what the schema expects; up to 4
   // more follow in the message.
+  const auto key = [&](const std::string& path) {
+    if (at.empty()) return path.empty() ? std::string("(top level)") : path;
+    return path.empty() ? at : at + "." + path;
+  };
   const SchemaError& e = errors.front();
   std::string found = e.message, expected = "a document matching schemas/" + schema_name;
   const auto cut = found.find(", expected ");
@@ -35,10 +40,10 @@ void check_result(const nlohmann::json& doc, const std::string& schema_name, con
   const std::size_t shown = std::min<std::size_t>(errors.size(), 5);
   std::string more;
   for (std::size_t i = 1; i < shown; ++i)
-    more += "; " + (errors[i].path.empty() ? std::string("(top level)") : errors[i].path) + ": " + errors[i].message;
+    more += "; " + key(errors[i].path) + ": " + errors[i].message;
   if (errors.size() > shown) more += "; and " + std::to_string(errors.size() - shown) + " more";
   if (!more.empty()) expected += " [also" + more.substr(1) + "]";
-  throw InputError(source, e.path.empty() ? "(top level)" : e.path, found, expected);
+  throw InputError(source, key(e.path), found, expected);
 }
 
 }  // namespace tutti::reports

@@ -10,6 +10,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
 #include "tutti/reports/serve_report.hpp"
+#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 namespace {
@@ -32,6 +33,7 @@ Report build_serve_report(const json& run) {
   if (!run.is_object() || run.value("kind", "") != "serving_run")
     throw InputError("", "kind", run.is_object() ? describe_json(run.value("kind", json())) : describe_json(run),
                      "a serving run as `tutti serve simulate --json` prints it");
+  check_result(run, "serve_result.schema.json", "");  // typed before anything is read (issue 23)
   Report r;
   r.kind = "serve";
   r.title = "Serving " + str(run, "/model") + " on " + str(run, "/cluster");

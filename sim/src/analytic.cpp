@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "attribution.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"

@@ -1,6 +1,6 @@
 // Breakdown attribution (attribution.hpp): the one copy of the rules the native and SimGrid
 // engines apply to their op timings.
-#include "attribution.hpp"
+#include "tutti/sim/attribution.hpp"
 
 #include <algorithm>
 #include <map>

@@ -429,26 +429,6 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
   }
 }
 
-const char* to_string(NcclProto p) {
-  switch (p) {
-    case NcclProto::LL: return "ll";
-    case NcclProto::LL128: return "ll128";
-    case NcclProto::Simple: return "simple";
-  }
-  return "?";
-}
-const char* to_string(NcclAlgo a) {
-  switch (a) {
-    case NcclAlgo::Ring: return "ring";
-    case NcclAlgo::Tree: return "tree";
-    case NcclAlgo::Nvls: return "nvls";
-    case NcclAlgo::CollNet: return "collnet";
-    case NcclAlgo::NvlsTree: return "nvls_tree";
-    case NcclAlgo::CollNetChain: return "collnet_chain";
-    case NcclAlgo::Pat: return "pat";
-  }
-  return "?";
-}
 
 namespace {
 

@@ -8,23 +8,6 @@
 
 namespace tutti {
 
-const char* to_string(CollAlgo a) {
-  switch (a) {
-    case CollAlgo::Ring: return "ring";
-    case CollAlgo::Tree: return "tree";
-    case CollAlgo::Nvls: return "nvls";
-    case CollAlgo::NvlsTree: return "nvls_tree";
-    case CollAlgo::CollNet: return "collnet_direct";
-    case CollAlgo::CollNetChain: return "collnet_chain";
-    case CollAlgo::Pat: return "pat";
-    case CollAlgo::Hierarchical: return "hierarchical (non-NCCL)";
-    case CollAlgo::Direct: return "direct";
-    case CollAlgo::Pairwise: return "pairwise";
-    case CollAlgo::Chain: return "chain";
-    case CollAlgo::P2P: return "p2p";
-  }
-  return "?";
-}
 
 bool is_nccl_algorithm(CollAlgo a) { return a != CollAlgo::Hierarchical; }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "slots.hpp"
+#include "tutti/sim/slots.hpp"
 #include "tutti/core/error.hpp"
 
 namespace tutti {

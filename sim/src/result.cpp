@@ -34,6 +34,7 @@ void to_json(nlohmann::json& j, const SimResult& r) {
            {"iterations", r.iterations},
            {"time_to_train_s", r.time_to_train_s},
            {"memory_per_gpu_bytes", r.memory_per_gpu_bytes}};
+  if (!r.approximations.empty()) j["approximations"] = r.approximations;
   // wall_s (the engine's own run time) is left out on purpose: the JSON is a result, byte-identical
   // across runs of the same inputs; the CLI prints the wall time on stderr.
   // MoE parts only where there are MoE layers (dense outputs keep their keys).

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "attribution.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/core/error.hpp"
 
 namespace tutti {

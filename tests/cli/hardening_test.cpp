@@ -196,7 +196,7 @@ TEST_CASE("hardening: golden outputs, fixtures and every golden run hold only fi
     CHECK_MESSAGE(non_finite_path(j) == "", f);
   }
   // The golden runs (tests/sim/simulate_test.cpp, tests/cli/simgrid_cli_test.cpp,
-  // tests/sim/plan_cli_test.cpp, tests/sim/validation_test.cpp) as the CLI writes them.
+  // tests/plan/plan_cli_test.cpp, tests/validation/validation_test.cpp) as the CLI writes them.
   const std::vector<std::vector<std::string>> runs = {
       {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "native"},
       {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "analytic"},

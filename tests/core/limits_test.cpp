@@ -30,9 +30,9 @@
 #include "tutti/exec/measurements.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/sim/facility.hpp"
-#include "tutti/sim/planner.hpp"
-#include "tutti/sim/validation.hpp"
+#include "tutti/facility/facility.hpp"
+#include "tutti/plan/planner.hpp"
+#include "tutti/validation/validation.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
 

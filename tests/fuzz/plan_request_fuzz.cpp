@@ -4,7 +4,7 @@
 #include "fuzz_common.hpp"
 #include "tutti/core/config.hpp"
 #include "tutti/core/json_text.hpp"
-#include "tutti/sim/planner.hpp"
+#include "tutti/plan/planner.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return tutti::fuzz::run(data, size, [](const std::string& text) {

@@ -10,7 +10,7 @@
 
 #include "fuzz_common.hpp"
 #include "tutti/core/json_text.hpp"
-#include "tutti/sim/validation.hpp"
+#include "tutti/validation/validation.hpp"
 
 namespace {
 

@@ -117,6 +117,44 @@ TEST_CASE("cli: report plan and render refuse a malformed plan, naming the file 
   }
 }
 
+// Each simulation inside a comparison is read through schemas/simulation_result.schema.json: a key
+// of the wrong type or a missing one is exit 2 naming where it sits (issue 23).
+TEST_CASE("cli: report render refuses a comparison whose simulation breaks its schema, naming the key") {
+  const json good = json::parse(slurp(src("tests/reports/fixtures/compare-two.json")));
+  const std::string dir = temp_dir();
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* key;
+  };
+  const Case cases[] = {
+      {"/architectures/0/simulation/breakdown/compute_s", "slow", "architectures.0.simulation.breakdown.compute_s"},
+      {"/architectures/1/simulation/facility/cost/capex_usd", -1, "architectures.1.simulation.facility.cost.capex_usd"},
+      {"/architectures/0/simulation/schema_version", 2, "architectures.0.simulation.schema_version"},
+      {"/architectures/0/oversubscription/points/1/simulation/iteration_time_s", 0,
+       "architectures.0.oversubscription.points.1.simulation.iteration_time_s"}};
+  auto saved = run_tutti({"report", "render", src("tests/reports/fixtures/compare-two.json"), "--format", "json"});
+  REQUIRE_MESSAGE(saved.rc == 0, saved.err);
+  for (const auto& c : cases) {
+    json bad = good;
+    bad[json::json_pointer(c.pointer)] = c.value;
+    const std::string file = dir + "/bad-compare.json";
+    std::ofstream(file) << bad.dump(1);
+    auto r = run_tutti({"report", "render", file, "--format", "md"});
+    CHECK_MESSAGE(r.rc == 2, c.pointer, " ", r.err);
+    CHECK_MESSAGE(r.err.find(c.key) != std::string::npos, c.key, " not named in: ", r.err);
+    CHECK(r.out.empty());
+  }
+  // A missing required key is named too.
+  json bad = good;
+  bad["architectures"][1]["simulation"].erase("lived");
+  std::ofstream(dir + "/bad-compare.json") << bad.dump(1);
+  auto r = run_tutti({"report", "render", dir + "/bad-compare.json", "--format", "md"});
+  CHECK_MESSAGE(r.rc == 2, r.err);
+  CHECK_MESSAGE(r.err.find("architectures.1.simulation") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("lived") != std::string::npos, r.err);
+}
+
 TEST_CASE(
     "cli: compare reports an infeasible layout on each cluster instead of drawing empty charts") {
   // Llama 3 8B with its default layout (pure DP) does not fit in an H100's memory on the SuperPOD,

@@ -1,4 +1,4 @@
-// The breakdown attribution the native and SimGrid engines share (sim/src/attribution.hpp):
+// The breakdown attribution the native and SimGrid engines share (sim/include/tutti/sim/attribution.hpp):
 // its rules on a hand-built two-stage timeline, and both engines giving the same breakdown term
 // by term (not only the same total) on pipelined iterations.
 #include <doctest/doctest.h>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "../../sim/src/attribution.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;

@@ -8,7 +8,7 @@
 
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run.hpp"
+#include "tutti/core/schema.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/compute_model.hpp"
@@ -54,6 +55,10 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   std::ifstream in(src("tests/sim/golden/simulate-tiny-gpt.json"));
   nlohmann::json expected = nlohmann::json::parse(in);
   CHECK(tutti::testing::json_diff(without_wall(j), without_wall(expected), 1e-6) == "");
+  // The output contract: schemas/simulation_result.schema.json (what report compare reads back).
+  const auto errors = validate_schema(load_schema(src("schemas/simulation_result.schema.json")), j);
+  CHECK_MESSAGE(errors.empty(), format_schema_errors(errors));
+  CHECK(j["schema_version"] == 1);
   // Breakdown adds up; the same command twice gives the same JSON.
   const auto& b = j["breakdown"];
   double sum = b["compute_s"].get<double>() + b["bubble_s"].get<double>() + b["other_s"].get<double>();
@@ -74,6 +79,24 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   CHECK(t.rc == 0);
   CHECK(t.out.find("MFU") != std::string::npos);
   CHECK(t.out.find("pipeline bubble") != std::string::npos);
+}
+
+TEST_CASE("simulate --json matches schemas/simulation_result.schema.json on every engine, MoE and routing") {
+  const nlohmann::json schema = load_schema(src("schemas/simulation_result.schema.json"));
+  const std::vector<std::vector<std::string>> runs = {
+      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json", "--engine",
+       "analytic"},
+      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json", "--engine",
+       "simgrid"},
+      {"--set", "fabric.routing=adaptive", "simulate", "-w", "models/mixtral-8x7b.json", "-c",
+       "topologies/dgx-h100-superpod-1su.json", "--json", "--parallel", "tp=4,pp=1,ep=8,zero=3", "--gpus", "256"}};
+  for (const auto& args : runs) {
+    auto r = run_tutti(args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const auto errors = validate_schema(schema, r.json());
+    const nlohmann::json cmd = args;
+    CHECK_MESSAGE(errors.empty(), cmd.dump(), ": ", format_schema_errors(errors));
+  }
 }
 
 TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs, trace") {

@@ -184,3 +184,39 @@ TEST_CASE("catalog: join of files read one by one is parse, with the same first 
     CHECK(outcome_join(files) == p);
   }
 }
+
+// Issue 23: the switch a fabric gets by default is a catalog fact of the NIC (nics.json "switch"),
+// not a speed threshold in code.
+TEST_CASE("catalog: every NIC names its default switch per transport it speaks, of that transport") {
+  const Catalog& c = Catalog::builtin();
+  for (const NicSpec& n : c.nics()) {
+    CAPTURE(n.id);
+    const double per_port = n.bandwidth_Bps / n.ports;
+    if (n.transport != "ethernet") {
+      REQUIRE(!n.ib_switch.empty());
+      const SwitchSpec& s = c.switch_(n.ib_switch);
+      CHECK(s.transport == "infiniband");
+      CHECK(s.port_bw_Bps >= per_port * (1 - 1e-9));
+    }
+    if (n.transport != "infiniband") {
+      REQUIRE(!n.eth_switch.empty());
+      const SwitchSpec& s = c.switch_(n.eth_switch);
+      CHECK(s.transport == "ethernet");
+      CHECK(s.port_bw_Bps >= per_port * (1 - 1e-9));
+    }
+  }
+  CHECK(c.nic("cx7-400g").ib_switch == "quantum-2-qm9700");
+  CHECK(c.nic("cx8-800g").ib_switch == "quantum-x800-q3400");
+  CHECK(c.nic("cx6-200g").ib_switch == "quantum-qm8700");
+  CHECK(c.nic("roce-400g").eth_switch == "spectrum-4-sn5600");
+  // A default switch that is not a switch of the catalog is an input error naming the key.
+  const std::string nic =
+      R"({"id":"n","name":"N","bandwidth":"400Gbps","latency":"1us","power":"1W","price":"$1","transport":"vpi",)"
+      R"("optic":"","switch":{"infiniband":"no-such-switch"},"source":"a test entry","estimates":[]})";
+  try {
+    Catalog::parse({{"nics.json", R"({"kind":"nic","entries":[)" + nic + "]}"}});
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("switch.infiniband") != std::string::npos);
+  }
+}

@@ -16,7 +16,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/simgrid_engine.hpp"
+#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;

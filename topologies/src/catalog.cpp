@@ -12,15 +12,6 @@ namespace tutti {
 
 using Json = nlohmann::json;
 
-const char* to_string(ScaleUp s) {
-  switch (s) {
-    case ScaleUp::NVSwitch: return "nvswitch";
-    case ScaleUp::Mesh: return "mesh";
-    case ScaleUp::PCIe: return "pcie";
-    case ScaleUp::SharedMemory: return "shared_memory";
-  }
-  return "?";
-}
 
 int SwitchSpec::radix_at(double link_bw_Bps) const {
   if (link_bw_Bps <= 0 || port_bw_Bps <= 0) return 0;
@@ -95,11 +86,7 @@ NodeSpec parse_node(Obj& e) {
   read_head(e, n);
   n.gpu = e.req("gpu").string();
   n.gpus = static_cast<int>(e.req("gpus").integer(1, 1024));
-  std::string s = e.req("scaleup").choice({"nvswitch", "mesh", "pcie", "shared_memory"});
-  n.scaleup = s == "nvswitch" ? ScaleUp::NVSwitch
-              : s == "mesh"   ? ScaleUp::Mesh
-              : s == "pcie"   ? ScaleUp::PCIe
-                              : ScaleUp::SharedMemory;
+  n.scaleup = e.req("scaleup").enumerator<ScaleUp>();
   Value dom = e.req("nvlink_domain_gpus");
   n.nvlink_domain_gpus = static_cast<int>(dom.integer(1, 4096));
   if (n.scaleup == ScaleUp::NVSwitch && n.nvlink_domain_gpus % n.gpus != 0)
@@ -131,6 +118,12 @@ NicSpec parse_nic(Obj& e) {
   n.price_usd = e.req("price").quantity(Dim::Money);
   n.transport = e.req("transport").choice({"infiniband", "ethernet", "vpi"});
   n.optic = e.req("optic").string();
+  if (auto sw = e.opt("switch")) {
+    Obj o = sw->obj();
+    n.ib_switch = o.string_or("infiniband", "");
+    n.eth_switch = o.string_or("ethernet", "");
+    o.done();
+  }
   return n;
 }
 
@@ -341,7 +334,11 @@ void Catalog::check_references() const {
                        "a node whose gpu is \"" + g.id + "\"");
     }
   }
-  for (const auto& n : c.nics_) check_ref(n.id, "optic", n.optic, "optic", true);
+  for (const auto& n : c.nics_) {
+    check_ref(n.id, "optic", n.optic, "optic", true);
+    check_ref(n.id, "switch.infiniband", n.ib_switch, "switch", true);
+    check_ref(n.id, "switch.ethernet", n.eth_switch, "switch", true);
+  }
   for (const auto& s : c.switches_) {
     check_ref(s.id, "optic", s.optic, "optic", true);
     check_ref(s.id, "cable", s.cable, "optic", false);

@@ -28,15 +28,6 @@ auto resolve(Value v, F lookup) -> decltype(lookup(std::string())) {
   }
 }
 
-FabricKind fabric_kind(const std::string& s) {
-  if (s == "none") return FabricKind::None;
-  if (s == "fat_tree") return FabricKind::FatTree;
-  if (s == "rail_optimized") return FabricKind::RailOptimized;
-  if (s == "dual_plane") return FabricKind::DualPlane;
-  if (s == "rail_only") return FabricKind::RailOnly;
-  if (s == "dragonfly") return FabricKind::Dragonfly;
-  return FabricKind::Torus;
-}
 
 void add_line(Bom& b, BomLine l, const std::vector<std::string>& estimates) {
   if (l.count <= 0) return;
@@ -109,18 +100,11 @@ void build_bom(Cluster& c) {
 
 }  // namespace
 
-std::string default_switch(const NicSpec& nic, const std::string& transport_kind, int planes) {
-  // Chosen by the NIC's generation; with several planes the switch runs its ports in breakout.
-  (void)planes;
-  const double g = nic.bandwidth_Bps * 8 / 1e9;
+std::string default_switch(const NicSpec& nic, const std::string& transport_kind) {
+  // The NIC's catalog entry names its generation's switch per transport (nics.json "switch"); with
+  // several planes the switch runs its ports in breakout.
   const bool eth = transport_kind == "roce" || nic.transport == "ethernet";
-  if (eth) {
-    if (g <= 25 + 1e-6) return "eth-tor-25g";
-    return "spectrum-4-sn5600";
-  }
-  if (g <= 200 + 1e-6) return "quantum-qm8700";
-  if (g <= 400 + 1e-6) return "quantum-2-qm9700";
-  return "quantum-x800-q3400";
+  return eth ? nic.eth_switch : nic.ib_switch;
 }
 
 Cluster parse_cluster(const Doc& doc) {
@@ -173,8 +157,7 @@ Cluster parse_cluster(const Doc& doc) {
   // Fabric.
   Obj fab = root.req("fabric").obj();
   FabricSpec& fs = c.fabric;
-  fs.kind = fabric_kind(
-      fab.req("kind").choice({"none", "fat_tree", "rail_optimized", "dual_plane", "rail_only", "dragonfly", "torus"}));
+  fs.kind = fab.req("kind").enumerator<FabricKind>();
   const bool clos = fs.kind == FabricKind::FatTree || fs.kind == FabricKind::RailOptimized ||
                     fs.kind == FabricKind::DualPlane || fs.kind == FabricKind::RailOnly;
   if (fs.kind == FabricKind::RailOnly && c.node.scaleup != ScaleUp::NVSwitch)
@@ -196,19 +179,21 @@ Cluster parse_cluster(const Doc& doc) {
       fab.req("link_speed").fail(fmt::format("at most the NIC bandwidth per plane ({})",
                                              detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
     {
-      const std::string r = fab.choice_or("routing", "ecmp", {"ecmp", "dmodk", "adaptive", "spray"});
-      fs.routing = r == "ecmp" ? Routing::Ecmp : r == "dmodk" ? Routing::DModK : r == "adaptive" ? Routing::Adaptive
-                                                                                                  : Routing::Spray;
+      fs.routing = fab.enumerator_or("routing", Routing::Ecmp);
       if (splits_flows(fs.routing) && !clos)
         fab.req("routing").fail(fmt::format("\"ecmp\" or \"dmodk\" on a {} fabric (adaptive routing and packet "
                                             "spraying are modelled on Clos fabrics: fat_tree, rail_optimized, "
                                             "dual_plane)",
                                             to_string(fs.kind)));
     }
-    std::string sw = default_switch(c.nic, tkind, fs.planes);
+    std::string sw = default_switch(c.nic, tkind);
     if (auto v = fab.opt("switch")) sw = resolve(*v, [&](const std::string& id) { return cat.switch_(id).id; });
     auto role = [&](const char* key) {
       if (auto v = fab.opt(key)) return resolve(*v, [&](const std::string& id) { return cat.switch_(id); });
+      if (sw.empty())  // a NIC (a user's own entry) without a default switch, and none named
+        throw InputError(fab.file(), (fab.path().empty() ? "" : fab.path() + ".") + "switch", "no switch named",
+                         fmt::format("a catalog switch id (NIC \"{}\" names no default {} switch)", c.nic.id,
+                                     tkind == "roce" || c.nic.transport == "ethernet" ? "ethernet" : "infiniband"));
       return cat.switch_(sw);
     };
     c.leaf_switch = role(clos ? "leaf_switch" : "router");

@@ -6,28 +6,7 @@
 
 namespace tutti {
 
-const char* to_string(FabricKind k) {
-  switch (k) {
-    case FabricKind::None: return "none";
-    case FabricKind::FatTree: return "fat_tree";
-    case FabricKind::RailOptimized: return "rail_optimized";
-    case FabricKind::DualPlane: return "dual_plane";
-    case FabricKind::RailOnly: return "rail_only";
-    case FabricKind::Dragonfly: return "dragonfly";
-    case FabricKind::Torus: return "torus";
-  }
-  return "?";
-}
 
-const char* to_string(Routing r) {
-  switch (r) {
-    case Routing::Ecmp: return "ecmp";
-    case Routing::DModK: return "dmodk";
-    case Routing::Adaptive: return "adaptive";
-    case Routing::Spray: return "spray";
-  }
-  return "?";
-}
 
 namespace detail {
 namespace {

@@ -3,32 +3,9 @@
 #include "tutti/core/error.hpp"
 
 namespace tutti {
-const char* to_string(Tier t) {
-  switch (t) {
-    case Tier::NVLink: return "nvlink";
-    case Tier::PCIe: return "pcie";
-    case Tier::Access: return "access";
-    case Tier::LeafSpine: return "leaf_spine";
-    case Tier::SpineCore: return "spine_core";
-    case Tier::Local: return "local";
-    case Tier::Global: return "global";
-    case Tier::Torus: return "torus";
-  }
-  return "?";
-}
 }  // namespace tutti
 
 namespace tutti {
-const char* to_string(DeviceKind k) {
-  switch (k) {
-    case DeviceKind::GPU: return "gpu";
-    case DeviceKind::NVSwitch: return "nvswitch";
-    case DeviceKind::NIC: return "nic";
-    case DeviceKind::Switch: return "switch";
-    case DeviceKind::Host: return "host";
-  }
-  return "?";
-}
 
 double Topology::path_latency_s(const std::vector<std::uint32_t>& path) const {
   double t = 0;

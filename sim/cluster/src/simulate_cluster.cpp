@@ -14,7 +14,7 @@
 #include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti {

@@ -11,7 +11,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cluster_detail {

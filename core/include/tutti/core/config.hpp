@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // Strict configuration reader (docs/style.md habit 3). Every input file (workload, cluster, catalog,
 // calibration profile, plan request) is read through these views, which:
 //   * name the file and the key path in every error (`cluster.json: fabric.spine.radix: got 0,
@@ -81,6 +82,16 @@ class Value {
   bool boolean() const;
   /// A string that must be one of `options`.
   std::string choice(std::initializer_list<std::string_view> options) const;
+  std::string choice(const std::string_view* options, std::size_t n) const;  ///< The same, from an array.
+  /// One of a table-declared enum's names (core/enum.hpp), as that enumerator; else InputError
+  /// listing the names. The one way an input file names an enumerator.
+  template <TableEnum E>
+  E enumerator() const {
+    constexpr auto& names = EnumTable<E>::names;
+    std::array<std::string_view, names.size()> opts{};
+    for (std::size_t i = 0; i < names.size(); ++i) opts[i] = names[i];
+    return *parse_enum<E>(choice(opts.data(), opts.size()));
+  }
   /// A quantity string with units ("400Gbps"), converted to SI, checked against [min, max].
   /// Plain numbers are rejected: units are required.
   double quantity(Dim d, double min = 0.0,
@@ -119,6 +130,11 @@ class Obj {
                           std::int64_t max);
   std::string string_or(std::string_view key, std::string dflt);
   bool boolean_or(std::string_view key, bool dflt);
+  template <TableEnum E>
+  E enumerator_or(std::string_view key, E dflt) {
+    auto v = opt(key);
+    return v ? v->template enumerator<E>() : dflt;
+  }
   std::string choice_or(std::string_view key, std::string dflt,
                         std::initializer_list<std::string_view> options);
   double quantity_or(std::string_view key, Dim d, double dflt, double min = 0.0,

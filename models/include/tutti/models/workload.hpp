@@ -15,14 +15,13 @@
 
 namespace tutti {
 
-enum class ModelFamily : std::uint8_t {
-  Transformer,  ///< Decoder-only LM (GPT, Llama, Mixtral, DeepSeek): causal attention, LM head.
-  Encoder,      ///< BERT-style encoder: bidirectional attention, MLM head, pooler.
-  ViT,          ///< Vision transformer: patch embedding GEMM, bidirectional attention, class head.
-  ResNet,       ///< ResNet (bottleneck blocks); convolutions counted as im2col GEMMs.
-  DLRM,         ///< Recommendation: embedding tables (table-wise sharded), bottom/top MLPs.
-};
-const char* to_string(ModelFamily f);
+/// Transformer: decoder-only LM (GPT, Llama, Mixtral, DeepSeek), causal attention, LM head;
+/// Encoder: BERT-style, bidirectional attention, MLM head, pooler; ViT: vision transformer, patch
+/// embedding GEMM, bidirectional attention, class head; ResNet: bottleneck blocks, convolutions
+/// counted as im2col GEMMs; DLRM: recommendation, embedding tables (table-wise sharded), MLPs.
+#define TUTTI_MODEL_FAMILY_VALUES(X) \
+  X(Transformer, "transformer") X(Encoder, "encoder") X(ViT, "vit") X(ResNet, "resnet") X(DLRM, "dlrm")
+TUTTI_ENUM(ModelFamily, std::uint8_t, TUTTI_MODEL_FAMILY_VALUES);
 
 enum class Optimizer : std::uint8_t { Adam, SGD };
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // The calibration profile: every parameter of tutti's compute, network and collective models in
 // one place, so that measurements (`tutti calibrate`, issue 9) can replace the published defaults.
 //
@@ -99,13 +100,17 @@ struct TierModel {
   std::vector<std::string> measured_on;  ///< GPU ids whose links' measurements set it ("measured_on").
 };
 
-enum class NcclProto : std::uint8_t { LL, LL128, Simple };
+#define TUTTI_NCCL_PROTO_VALUES(X) X(LL, "ll") X(LL128, "ll128") X(Simple, "simple")
+TUTTI_ENUM(NcclProto, std::uint8_t, TUTTI_NCCL_PROTO_VALUES);
 constexpr int kNumProtos = 3;
 /// NCCL's algorithms (src/graph/tuning.cc, NCCL_NUM_ALGORITHMS): ring, (double binary) tree,
 /// NVLS (NVSwitch in-switch reduction), CollNet direct (SHARP in-network reduction, keyed
 /// "collnet"), NVLS tree (NVLS inside each NVLink domain, trees across them), CollNet chain and
 /// PAT (parallel aggregated trees, all-gather / reduce-scatter with one GPU per node).
-enum class NcclAlgo : std::uint8_t { Ring, Tree, Nvls, CollNet, NvlsTree, CollNetChain, Pat };
+#define TUTTI_NCCL_ALGO_VALUES(X)                                                              \
+  X(Ring, "ring") X(Tree, "tree") X(Nvls, "nvls") X(CollNet, "collnet") X(NvlsTree, "nvls_tree") \
+  X(CollNetChain, "collnet_chain") X(Pat, "pat")
+TUTTI_ENUM(NcclAlgo, std::uint8_t, TUTTI_NCCL_ALGO_VALUES);
 constexpr int kNumNcclAlgos = 7;
 /// Hardware class of a step (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class NcclHw : std::uint8_t { NVLink, PCI, Net };
@@ -216,8 +221,7 @@ CalibrationProfile parse_calibration(const std::string& text, const std::string&
 /// The profile in the file format above (round-trips through parse_calibration).
 void to_json(nlohmann::json& j, const CalibrationProfile& p);
 
-const char* to_string(NcclProto p);
-const char* to_string(NcclAlgo a);
+// to_string / parse_enum for NcclProto and NcclAlgo come from their tables (core/enum.hpp).
 
 /// One value of the compute or collective model that device `gpu` takes from a generic default:
 /// neither the device's own override nor a microbenchmark of that device stands behind it.

@@ -85,12 +85,11 @@ namespace tutti {
 /// NCCL's algorithms (Ring, Tree, Nvls, NvlsTree, CollNet = CollNet direct, CollNetChain, Pat;
 /// Chain is NCCL's ring broadcast), tutti's all-to-all and p2p schedules (what NCCL's send/recv
 /// groups do), and Hierarchical, which NCCL does not have (opt-in: "non_nccl_algorithms").
-enum class CollAlgo : std::uint8_t {
-  Ring, Tree, Nvls, NvlsTree, CollNet, CollNetChain, Pat, Hierarchical, Direct, Pairwise, Chain, P2P
-};
-/// "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat",
-/// "hierarchical (non-NCCL)", "direct", "pairwise", "chain", "p2p".
-const char* to_string(CollAlgo a);
+#define TUTTI_COLL_ALGO_VALUES(X)                                                                 \
+  X(Ring, "ring") X(Tree, "tree") X(Nvls, "nvls") X(NvlsTree, "nvls_tree") X(CollNet, "collnet_direct") \
+  X(CollNetChain, "collnet_chain") X(Pat, "pat") X(Hierarchical, "hierarchical (non-NCCL)")         \
+  X(Direct, "direct") X(Pairwise, "pairwise") X(Chain, "chain") X(P2P, "p2p")
+TUTTI_ENUM(CollAlgo, std::uint8_t, TUTTI_COLL_ALGO_VALUES);  // to_string from the table
 /// False for algorithms NCCL does not have (Hierarchical).
 bool is_nccl_algorithm(CollAlgo a);
 

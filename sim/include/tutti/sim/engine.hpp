@@ -89,6 +89,16 @@ struct ProgramSimOptions {
   double tokens_to_train = 0;   ///< For time_to_train_s (0: use samples_to_train).
   double samples_to_train = 0;
   int max_bottleneck_links = 10;
+  /// Native engine: one timeline per data-parallel replica instead of one per group of replicas
+  /// that meet the same link loads (the groups are exact; this is the reference tests compare to).
+  bool per_replica = false;
+  /// Native engine: refine the replica groups by the flows of collectives over DP-like groups too
+  /// (those join every replica of a stage). Provably per-replica exact, but it sets apart almost
+  /// every replica of a large fabric; by default they are left out (engine.cpp, replica_groups).
+  bool strict_replica_groups = false;
+  /// Native engine: when set, receives the number of timelines per rank class it ran (replica
+  /// groups: 1 when every replica meets the same contention, up to dp).
+  int* replica_timelines = nullptr;
   /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
   /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
   ProgressFn progress;

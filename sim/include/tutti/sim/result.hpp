@@ -52,6 +52,9 @@ struct SimResult {
   // Per-stream busy time of the busiest rank class (for power models), seconds per iteration.
   double gemm_busy_s = 0, memory_busy_s = 0, comm_busy_s = 0;
   double wall_s = 0;  ///< Wall-clock time the engine took.
+  /// Approximations the engine made in this run, each with what bounds it (empty: none). JSON key
+  /// `approximations` only when not empty.
+  std::vector<std::string> approximations;
 };
 
 /// JSON with keys iteration_time_s, tokens_per_s_per_gpu, samples_per_s, tflops_per_gpu, mfu,

@@ -136,7 +136,8 @@ nlohmann::json cluster_document(const ClusterParams& p);
 /// diameter, cables, transceivers, bom, network_capex_usd, network_power_W, ...
 nlohmann::json to_json(const Cluster& c);
 
-/// The default scale-out switch id for a NIC and transport (InputError if none fits).
-std::string default_switch(const NicSpec& nic, const std::string& transport_kind, int planes);
+/// The default scale-out switch id for a NIC and transport: the NIC's catalog "switch" entry ("" when
+/// it names none; the cluster must then name fabric.switch).
+std::string default_switch(const NicSpec& nic, const std::string& transport_kind);
 
 }  // namespace tutti

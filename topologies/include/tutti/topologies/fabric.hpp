@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // Fabric generators: the scale-out network of a cluster, built from parameters into a Topology
 // (devices, directed links, routing formula) plus the derived facts the bill of materials and
 // the reports need (switch counts per tier, ports in use, cables, bisection, diameter).
@@ -37,10 +38,14 @@
 
 namespace tutti {
 
-enum class FabricKind { None, FatTree, RailOptimized, DualPlane, Dragonfly, Torus, RailOnly };
-const char* to_string(FabricKind k);  ///< "none", "fat_tree", "rail_optimized", ...
-enum class Routing { Ecmp, DModK, Adaptive, Spray };
-const char* to_string(Routing r);     ///< "ecmp", "dmodk", "adaptive", "spray"
+#define TUTTI_FABRIC_KIND_VALUES(X)                                                                  \
+  X(None, "none") X(FatTree, "fat_tree") X(RailOptimized, "rail_optimized") X(DualPlane, "dual_plane") \
+  X(RailOnly, "rail_only") X(Dragonfly, "dragonfly") X(Torus, "torus")
+TUTTI_ENUM(FabricKind, int, TUTTI_FABRIC_KIND_VALUES);
+// to_string / parse_enum for FabricKind and Routing come from their tables (core/enum.hpp):
+// "none", "fat_tree", "rail_optimized", ...; "ecmp", "dmodk", "adaptive", "spray".
+#define TUTTI_ROUTING_VALUES(X) X(Ecmp, "ecmp") X(DModK, "dmodk") X(Adaptive, "adaptive") X(Spray, "spray")
+TUTTI_ENUM(Routing, int, TUTTI_ROUTING_VALUES);
 /// True for the routings that split a flow over its equal-cost paths (Adaptive, Spray).
 inline bool splits_flows(Routing r) { return r == Routing::Adaptive || r == Routing::Spray; }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // Hardware catalog entries, in SI units. Loaded from topologies/catalog/*.json (embedded in the
 // binary at build time), where every entry cites its source and lists which of its fields are
 // estimates. Field names carry their unit (`_Bps` bytes/s per direction, `_W` watts, `_s`
@@ -33,13 +34,13 @@ struct GpuSpec {
 };
 
 /// How the GPUs of one node (or NVLink domain) talk to each other.
-enum class ScaleUp {
-  NVSwitch,      ///< Non-blocking switch (NVSwitch); one switch device per NVLink domain.
-  Mesh,          ///< Direct GPU-GPU links, fully connected (xGMI, Gaudi RoCE, NVLink mesh).
-  PCIe,          ///< Through the host PCIe tree (one root device per node).
-  SharedMemory,  ///< CPU ranks of one host sharing memory (the "cpu-node" for local MPI runs).
-};
-const char* to_string(ScaleUp s);
+/// NVSwitch: non-blocking switch, one switch device per NVLink domain; Mesh: direct GPU-GPU links,
+/// fully connected (xGMI, Gaudi RoCE, NVLink mesh); PCIe: through the host PCIe tree (one root
+/// device per node); SharedMemory: CPU ranks of one host sharing memory (the "cpu-node" for local
+/// MPI runs).
+#define TUTTI_SCALE_UP_VALUES(X) \
+  X(NVSwitch, "nvswitch") X(Mesh, "mesh") X(PCIe, "pcie") X(SharedMemory, "shared_memory")
+TUTTI_ENUM(ScaleUp, int, TUTTI_SCALE_UP_VALUES);
 
 struct NodeSpec {
   std::string id, name, gpu;    ///< gpu: GpuSpec id.
@@ -71,6 +72,9 @@ struct NicSpec {
   double power_W = 0, price_usd = 0;
   std::string transport;     ///< "infiniband", "ethernet" or "vpi" (either).
   std::string optic;         ///< Default OpticSpec id for its cage ("" = integrated cable).
+  /// The switch a fabric on this NIC uses unless the cluster names one (catalog "switch", per
+  /// transport; "" = none stated: the cluster must name its switch).
+  std::string ib_switch, eth_switch;
   std::string source;
   std::vector<std::string> estimates;
 };

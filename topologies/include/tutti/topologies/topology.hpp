@@ -1,4 +1,5 @@
 #pragma once
+#include "tutti/core/enum.hpp"
 // The cluster as a graph of devices and directed links, with routing as a formula (no graph
 // search on big fabrics). Engines route every flow through Topology::route.
 #include <cstdint>
@@ -11,21 +12,17 @@ namespace tutti {
 /// GPU: an accelerator (device id == GPU index == rank). NVSwitch: one per NVLink domain (the
 /// node's NVSwitch chips act as one non-blocking crossbar). NIC: a scale-out NIC. Switch: a
 /// fabric switch or router. Host: a node's PCIe root / shared-memory bus (PCIe-tree and CPU nodes).
-enum class DeviceKind : std::uint8_t { GPU, NVSwitch, NIC, Switch, Host };
-const char* to_string(DeviceKind k);
+#define TUTTI_DEVICE_KIND_VALUES(X) X(GPU, "gpu") X(NVSwitch, "nvswitch") X(NIC, "nic") X(Switch, "switch") X(Host, "host")
+TUTTI_ENUM(DeviceKind, std::uint8_t, TUTTI_DEVICE_KIND_VALUES);
 
 /// Link tiers, for reporting utilisation hot spots and bills of materials.
-enum class Tier : std::uint8_t {
-  NVLink,     ///< GPU <-> NVSwitch (or GPU <-> GPU in a mesh)
-  PCIe,       ///< GPU <-> NIC inside a node
-  Access,     ///< NIC <-> leaf switch
-  LeafSpine,  ///< leaf <-> spine
-  SpineCore,  ///< spine <-> core (3-tier)
-  Local,      ///< dragonfly intra-group
-  Global,     ///< dragonfly inter-group
-  Torus,      ///< torus neighbour link
-};
-const char* to_string(Tier t);
+/// NVLink: GPU <-> NVSwitch (or GPU <-> GPU in a mesh); PCIe: GPU <-> NIC inside a node; Access:
+/// NIC <-> leaf switch; LeafSpine: leaf <-> spine; SpineCore: spine <-> core (3-tier); Local and
+/// Global: dragonfly intra- and inter-group; Torus: torus neighbour link.
+#define TUTTI_TIER_VALUES(X)                                                                      \
+  X(NVLink, "nvlink") X(PCIe, "pcie") X(Access, "access") X(LeafSpine, "leaf_spine")              \
+  X(SpineCore, "spine_core") X(Local, "local") X(Global, "global") X(Torus, "torus")
+TUTTI_ENUM(Tier, std::uint8_t, TUTTI_TIER_VALUES);
 
 struct Device {
   DeviceKind kind;

@@ -21,7 +21,7 @@
 
 #include "tutti/serve/config.hpp"
 #include "tutti/serve/step_model.hpp"
-#include "tutti/sim/facility.hpp"
+#include "tutti/facility/facility.hpp"
 
 namespace tutti {
 struct Cluster;

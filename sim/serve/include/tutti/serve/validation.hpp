@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tutti/sim/validation.hpp"
+#include "tutti/validation/validation.hpp"
 
 namespace tutti::serve {
 
