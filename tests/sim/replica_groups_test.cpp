@@ -73,7 +73,7 @@ TEST_CASE("replica groups: ECMP on 8,192 GPUs (2:1), grouped timelines equal the
   same(g.r, each.r);
 }
 
-TEST_CASE("replica groups: d-mod-k routing on 8,192 GPUs (1:1): one timeline; the strict grouping agrees") {
+TEST_CASE("replica groups: d-mod-k routing on 8,192 GPUs (1:1): one timeline, and the strict grouping agrees") {
   // Every replica's transfers meet the same loads: one timeline per class. The strict grouping,
   // which also refines by the DP collectives' flows (they cross the transfers' links at different
   // places for different replicas), sets replicas apart; all three give the same iteration.
