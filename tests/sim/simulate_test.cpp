@@ -88,12 +88,17 @@ TEST_CASE("simulate --json matches schemas/simulation_result.schema.json on ever
        "analytic"},
       {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json", "--engine",
        "simgrid"},
-      {"--set", "fabric.routing=adaptive", "simulate", "-w", "models/mixtral-8x7b.json", "-c",
-       "topologies/dgx-h100-superpod-1su.json", "--json", "--parallel", "tp=4,pp=1,ep=8,zero=3", "--gpus", "256"}};
+      {"simulate", "-w", "models/qwen3-30b-a3b.json", "-c", "topologies/dgx-h100-superpod-1su.json", "--json",
+       "--parallel", "tp=1,pp=1,ep=8,zero=3", "--gpus", "32"},
+      {"--set", "fabric.routing=adaptive", "simulate", "-w", "models/tiny-gpt.json", "-c",
+       "topologies/dgx-h100-superpod-1su.json", "--json", "--gpus", "32"}};
   for (const auto& args : runs) {
     auto r = run_tutti(args);
     REQUIRE_MESSAGE(r.rc == 0, r.err);
-    const auto errors = validate_schema(schema, r.json());
+    const nlohmann::json j = r.json();
+    if (args[0] == "--set") CHECK(j["routing"] == "adaptive");
+    if (args[2].find("qwen3") != std::string::npos) CHECK(j["breakdown"].contains("moe_busy_s"));
+    const auto errors = validate_schema(schema, j);
     const nlohmann::json cmd = args;
     CHECK_MESSAGE(errors.empty(), cmd.dump(), ": ", format_schema_errors(errors));
   }
