@@ -10,7 +10,7 @@
 #       # CI (.ci/run): reuse the tree scripts/sanitize.sh built (clang, -DTUTTI_FUZZ=ON, which
 #       # holds the suite and the fuzz targets), so CI compiles the sanitizer build once.
 #       # --ci is reproducible: fixed seed (-seed=1), a fixed number of executions per target
-#       # (about 20 s each on a 2-core machine) and a fresh corpus, so the same commit fuzzes the
+#       # (about 40 s each on a 2-core machine) and a fresh corpus, so the same commit fuzzes the
 #       # same inputs everywhere: a run that passes here passes in CI, and a CI finding replays.
 # Figures (executions, coverage, corpus, findings) go to <build-dir>/fuzz-stats.tsv.
 set -euo pipefail
@@ -83,13 +83,12 @@ fi
 stats="$bdir/fuzz-stats.tsv"
 echo -e "target\tseconds\texecutions\texec_per_s\tcoverage_edges\tfeatures\tcorpus_files\tfindings" > "$stats"
 status=0
-# --ci: executions per target, about 20 s each under ASan + UBSan on this project's 2-core
+# --ci: executions per target, about 40 s each under ASan + UBSan on this project's 2-core
 # machine (bench/fuzz.md); the targets' speeds differ by 1000x, so one count does not fit all.
-# The catalog target reads only the replaced file per input since it went 18x faster (49 -> 878
-# exec/s): 20000, not 1000.
-declare -A ci_runs=([workload]=40000 [cluster]=25000 [catalog]=20000 [calibration]=10000
-  [plan_request]=60000 [validation_cases]=80 [measurements]=80000 [result_documents]=25000
-  [job_traces]=60000)
+# (The catalog target reads only the replaced file per input since it went 18x faster.)
+declare -A ci_runs=([workload]=160000 [cluster]=40000 [catalog]=60000 [calibration]=50000
+  [plan_request]=300000 [validation_cases]=320 [measurements]=320000 [result_documents]=75000
+  [job_traces]=300000)
 for k in "${kinds[@]}"; do
   corpus="$bdir/corpus/$k"
   findings="$bdir/findings/$k"
