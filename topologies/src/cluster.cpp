@@ -28,7 +28,6 @@ auto resolve(Value v, F lookup) -> decltype(lookup(std::string())) {
   }
 }
 
-
 void add_line(Bom& b, BomLine l, const std::vector<std::string>& estimates) {
   if (l.count <= 0) return;
   l.estimate = std::find(estimates.begin(), estimates.end(), "price") != estimates.end();
@@ -100,11 +99,17 @@ void build_bom(Cluster& c) {
 
 }  // namespace
 
+namespace {
+// Which of the NIC's default switches a fabric takes: Ethernet for RoCE or an Ethernet-only NIC.
+bool ethernet_switch(const NicSpec& nic, const std::string& transport_kind) {
+  return transport_kind == "roce" || nic.transport == "ethernet";
+}
+}  // namespace
+
 std::string default_switch(const NicSpec& nic, const std::string& transport_kind) {
   // The NIC's catalog entry names its generation's switch per transport (nics.json "switch"); with
   // several planes the switch runs its ports in breakout.
-  const bool eth = transport_kind == "roce" || nic.transport == "ethernet";
-  return eth ? nic.eth_switch : nic.ib_switch;
+  return ethernet_switch(nic, transport_kind) ? nic.eth_switch : nic.ib_switch;
 }
 
 Cluster parse_cluster(const Doc& doc) {
@@ -193,7 +198,7 @@ Cluster parse_cluster(const Doc& doc) {
       if (sw.empty())  // a NIC (a user's own entry) without a default switch, and none named
         throw InputError(fab.file(), (fab.path().empty() ? "" : fab.path() + ".") + "switch", "no switch named",
                          fmt::format("a catalog switch id (NIC \"{}\" names no default {} switch)", c.nic.id,
-                                     tkind == "roce" || c.nic.transport == "ethernet" ? "ethernet" : "infiniband"));
+                                     ethernet_switch(c.nic, tkind) ? "ethernet" : "infiniband"));
       return cat.switch_(sw);
     };
     c.leaf_switch = role(clos ? "leaf_switch" : "router");

@@ -39,8 +39,8 @@ SyntheticSpec parse_synthetic(const std::string& text) {
     };
     if (key == "jobs") s.jobs = static_cast<int>(num(1, 1e7));
     else if (key == "span") s.span_s = time();
-    else if (key == "min_gpus") s.min_gpus = static_cast<int>(num(1, 1 << 24));
-    else if (key == "max_gpus") s.max_gpus = static_cast<int>(num(1, 1 << 24));
+    else if (key == "min_gpus") s.min_gpus = static_cast<int>(num(1, kMaxJobGpus));
+    else if (key == "max_gpus") s.max_gpus = static_cast<int>(num(1, kMaxJobGpus));
     else if (key == "median") s.median_s = time();
     else if (key == "sigma") s.sigma = num(0, 5);
     else if (key == "max_duration") s.max_duration_s = time();

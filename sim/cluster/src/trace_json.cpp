@@ -68,16 +68,16 @@ JobList read_job_json(const std::string& text, const std::string& file) {
       if (has_it == has_tok) jobs.at(i).fail("exactly one of \"iterations\" or \"tokens\" with a workload");
       if (has_it) j.work.iterations = o.req("iterations").number(1, 1e15);
       else j.work.tokens = o.req("tokens").quantity(Dim::Count, 1);
-      j.gpus = static_cast<int>(o.integer_or("gpus", 0, 1, 1 << 24));  // 0: the layout's GPUs
+      j.gpus = static_cast<int>(o.integer_or("gpus", 0, 1, kMaxJobGpus));  // 0: the layout's GPUs
       for (const char* k : {"min_gpus", "max_gpus"})
         if (o.has(k)) o.req(k).fail("absent on a workload job (elastic jobs are fixed-duration jobs; a workload job runs on its layout's GPUs)");
     } else {
       j.work.duration_s = o.req("duration").quantity(Dim::Time, 1e-9);
       j.work.comm_fraction = o.number_or("comm_fraction", 0.0, 0.0, 1.0);
-      j.gpus = static_cast<int>(o.req("gpus").integer(1, 1 << 24));
+      j.gpus = static_cast<int>(o.req("gpus").integer(1, kMaxJobGpus));
       if (o.has("min_gpus") || o.has("max_gpus")) {
         j.min_gpus = static_cast<int>(o.integer_or("min_gpus", j.gpus, 1, j.gpus));
-        j.max_gpus = static_cast<int>(o.integer_or("max_gpus", j.gpus, j.gpus, 1 << 24));
+        j.max_gpus = static_cast<int>(o.integer_or("max_gpus", j.gpus, j.gpus, kMaxJobGpus));
       }
     }
     o.done();

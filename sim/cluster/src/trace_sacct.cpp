@@ -153,7 +153,7 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
     if (gpus < 0 && c_req >= 0) gpus = tres_gpus(f[c_req]);
     if (gpus < 0 && c_nodes >= 0 && !f[c_nodes].empty()) {
       long long n;
-      if (!to_int(f[c_nodes], n) || n < 0 || n > (1 << 24))
+      if (!to_int(f[c_nodes], n) || n < 0 || n > kMaxJobGpus)
         throw InputError(file, fmt::format("line {}, NNodes", line_no), fmt::format("\"{}\"", f[c_nodes]),
                          "a node count");
       gpus = n * gpus_per_node;
@@ -161,8 +161,9 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
     if (gpus < 0)
       throw InputError(file, fmt::format("line {}", line_no), "no gres/gpu in AllocTRES/ReqTRES and no NNodes",
                        "a GPU count (gres/gpu=N)");
-    if (gpus > (1 << 24))  // the cluster simulator's job-size limit (trace_json.cpp); also no int overflow below
-      throw InputError(file, fmt::format("line {}", line_no), fmt::format("{} GPUs", gpus), "at most 16777216 GPUs");
+    if (gpus > kMaxJobGpus)  // also no int overflow below
+      throw InputError(file, fmt::format("line {}", line_no), fmt::format("{} GPUs", gpus),
+                       fmt::format("at most {} GPUs", kMaxJobGpus));
     if (gpus == 0 || end <= start) {  // CPU-only job, or ran for no time
       ++out.skipped;
       continue;

@@ -19,7 +19,6 @@ constexpr const char* kFieldNames[18] = {
     "average CPU time", "used memory", "requested processors", "requested time",
     "requested memory", "status", "user id", "group id", "executable number", "queue number",
     "partition number", "preceding job", "think time"};
-constexpr double kMaxGpus = 1 << 24;  // the cluster simulator's job-size limit (trace_json.cpp)
 
 // An SWF id as text: integers print as integers at any magnitude (no cast, so
 // 1e116 is "1e+116", never undefined behaviour); fractions keep their digits.
@@ -77,10 +76,10 @@ JobList read_swf(const std::string& text, const std::string& file, int processor
       continue;
     }
     const double gpus = std::ceil(procs / processors_per_gpu);
-    if (gpus > kMaxGpus)
+    if (gpus > kMaxJobGpus)
       throw InputError(file, fmt::format("line {}, field {} ({})", line_no, f[4] > 0 ? 5 : 8, kFieldNames[f[4] > 0 ? 4 : 7]),
                        fmt::format("{} processors ({} GPUs)", procs, gpus),
-                       fmt::format("at most {} GPUs at {} processors per GPU", kMaxGpus, processors_per_gpu));
+                       fmt::format("at most {} GPUs at {} processors per GPU", kMaxJobGpus, processors_per_gpu));
     JobSpec j;
     j.id = id_text(f[0]);
     j.submit_s = submit;

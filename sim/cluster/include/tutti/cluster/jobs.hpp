@@ -24,6 +24,10 @@
 
 namespace tutti {
 
+/// The largest job any trace reader accepts, in GPUs (2^24): one limit for SWF, sacct, the JSON
+/// job list and the synthetic generator, checked before a size reaches an int.
+inline constexpr int kMaxJobGpus = 1 << 24;
+
 /// A job's runtime source: a workload + layout trained for a number of iterations (timed by
 /// tutti's own simulator for the placement it gets), or a fixed solo duration from a trace.
 struct JobWork {
