@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   double full = std::chrono::duration<double>(t1 - t0).count();
   double fast = std::chrono::duration<double>(t2 - t1).count();
   std::printf("program path (expand_program + analytic_job): %.4f s per configuration\n", full);
-  std::printf("analytic_iteration: %ld configurations in %.3f s = %.0f configurations/s (checksum %.3f)\n", n,
-              fast, n / fast, sum / n);
+  std::printf(
+      "analytic_iteration: %ld configurations in %.3f s = %.0f configurations/s (checksum %.3f)\n",
+      n, fast, n / fast, sum / n);
   return 0;
 }

@@ -29,7 +29,8 @@ double cpu_s() {  // this process and its waited-for children (the SimGrid run i
   for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
     rusage ru{};
     getrusage(who, &ru);
-    t += ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    t += ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
   }
   return t;
 }
@@ -57,8 +58,8 @@ int main(int argc, char** argv) {
     CollectiveContext ctx = make_collective_context(*c.topology, prof, false, false);
     std::vector<int> all(gpus);
     for (int i = 0; i < gpus; ++i) all[i] = i;
-    const CollectivePlan plan =
-        plan_collective_with(Coll::AllReduce, 1073741824.0, all, ctx, CollAlgo::Ring, NcclProto::Simple);
+    const CollectivePlan plan = plan_collective_with(Coll::AllReduce, 1073741824.0, all, ctx,
+                                                     CollAlgo::Ring, NcclProto::Simple);
     for (const auto& ph : plan.phases) flows += static_cast<double>(ph.flows.size()) * ph.repeat;
     if (engine == "native") {
       sim_s = simulate_collectives({plan}, *c.topology, prof);
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = cpu_s() - c0;
-  std::printf("%s %s %d %.9e %.4f %.0f %.4f\n", engine.c_str(), kase.c_str(), gpus, sim_s, wall, flows, cpu);
+  std::printf("%s %s %d %.9e %.4f %.0f %.4f\n", engine.c_str(), kase.c_str(), gpus, sim_s, wall,
+              flows, cpu);
   return 0;
 }

@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
              std::string(TUTTI_SOURCE_DIR) + "/topologies/dragonfly.json",
              std::string(TUTTI_SOURCE_DIR) + "/topologies/torus.json"};
   tutti::Catalog::builtin();  // parse the embedded catalog once, outside the timings
-  std::printf("%-32s %8s %9s %9s %10s %12s %10s %8s\n", "cluster", "gpus", "devices", "links", "build_ms",
-              "routes/s", "ns/route", "avg_len");
+  std::printf("%-32s %8s %9s %9s %10s %12s %10s %8s\n", "cluster", "gpus", "devices", "links",
+              "build_ms", "routes/s", "ns/route", "avg_len");
   for (const auto& f : files) {
     double best_ms = 1e300;
     tutti::Cluster c;
@@ -54,15 +54,16 @@ int main(int argc, char** argv) {
     std::uint64_t total_len = 0, checksum = 0;
     auto t0 = Clock::now();
     for (int i = 0; i < kFlows; ++i) {
-      t.route(static_cast<int>(src[i]), static_cast<int>(dst[i]), static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL,
-              path);
+      t.route(static_cast<int>(src[i]), static_cast<int>(dst[i]),
+              static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL, path);
       total_len += path.size();
       checksum += path.empty() ? 0 : path[path.size() / 2];
     }
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::string name = f.substr(f.find_last_of('/') + 1);
-    std::printf("%-32s %8d %9zu %9zu %10.2f %12.3g %10.1f %8.2f\n", name.c_str(), G, t.devices().size(),
-                t.links().size(), best_ms, kFlows / s, s / kFlows * 1e9, static_cast<double>(total_len) / kFlows);
+    std::printf("%-32s %8d %9zu %9zu %10.2f %12.3g %10.1f %8.2f\n", name.c_str(), G,
+                t.devices().size(), t.links().size(), best_ms, kFlows / s, s / kFlows * 1e9,
+                static_cast<double>(total_len) / kFlows);
     if (checksum == 42) std::printf(" ");  // keep the loop observable
   }
   return 0;

@@ -22,7 +22,8 @@ DecodeSamples decode_samples(const std::vector<exec::MeasurementDoc>& docs, doub
     for (const exec::ReplayOp& op : d.replay->ops) {
       if (op.time_s <= 0) continue;
       if (op.kind == "gemm" && op.m > 0 && tile > 0 && static_cast<double>(op.m) < tile) {
-        const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+        const double m = static_cast<double>(op.m), n = static_cast<double>(op.n),
+                     k = static_cast<double>(op.k);
         const double batch = static_cast<double>(std::max<std::int64_t>(op.batch, 1));
         s.gemv_bytes.push_back(op.bytes > 0 ? op.bytes : (m * k + k * n + m * n) * batch * eb);
         s.gemv_flops.push_back(2.0 * m * n * k * batch);
@@ -85,13 +86,14 @@ nlohmann::json fit_json(const LineFit& f, double B) {
 }
 }  // namespace
 
-void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& prof, DeviceOverride& dev,
-                nlohmann::json& report) {
+void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& prof,
+                DeviceOverride& dev, nlohmann::json& report) {
   const std::optional<LineFit> g = fit_line(s.gemv_bytes, s.gemv_time_s);
   const std::optional<LineFit> m = fit_line(s.mem_bytes, s.mem_time_s);
   if (!g && !m)
-    throw InputError("calibrate: the serve replay decode steps hold fewer than 2 GEMV and 2 memory-bound ops; "
-                     "replay a decode step of a model with several layers");
+    throw InputError(
+        "calibrate: the serve replay decode steps hold fewer than 2 GEMV and 2 memory-bound ops; "
+        "replay a decode step of a model with several layers");
   const double B = std::max(g ? g->bandwidth_Bps : 0.0, m ? m->bandwidth_Bps : 0.0);
   dev.hbm_bw_Bps = B;
   nlohmann::json r = {{"hbm_bandwidth_Bps", B}, {"dtype", to_string(s.dtype)}};

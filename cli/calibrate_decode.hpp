@@ -34,7 +34,7 @@ DecodeSamples decode_samples(const std::vector<exec::MeasurementDoc>& docs, doub
 /// device's peak FLOP/s for the dtype raised to the least that keeps every measured GEMV
 /// memory-bound in the model (a measured lower bound). Needs >= 2 samples of a kind to fit it.
 /// Writes what it fitted and its errors to `report`. Throws InputError when nothing can be fitted.
-void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& prof, DeviceOverride& dev,
-                nlohmann::json& report);
+void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& prof,
+                DeviceOverride& dev, nlohmann::json& report);
 
 }  // namespace tutti::cli

@@ -1,4 +1,6 @@
 // tutti catalog: List and show hardware catalog entries.
+#include "tutti/topologies/catalog.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -6,7 +8,6 @@
 #include "common.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/topologies/catalog.hpp"
 
 namespace tutti::cli {
 
@@ -28,13 +29,17 @@ int run_list(const Globals& g, const std::string& kind) {
       auto [knd, entry] = cat.find(id);
       std::string name = entry->value("name", "");
       bool est = entry->contains("estimates") && !entry->at("estimates").empty();
-      arr.push_back({{"id", id}, {"name", name}, {"estimates", entry->value("estimates", nlohmann::json::array())}});
+      arr.push_back({{"id", id},
+                     {"name", name},
+                     {"estimates", entry->value("estimates", nlohmann::json::array())}});
       text += fmt::format("  {:<24} {}{}\n", id, name, est ? "" : "");
     }
     j[k] = arr;
   }
-  if (g.json) emit_json(g, j);
-  else emit(g, text);
+  if (g.json)
+    emit_json(g, j);
+  else
+    emit(g, text);
   return kOk;
 }
 
@@ -56,10 +61,12 @@ int run_show(const Globals& g, const std::string& id) {
   std::string text = fmt::format("{} ({}): {}\n", id, kind, entry->value("name", ""));
   for (auto it = entry->begin(); it != entry->end(); ++it) {
     if (it.key() == "id" || it.key() == "name") continue;
-    text += fmt::format("  {:<20} {}\n", it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+    text += fmt::format("  {:<20} {}\n", it.key(),
+                        it->is_string() ? it->get<std::string>() : it->dump());
   }
   if (kind == "gpu") {
-    text += "  calibration defaults (built-in profile; no microbenchmark of this GPU behind them):\n";
+    text +=
+        "  calibration defaults (built-in profile; no microbenchmark of this GPU behind them):\n";
     if (defaults.empty()) text += "    none\n";
     for (const auto& d : defaults)
       text += fmt::format("    {:<44} {:<8g} {} ({})\n", d.key, d.value, d.what, d.basis);
@@ -74,7 +81,8 @@ int run_catalog(const Globals& g, const CatalogOptions& o) {
   if (a[0] == "list" && a.size() <= 2) return run_list(g, a.size() == 2 ? a[1] : "");
   if (a[0] == "show" && a.size() == 2) return run_show(g, a[1]);
   throw InputError("", "tutti catalog", fmt::format("\"{}\"", fmt::join(a, " ")),
-                   "'list [KIND]' or 'show ID' (KIND: gpu, node, nic, switch, optic, storage, facility, transport)");
+                   "'list [KIND]' or 'show ID' (KIND: gpu, node, nic, switch, optic, storage, "
+                   "facility, transport)");
 }
 
 }  // namespace

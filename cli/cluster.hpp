@@ -9,8 +9,10 @@ namespace tutti::cli {
 
 struct ClusterOptions {
   std::string cluster, jobs, synthetic, csv, html;
-  std::string scheduler = "easy-backfill", placement = "topology", alloc = "node", engine = "analytic";
-  std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s", restart;
+  std::string scheduler = "easy-backfill", placement = "topology", alloc = "node",
+              engine = "analytic";
+  std::string calibration, repair = "4h", checkpoint_interval = "young", checkpoint_write = "60s",
+                           restart;
   std::string reliability = "llama3", fair_share_by = "user";
   std::vector<std::string> schedulers, placements;  // compare
   std::string p90_wait;                             // size

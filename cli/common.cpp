@@ -26,7 +26,9 @@ void emit(const Globals& g, const std::string& text) {
   if (!out) throw InputError(g.output + ": write failed");
 }
 
-void emit_json(const Globals& g, const nlohmann::json& j) { emit(g, write_json_text(j, 2) + "\n"); }
+void emit_json(const Globals& g, const nlohmann::json& j) {
+  emit(g, write_json_text(j, 2) + "\n");
+}
 
 void note(const Globals& g, const std::string& text) {
   if (g.verbosity < 0) return;

@@ -15,15 +15,17 @@ namespace tutti::cli {
 enum Exit : int { kOk = 0, kNo = 1, kUsage = 2, kInternal = 70 };
 
 struct Globals {
-  bool json = false;             ///< --json: machine output on stdout, diagnostics on stderr.
-  std::string output;            ///< -o/--output: write the main output to this file.
-  int verbosity = 0;             ///< -q: -1, -v: +1 per flag.
-  std::uint64_t seed = 1;        ///< --seed: every random choice derives from it.
-  std::vector<std::string> sets; ///< --set KEY.PATH=VALUE overrides (applied to the primary input).
-  std::function<int()> run;      ///< Set by the selected subcommand's callback.
+  bool json = false;       ///< --json: machine output on stdout, diagnostics on stderr.
+  std::string output;      ///< -o/--output: write the main output to this file.
+  int verbosity = 0;       ///< -q: -1, -v: +1 per flag.
+  std::uint64_t seed = 1;  ///< --seed: every random choice derives from it.
+  std::vector<std::string>
+      sets;                  ///< --set KEY.PATH=VALUE overrides (applied to the primary input).
+  std::function<int()> run;  ///< Set by the selected subcommand's callback.
 };
 
-/// Writes `text` to -o FILE when given, else stdout. Throws InputError if the file cannot be written.
+/// Writes `text` to -o FILE when given, else stdout. Throws InputError if the file cannot be
+/// written.
 void emit(const Globals& g, const std::string& text);
 /// Pretty JSON (2-space indent, trailing newline) through emit().
 void emit_json(const Globals& g, const nlohmann::json& j);

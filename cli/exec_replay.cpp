@@ -1,19 +1,20 @@
 // The replay driver shared by `tutti exec replay` and `tutti validate --live`: loads the
 // workload (scaled down on request) and the cluster, expands the Program for the layout, checks
 // the MPI world against it and runs it on this rank's device.
-#include <cstdio>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
 
 #include "exec_shared.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/flags.hpp"
+#include "tutti/core/json_text.hpp"
 #include "tutti/exec/environment.hpp"
 #include "tutti/exec/replay.hpp"
 #include "tutti/exec/session.hpp"
@@ -32,25 +33,35 @@ namespace tutti::cli {
 
 void add_replay_options(CLI::App* sub, ReplayCliOptions& o) {
   sub->add_option("--workload", o.workload, "Workload JSON (models/*.json)")->required();
-  sub->add_option("--cluster", o.cluster, "Cluster JSON the ranks stand for (topologies/*.json)")->required();
-  sub->add_option("--parallel", o.parallel, "Layout tp=..,pp=..,dp=..,... (default: the workload's)");
+  sub->add_option("--cluster", o.cluster, "Cluster JSON the ranks stand for (topologies/*.json)")
+      ->required();
+  sub->add_option("--parallel", o.parallel,
+                  "Layout tp=..,pp=..,dp=..,... (default: the workload's)");
   sub->add_option("--scale-down", o.scale_down,
-                  "Run a smaller workload: layers=N,batch=M,micro_batch=B,seq=S,hidden=H,vocab=V (recorded with the results)");
-  sub->add_option("--iterations", o.iterations, "Timed iterations (median reported)")->capture_default_str();
-  sub->add_option("--warmup", o.warmup, "Untimed iterations after the check pass")->capture_default_str();
+                  "Run a smaller workload: layers=N,batch=M,micro_batch=B,seq=S,hidden=H,vocab=V "
+                  "(recorded with the results)");
+  sub->add_option("--iterations", o.iterations, "Timed iterations (median reported)")
+      ->capture_default_str();
+  sub->add_option("--warmup", o.warmup, "Untimed iterations after the check pass")
+      ->capture_default_str();
   sub->add_flag("--no-check", o.no_check, "Skip the pass that verifies collective results");
   sub->add_option("--device", o.device, "cpu (MPI + OpenBLAS) or gpu (NCCL + cuBLAS)")
       ->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
-  sub->add_option("--timeout", o.timeout, "Abort the job (exit 3, naming the stuck rank) when no rank progresses for this long: 1s..7d, or off")
+  sub->add_option("--timeout", o.timeout,
+                  "Abort the job (exit 3, naming the stuck rank) when no rank progresses for this "
+                  "long: 1s..7d, or off")
       ->capture_default_str();
-  sub->add_option("--debug-die-rank", o.debug_die_rank, "Testing: this rank dies (SIGKILL) before the run")
+  sub->add_option("--debug-die-rank", o.debug_die_rank,
+                  "Testing: this rank dies (SIGKILL) before the run")
       ->group("");
-  sub->add_option("--debug-hang-rank", o.debug_hang_rank, "Testing: this rank hangs before the run")->group("");
+  sub->add_option("--debug-hang-rank", o.debug_hang_rank, "Testing: this rank hangs before the run")
+      ->group("");
 }
 
 /// Scale-down items -> `--set` overrides on the workload file (hidden scales the MLP width too).
-std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
+std::vector<std::string> scale_down_overrides(const std::string& spec,
+                                              const std::string& workload_path,
                                               nlohmann::json& recorded) {
   std::vector<std::string> out;
   recorded = nlohmann::json::object();
@@ -69,7 +80,8 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
     const std::string& key = item.key;
     const long long v = flag_integer(item, flag, 1, 1LL << 40);
     auto original = [&](const char* section, const char* field) -> nlohmann::json {
-      if (raw.contains(section) && raw[section].is_object() && raw[section].contains(field)) return raw[section][field];
+      if (raw.contains(section) && raw[section].is_object() && raw[section].contains(field))
+        return raw[section][field];
       return nullptr;
     };
     if (key == "layers") {
@@ -89,7 +101,8 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
       recorded["seq_len"] = {{"from", original("training", "seq_len")}, {"to", v}};
     } else if (key == "hidden") {
       auto h0 = original("model", "hidden");
-      if (!h0.is_number_integer()) throw InputError(workload_path, "model.hidden", "none", "an integer to scale from");
+      if (!h0.is_number_integer())
+        throw InputError(workload_path, "model.hidden", "none", "an integer to scale from");
       double ratio = static_cast<double>(v) / h0.get<double>();
       out.push_back("model.hidden=" + std::to_string(v));
       recorded["hidden"] = {{"from", h0}, {"to", v}};
@@ -112,23 +125,26 @@ std::vector<std::string> scale_down_overrides(const std::string& spec, const std
         }
       }
     } else {
-      throw InputError(flag, key, "unknown key \"" + key + "\"", "one of layers, batch, micro_batch, seq, hidden, vocab");
+      throw InputError(flag, key, "unknown key \"" + key + "\"",
+                       "one of layers, batch, micro_batch, seq, hidden, vocab");
     }
   }
   return out;
 }
 
 #if defined(TUTTI_EXEC_HAVE_WORKLOADS)
-std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
-                                                             const std::string& scale_down,
-                                                             std::vector<double>* membound_bytes) {
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload,
+                                                              const std::string& parallel,
+                                                              const std::string& scale_down,
+                                                              std::vector<double>* membound_bytes) {
   nlohmann::json scaling;
   Workload w = load_workload(workload, scale_down_overrides(scale_down, workload, scaling));
   Program p = expand_program(w, resolve_layout(w, parallel, 0));
   std::vector<std::array<std::int64_t, 3>> out;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     std::array<std::int64_t, 3> s{m, n, k};
-    if (m > 0 && n > 0 && k > 0 && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    if (m > 0 && n > 0 && k > 0 && std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
   };
   for (const auto& c : p.classes)
     for (const auto& op : c.ops) {
@@ -146,8 +162,10 @@ std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&
   return out;
 }
 #else
-std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&, const std::string&, const std::string&,
-                                                             std::vector<double>*) {
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string&,
+                                                              const std::string&,
+                                                              const std::string&,
+                                                              std::vector<double>*) {
   throw InputError("--workload needs the workload loader (issue 3), not in this build");
 }
 #endif
@@ -189,24 +207,23 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
   ro.iterations = o.iterations;
   ro.warmup = o.warmup;
   ro.check = !o.no_check;
-  exec::ReplayResult r = o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
+  exec::ReplayResult r =
+      o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
   nlohmann::json env = exec::environment_json(s, nullptr);
   if (s.rank() != 0) return nullptr;
   nlohmann::json doc = measurements_document("tutti exec replay", env);
   nlohmann::json res;
   exec::to_json(res, r, p);
-  doc["replay"] = {{"workload", o.workload},
-                   {"cluster", o.cluster},
-                   {"layout", to_string(l)},
-                   {"scale_down", scaling},
-                   {"overrides", overrides},
-                   {"result", res}};
+  doc["replay"] = {{"workload", o.workload}, {"cluster", o.cluster},   {"layout", to_string(l)},
+                   {"scale_down", scaling},  {"overrides", overrides}, {"result", res}};
   return doc;
 #else
   (void)s;
   (void)wd;
   (void)o;
-  throw InputError("tutti exec replay needs the workload and cluster loaders (issues 3 and 4), not in this build yet");
+  throw InputError(
+      "tutti exec replay needs the workload and cluster loaders (issues 3 and 4), not in this "
+      "build yet");
 #endif
 }
 

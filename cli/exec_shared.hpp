@@ -24,7 +24,7 @@ struct ReplayCliOptions {
   int iterations = 5, warmup = 2;
   bool no_check = false;
   int debug_die_rank = -1, debug_hang_rank = -1;  ///< Hidden: robustness tests.
-  std::string command = "tutti exec replay";      ///< For the "start it as `mpirun -np N ...`" hint.
+  std::string command = "tutti exec replay";  ///< For the "start it as `mpirun -np N ...`" hint.
 };
 
 /// Adds the replay options to `sub`.
@@ -45,15 +45,16 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
 nlohmann::json measurements_document(const std::string& tool, const nlohmann::json& environment);
 
 /// `--scale-down` items -> workload overrides; `recorded` gets {key: {from, to}}.
-std::vector<std::string> scale_down_overrides(const std::string& spec, const std::string& workload_path,
+std::vector<std::string> scale_down_overrides(const std::string& spec,
+                                              const std::string& workload_path,
                                               nlohmann::json& recorded);
 
 /// Distinct GEMM shapes {m, n, k} of a workload's Program (attention as its two GEMMs), for a
 /// GEMM sweep over the shapes a replay will run; `membound_bytes` (optional) gets the distinct
 /// sizes of its memory-bound ops (within 1%).
-std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(const std::string& workload, const std::string& parallel,
-                                                             const std::string& scale_down,
-                                                             std::vector<double>* membound_bytes = nullptr);
+std::vector<std::array<std::int64_t, 3>> workload_gemm_shapes(
+    const std::string& workload, const std::string& parallel, const std::string& scale_down,
+    std::vector<double>* membound_bytes = nullptr);
 
 /// Testing hooks (hidden options): the rank `die_rank` kills itself, `hang_rank` sleeps forever.
 void debug_fault(int rank, int die_rank, int hang_rank);

@@ -20,8 +20,10 @@ int main(int argc, char** argv) {
   Globals g;
   app.add_flag("--json", g.json, "Machine-readable JSON on stdout (diagnostics on stderr)");
   app.add_option("-o,--output", g.output, "Write the main output to this file");
-  app.add_flag_callback("-q,--quiet", [&g] { g.verbosity = -1; }, "Only errors on stderr");
-  app.add_flag_callback("-v,--verbose", [&g] { ++g.verbosity; }, "More diagnostics on stderr");
+  app.add_flag_callback(
+      "-q,--quiet", [&g] { g.verbosity = -1; }, "Only errors on stderr");
+  app.add_flag_callback(
+      "-v,--verbose", [&g] { ++g.verbosity; }, "More diagnostics on stderr");
   app.add_option("--seed", g.seed, "Seed for every random choice (deterministic output)");
   app.add_option("--set", g.sets, "Override a field of the main input: KEY.PATH=VALUE (repeatable)")
       ->type_name("KEY=VALUE")

@@ -11,20 +11,20 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cluster.hpp"
 #include "common.hpp"
-#include "tutti/core/progress.hpp"
 #include "plan_mpi.hpp"
 #include "tutti/core/config.hpp"
-#include "tutti/core/flags.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/sim/calibration.hpp"
+#include "tutti/core/flags.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/plan/planner.hpp"
+#include "tutti/sim/calibration.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/prices.hpp"
 
@@ -46,15 +46,22 @@ struct PlanOptions {
 // answered by `tutti cluster size` (rank 0 only under mpirun: the bisection is sequential).
 int run_plan_trace(const PlanOptions& o, const Globals& g) {
   if (!o.request.empty() || o.example || !o.model.empty())
-    throw InputError("--jobs", "jobs", "also " + std::string(o.example ? "--example" : o.model.empty() ? "REQUEST.json" : "--model"),
-                     "either a training plan (REQUEST.json, --example or --model) or a job trace (--jobs), not both");
+    throw InputError("--jobs", "jobs",
+                     "also " + std::string(o.example         ? "--example"
+                                           : o.model.empty() ? "REQUEST.json"
+                                                             : "--model"),
+                     "either a training plan (REQUEST.json, --example or --model) or a job trace "
+                     "(--jobs), not both");
   if (o.trace.jobs.empty())
-    throw InputError("--p90-wait", "p90-wait", "without --jobs", "--jobs TRACE (.swf, .json, sacct) to size a cluster for");
+    throw InputError("--p90-wait", "p90-wait", "without --jobs",
+                     "--jobs TRACE (.swf, .json, sacct) to size a cluster for");
   if (o.trace.cluster.empty())
-    throw InputError("--jobs", "cluster", "no --cluster",
-                     "--cluster FILE: the node type and fabric to scale (its node count is what is sized)");
+    throw InputError(
+        "--jobs", "cluster", "no --cluster",
+        "--cluster FILE: the node type and fabric to scale (its node count is what is sized)");
   if (o.trace.p90_wait.empty())
-    throw InputError("--jobs", "p90-wait", "no --p90-wait", "a target for the 90th percentile of queue wait, e.g. 1h");
+    throw InputError("--jobs", "p90-wait", "no --p90-wait",
+                     "a target for the 90th percentile of queue wait, e.g. 1h");
   MpiSession mpi;
   if (mpi.rank() != 0) return kOk;
   return run_cluster_size(g, o.trace);
@@ -70,8 +77,10 @@ nlohmann::json list_json(const std::string& s, bool numeric) {
         std::size_t used = 0;
         double v = std::stod(item, &used);
         if (used == item.size()) {
-          if (v == static_cast<double>(static_cast<long long>(v))) a.push_back(static_cast<long long>(v));
-          else a.push_back(v);
+          if (v == static_cast<double>(static_cast<long long>(v)))
+            a.push_back(static_cast<long long>(v));
+          else
+            a.push_back(v);
           continue;
         }
       } catch (const std::exception&) {
@@ -100,12 +109,15 @@ PlanRequest build_request(const PlanOptions& o, const Globals& g) {
     if (base.empty()) base = ".";
   } else {
     if (o.model.empty())
-      throw InputError("tutti plan: give REQUEST.json, --example, or at least --model and --gpu-types");
+      throw InputError(
+          "tutti plan: give REQUEST.json, --example, or at least --model and --gpu-types");
     for (const auto& s : g.sets) apply_override(j, s, "--set");
   }
   auto set = [&](const char* section, const char* key, const nlohmann::json& v) {
-    if (section[0] == '\0') j[key] = v;
-    else j[section][key] = v;
+    if (section[0] == '\0')
+      j[key] = v;
+    else
+      j[section][key] = v;
   };
   if (!o.model.empty()) set("", "workload", o.model);
   if (!o.tokens.empty()) set("", "tokens", o.tokens);
@@ -121,7 +133,8 @@ PlanRequest build_request(const PlanOptions& o, const Globals& g) {
   if (!o.gpu_types.empty()) set("search", "gpus", list_json(o.gpu_types, false));
   if (!o.gpu_counts.empty()) set("search", "gpu_counts", list_json(o.gpu_counts, true));
   if (!o.fabrics.empty()) set("search", "fabrics", list_json(o.fabrics, false));
-  if (!o.oversubscription.empty()) set("search", "oversubscription", list_json(o.oversubscription, true));
+  if (!o.oversubscription.empty())
+    set("search", "oversubscription", list_json(o.oversubscription, true));
   if (!o.networks.empty()) set("search", "networks", list_json(o.networks, false));
   if (!o.storage.empty()) set("search", "storage", list_json(o.storage, false));
   if (!o.acquisition.empty()) set("search", "acquisition", list_json(o.acquisition, false));
@@ -149,10 +162,11 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
     results.push_back(deserialize(parts[i].substr(1)));
   }
   ScreenResult merged = merge(results, planner.request().objective, planner.request().finalists);
-  note(g, fmt::format("tutti plan: screened {} configurations ({} simulated) in {:.2f} s wall on {} "
-                      "rank(s); rank 0: {} configurations in {:.2f} s of CPU = {:.0f} per second per core",
-                      merged.configurations, merged.simulated, screen_s, ranks, own_slice, screen_cpu_s,
-                      static_cast<double>(own_slice) / std::max(screen_cpu_s, 1e-9)));
+  note(g, fmt::format(
+              "tutti plan: screened {} configurations ({} simulated) in {:.2f} s wall on {} "
+              "rank(s); rank 0: {} configurations in {:.2f} s of CPU = {:.0f} per second per core",
+              merged.configurations, merged.simulated, screen_s, ranks, own_slice, screen_cpu_s,
+              static_cast<double>(own_slice) / std::max(screen_cpu_s, 1e-9)));
   ProgressBar timing("timing the frontier and runners-up (flow-level)", g.verbosity >= 0);
   PlanResult result = planner.finish(merged, timing.callback());
   timing.finish();
@@ -178,9 +192,10 @@ int report(const Planner& planner, const std::vector<std::string>& parts, const 
     nlohmann::json j = planner.to_json(result);
     j["calibration_defaults"] = defaults;
     emit_json(g, j);
-  }
-  else if (o.csv) emit(g, planner.to_csv(result));
-  else emit(g, planner.to_text(result));
+  } else if (o.csv)
+    emit(g, planner.to_csv(result));
+  else
+    emit(g, planner.to_text(result));
   if (result.found) return kOk;
   note(g, "tutti plan: no configuration meets the constraints: " + result.reason);
   return kNo;
@@ -213,7 +228,8 @@ int run_plan(const PlanOptions& o, const Globals& g) {
     {
       ProgressBar bar("screening", mpi.rank() == 0 && g.verbosity >= 0);
       try {
-        ScreenResult mine = planner.screen(ranges, [&bar](std::uint64_t d, std::uint64_t t) { bar.update(d, t); });
+        ScreenResult mine =
+            planner.screen(ranges, [&bar](std::uint64_t d, std::uint64_t t) { bar.update(d, t); });
         payload = "R" + serialize(mine);
       } catch (const std::exception& e) {
         payload = std::string("E") + e.what();  // Reported by rank 0 below; never hang the gather.
@@ -242,8 +258,9 @@ void setup_plan(CLI::App& app, Globals& g) {
       "flow-level engine on the finalists). Under mpirun the search is split across ranks.");
   auto o = std::make_shared<PlanOptions>();
   sub->add_option("request", o->request, "Plan request file (schemas/plan_request.schema.json)");
-  sub->add_flag("--example", o->example,
-                "Run the built-in example: Llama 3 70B, 2T tokens in 30 days, H100 vs H200 vs B200");
+  sub->add_flag(
+      "--example", o->example,
+      "Run the built-in example: Llama 3 70B, 2T tokens in 30 days, H100 vs H200 vs B200");
   sub->add_flag("--show-request", o->show_request, "Print the built-in example request and exit");
   sub->add_flag("--csv", o->csv, "CSV output (one row per Pareto configuration)");
   sub->add_option("--model", o->model, "Workload file (overrides the request's workload)");
@@ -266,24 +283,37 @@ void setup_plan(CLI::App& app, Globals& g) {
   sub->add_option("--acquisition", o->acquisition, "buy,rent");
   sub->add_option("--facility", o->facility, "Facility preset id");
   sub->add_option("--objective", o->objective, "What to minimise: cost|time|energy");
-  sub->add_option("--finalists", o->finalists, "Configurations re-simulated with the flow-level engine");
-  sub->add_option("--prices", o->prices, "Your own prices (schemas/prices.schema.json); replaces the request's \"prices\"");
-  sub->add_option("--cost-basis", o->cost_basis,
-                  "What a bought configuration costs for ranking: run (capex amortised over the hardware life "
-                  "at the utilisation + the run's opex; default) or purchase (the whole purchase + opex)");
-  sub->add_option("--hardware-life", o->hardware_life, "Amortisation of bought hardware, e.g. 5y (default 5y)");
-  sub->add_option("--utilization", o->utilization, "Share of the year the owned cluster does paid work (default 1)");
+  sub->add_option("--finalists", o->finalists,
+                  "Configurations re-simulated with the flow-level engine");
+  sub->add_option(
+      "--prices", o->prices,
+      "Your own prices (schemas/prices.schema.json); replaces the request's \"prices\"");
+  sub->add_option(
+      "--cost-basis", o->cost_basis,
+      "What a bought configuration costs for ranking: run (capex amortised over the hardware life "
+      "at the utilisation + the run's opex; default) or purchase (the whole purchase + opex)");
+  sub->add_option("--hardware-life", o->hardware_life,
+                  "Amortisation of bought hardware, e.g. 5y (default 5y)");
+  sub->add_option("--utilization", o->utilization,
+                  "Share of the year the owned cluster does paid work (default 1)");
   sub->add_flag("--no-prune", o->no_prune, "Evaluate every configuration (same answer, slower)");
   // Sizing a shared cluster for a job trace (tutti cluster size).
   sub->add_option("--jobs", o->trace.jobs,
-                  "Size a shared cluster for this job trace instead (.swf, .json job list, sacct): the smallest node "
+                  "Size a shared cluster for this job trace instead (.swf, .json job list, sacct): "
+                  "the smallest node "
                   "count of --cluster meeting --p90-wait (as tutti cluster size)");
-  sub->add_option("--cluster", o->trace.cluster, "With --jobs: cluster file whose node count is sized (--set applies)");
-  sub->add_option("--p90-wait", o->trace.p90_wait, "With --jobs: target 90th percentile of queue wait, e.g. 1h");
-  sub->add_option("--max-nodes", o->trace.max_nodes, "With --jobs: largest node count tried (default 4x the file's)");
-  sub->add_option("--scheduler", o->trace.scheduler, "With --jobs: scheduler (as tutti cluster)")->capture_default_str();
-  sub->add_option("--placement", o->trace.placement, "With --jobs: placement")->capture_default_str();
-  sub->add_option("--alloc", o->trace.alloc, "With --jobs: allocate whole nodes or GPUs: node|gpu")->capture_default_str();
+  sub->add_option("--cluster", o->trace.cluster,
+                  "With --jobs: cluster file whose node count is sized (--set applies)");
+  sub->add_option("--p90-wait", o->trace.p90_wait,
+                  "With --jobs: target 90th percentile of queue wait, e.g. 1h");
+  sub->add_option("--max-nodes", o->trace.max_nodes,
+                  "With --jobs: largest node count tried (default 4x the file's)");
+  sub->add_option("--scheduler", o->trace.scheduler, "With --jobs: scheduler (as tutti cluster)")
+      ->capture_default_str();
+  sub->add_option("--placement", o->trace.placement, "With --jobs: placement")
+      ->capture_default_str();
+  sub->add_option("--alloc", o->trace.alloc, "With --jobs: allocate whole nodes or GPUs: node|gpu")
+      ->capture_default_str();
   sub->add_flag("--no-failures", o->trace.no_failures, "With --jobs: no node failures");
   sub->add_flag("--elastic", o->trace.elastic, "With --jobs: elastic jobs grow and shrink");
   sub->callback([o, &g] { g.run = [o, &g] { return run_plan(*o, g); }; });

@@ -150,10 +150,12 @@ void setup_report(CLI::App& app, Globals& g) {
       ->expected(1, -1);
   cmp->add_option("--prices", opts->compare.prices,
                   "Your own prices (schemas/prices.schema.json) on every cluster");
-  cmp->add_option("--variant", opts->compare.variants,
-                  "Each cluster again with other settings, side by side (repeatable): \"LABEL: --set KEY=VALUE "
-                  "--fail link=...|switch=... --fail-rate links=P\", e.g. \"spray: --set fabric.routing=spray\", "
-                  "\"spine0 down: --fail switch=spine0\"");
+  cmp->add_option(
+      "--variant", opts->compare.variants,
+      "Each cluster again with other settings, side by side (repeatable): \"LABEL: --set KEY=VALUE "
+      "--fail link=...|switch=... --fail-rate links=P\", e.g. \"spray: --set "
+      "fabric.routing=spray\", "
+      "\"spine0 down: --fail switch=spine0\"");
   cmp->add_option("--engine", opts->compare.engine, "Simulation engine (native)")
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
   add_common(cmp);

@@ -49,9 +49,8 @@ Layout layout_for(const Workload& w, const Cluster& c, const CompareOptions& o) 
   }
 }
 
-json sweep(const std::function<void()>& tick, const Workload& w, const std::string& path, const Cluster& base,
-           const CompareOptions& o,
-           const Globals& g) {
+json sweep(const std::function<void()>& tick, const Workload& w, const std::string& path,
+           const Cluster& base, const CompareOptions& o, const Globals& g) {
   json over = json::object();
   if (o.oversubscription.empty() ||
       (o.oversubscription.size() == 1 && o.oversubscription[0] == 0)) {
@@ -104,9 +103,11 @@ struct Variant {
 
 Variant parse_variant(const std::string& text, std::uint64_t seed) {
   auto bad = [&](const std::string& why) {
-    throw InputError("--variant", "", "\"" + text + "\"",
-                     "LABEL: followed by --set KEY=VALUE, --fail link=...|switch=... or --fail-rate links=P "
-                     "(e.g. \"spray: --set fabric.routing=spray\"); " + why);
+    throw InputError(
+        "--variant", "", "\"" + text + "\"",
+        "LABEL: followed by --set KEY=VALUE, --fail link=...|switch=... or --fail-rate links=P "
+        "(e.g. \"spray: --set fabric.routing=spray\"); " +
+            why);
   };
   const std::size_t colon = text.find(':');
   if (colon == std::string::npos || colon == 0) bad("no label");
@@ -125,10 +126,14 @@ Variant parse_variant(const std::string& text, std::uint64_t seed) {
   if (tok.empty()) bad("no flags");
   for (std::size_t i = 0; i < tok.size(); i += 2) {
     if (i + 1 >= tok.size()) bad("\"" + tok[i] + "\" has no value");
-    if (tok[i] == "--set") v.sets.push_back(tok[i + 1]);
-    else if (tok[i] == "--fail") v.fail.items.push_back(tok[i + 1]);
-    else if (tok[i] == "--fail-rate") parse_fail_rate(tok[i + 1], v.fail);
-    else bad("\"" + tok[i] + "\" is not one of the flags");
+    if (tok[i] == "--set")
+      v.sets.push_back(tok[i + 1]);
+    else if (tok[i] == "--fail")
+      v.fail.items.push_back(tok[i + 1]);
+    else if (tok[i] == "--fail-rate")
+      parse_fail_rate(tok[i + 1], v.fail);
+    else
+      bad("\"" + tok[i] + "\" is not one of the flags");
   }
   return v;
 }
@@ -197,9 +202,12 @@ int run_compare(const Globals& g, const CompareOptions& o,
         apply_failures(cv, v.fail);
         b["name"] = cv.name + " [" + v.label + "]";
         b["cluster_file"] = path;
-        b["variant"] = {{"label", v.label}, {"sets", v.sets}, {"failures", v.fail.empty() ? "" : cv.failures.request}};
-        b["description"] = (cv.description.empty() ? std::string(to_string(cv.fabric.kind)) : cv.description) +
-                           " [" + v.label + "]";
+        b["variant"] = {{"label", v.label},
+                        {"sets", v.sets},
+                        {"failures", v.fail.empty() ? "" : cv.failures.request}};
+        b["description"] =
+            (cv.description.empty() ? std::string(to_string(cv.fabric.kind)) : cv.description) +
+            " [" + v.label + "]";
         b["gpus"] = cv.gpus();
         b["topology"] = to_json(cv);
         Layout l = layout_for(w, cv, o);
@@ -216,7 +224,8 @@ int run_compare(const Globals& g, const CompareOptions& o,
         b["ok"] = false;
         b["error"] = e.what();
       }
-      b["oversubscription"] = {{"supported", false}, {"reason", "a variant: the sweep runs on the cluster as described"}};
+      b["oversubscription"] = {{"supported", false},
+                               {"reason", "a variant: the sweep runs on the cluster as described"}};
       tick();
       archs.push_back(std::move(b));
     }

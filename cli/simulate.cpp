@@ -1,21 +1,22 @@
 // tutti simulate: simulate a training iteration and the whole run on a cluster.
-#include <algorithm>
-#include <cstdio>
+#include "simulate.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
-#include "simulate.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/progress.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/facility/facility.hpp"
-#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/sim/trace.hpp"
-#include "tutti/core/progress.hpp"
+#include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 #include "tutti/topologies/failures.hpp"
 #include "tutti/topologies/prices.hpp"
@@ -25,9 +26,10 @@ namespace {
 
 struct SimulateOptions {
   std::string workload, cluster, parallel, engine = "native", calibration, trace;
-  std::string facility;  ///< --facility KEY=VALUE,... (sim/facility/include/tutti/facility/facility.hpp)
+  std::string
+      facility;  ///< --facility KEY=VALUE,... (sim/facility/include/tutti/facility/facility.hpp)
   double compute_slowdown = 1.0;
-  int gpus = 0;  ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
+  int gpus = 0;        ///< --gpus: the job's GPUs (0 = as many as fit the cluster and the batch)
   std::string prices;  ///< --prices FILE (schemas/prices.schema.json)
   std::string tokens;  ///< --tokens: tokens to train instead of the workload's ("2T")
   long long global_batch = 0;  ///< --global-batch: sequences per step instead of the workload's
@@ -40,16 +42,20 @@ struct SimulateOptions {
 // --trace and its filters: checked before anything is loaded or simulated.
 TraceOptions trace_options(const Globals& g, const SimulateOptions& o) {
   TraceOptions t;
-  const bool filtered = !o.trace_ranks.empty() || !o.trace_ops.empty() || !o.trace_iterations.empty() || o.trace_force;
+  const bool filtered = !o.trace_ranks.empty() || !o.trace_ops.empty() ||
+                        !o.trace_iterations.empty() || o.trace_force;
   if (o.trace.empty()) {
     if (filtered)
-      throw InputError(!o.trace_ranks.empty() ? "--trace-ranks" : !o.trace_ops.empty() ? "--trace-ops"
-                       : !o.trace_iterations.empty() ? "--trace-iterations" : "--trace-force",
+      throw InputError(!o.trace_ranks.empty()        ? "--trace-ranks"
+                       : !o.trace_ops.empty()        ? "--trace-ops"
+                       : !o.trace_iterations.empty() ? "--trace-iterations"
+                                                     : "--trace-force",
                        "", "no --trace FILE", "--trace FILE with the trace filters");
     return t;
   }
   if (o.engine != "native")
-    throw InputError("--trace", "", "--engine " + o.engine, "--engine native (the engine that writes traces)");
+    throw InputError("--trace", "", "--engine " + o.engine,
+                     "--engine native (the engine that writes traces)");
   t.path = o.trace;
   t.filter = parse_trace_filter(o.trace_ranks, o.trace_ops, o.trace_iterations);
   t.force = o.trace_force;
@@ -67,10 +73,13 @@ nlohmann::json workload_overrides(Workload& w, const SimulateOptions& o) {
   }
   if (!o.tokens.empty()) {
     auto t = parse_quantity(o.tokens, Dim::Count);
-    if (!t || *t < 1) throw InputError("--tokens", "tokens", "\"" + o.tokens + "\"", "a token count such as \"2T\" or \"15.6T\"");
-    if (!w.model.token_model())
+    if (!t || *t < 1)
       throw InputError("--tokens", "tokens", "\"" + o.tokens + "\"",
-                       "a token model (" + w.name + " counts samples: set training.samples_to_train)");
+                       "a token count such as \"2T\" or \"15.6T\"");
+    if (!w.model.token_model())
+      throw InputError(
+          "--tokens", "tokens", "\"" + o.tokens + "\"",
+          "a token model (" + w.name + " counts samples: set training.samples_to_train)");
     j["tokens_to_train"] = {{"value", *t}, {"workload", tokens_to_train(w)}};
     w.training.tokens_to_train = *t;
     w.training.samples_to_train = *t / w.training.seq_len;
@@ -117,7 +126,8 @@ Lived lived(const SimResult& r, const FacilityResult& fr) {
 std::string network_lines(const Cluster& c) {
   std::string s;
   if (splits_flows(c.fabric.routing))
-    s += fmt::format("routing    {} (each flow split evenly over its equal-cost paths)\n", to_string(c.fabric.routing));
+    s += fmt::format("routing    {} (each flow split evenly over its equal-cost paths)\n",
+                     to_string(c.fabric.routing));
   else if (c.fabric.routing == Routing::DModK)
     s += "routing    dmodk (by destination)\n";
   const AppliedFailures& f = c.failures;
@@ -128,10 +138,10 @@ std::string network_lines(const Cluster& c) {
       if (v.size() > 8) t += fmt::format(", ... ({} more)", v.size() - 8);
       return t;
     };
-    s += fmt::format("failures   {} cable{} down{}{}, {} switch{} down{}{}  ({})\n", f.cables.size(),
-                     f.cables.size() == 1 ? "" : "s", f.cables.empty() ? "" : ": ", list(f.cables),
-                     f.switches.size(), f.switches.size() == 1 ? "" : "es", f.switches.empty() ? "" : ": ",
-                     list(f.switches), f.request);
+    s += fmt::format("failures   {} cable{} down{}{}, {} switch{} down{}{}  ({})\n",
+                     f.cables.size(), f.cables.size() == 1 ? "" : "s", f.cables.empty() ? "" : ": ",
+                     list(f.cables), f.switches.size(), f.switches.size() == 1 ? "" : "es",
+                     f.switches.empty() ? "" : ": ", list(f.switches), f.request);
   }
   return s;
 }
@@ -146,47 +156,61 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   s += fmt::format("workload   {} on {} ({} GPUs, {})\n", w.name, c.name, l.gpus(), c.gpu.name);
   s += fmt::format("layout     {}\n", to_string(l));
   if (l.gpus() < c.gpus()) s += placement_line(c, l.gpus()) + "\n";
-  s += fmt::format("engine     {}\n", r.engine);  // wall time goes to stderr: stdout is deterministic
+  s += fmt::format("engine     {}\n",
+                   r.engine);  // wall time goes to stderr: stdout is deterministic
   s += network_lines(c) + "\n";
   if (fac && T > T_sim * (1 + 1e-9))
-    s += fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n", seconds(T),
-                     seconds(T_sim));
+    s +=
+        fmt::format("iteration time       {}  (simulated {} + throttle, data stall and failures)\n",
+                    seconds(T), seconds(T_sim));
   else
     s += fmt::format("iteration time       {}\n", seconds(T));
-  if (r.tokens_per_s_per_gpu > 0) s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu * k);
+  if (r.tokens_per_s_per_gpu > 0)
+    s += fmt::format("tokens/s per GPU     {:.1f}\n", r.tokens_per_s_per_gpu * k);
   s += fmt::format("samples/s            {:.2f}\n", r.samples_per_s * k);
   s += fmt::format("TFLOP/s per GPU      {:.1f}\n", r.tflops_per_gpu * k);
-  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu * k, 100 * r.hfu * k);
+  s += fmt::format("MFU                  {:.1f}%   (HFU {:.1f}%)\n", 100 * r.mfu * k,
+                   100 * r.hfu * k);
   s += fmt::format("memory per GPU       {:.1f} GiB of {:.0f} GiB\n", r.memory_per_gpu_bytes / kGiB,
                    c.gpu.hbm_bytes / kGiB);
   if (r.time_to_train_s > 0) {
     if (fac)
-      s += fmt::format("time to train        {}  ({:.0f} iterations; throttling, stalls and failures included)\n",
-                       seconds(n * T), n);
+      s += fmt::format(
+          "time to train        {}  ({:.0f} iterations; throttling, stalls and failures "
+          "included)\n",
+          seconds(n * T), n);
     else
       s += fmt::format("time to train        {}  ({:.0f} iterations, before failures)\n",
                        seconds(r.time_to_train_s), r.iterations);
   }
   const double it = T > 0 ? T : 1;
   s += "\nbreakdown (critical pipeline stage; rows sum to the iteration time)\n";
-  s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s), 100 * r.breakdown.compute_s / it);
+  s += fmt::format("  compute            {:>12}  {:5.1f}%\n", seconds(r.breakdown.compute_s),
+                   100 * r.breakdown.compute_s / it);
   for (GroupDim d : enum_values<GroupDim>())
     if (r.breakdown.exposed_comm_s[d] > 0)
-      s += fmt::format("  exposed comm {:<6}{:>12}  {:5.1f}%\n", d == GroupDim::DPxCP ? "dp x cp" : to_string(d),
-                       seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
-  s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s), 100 * r.breakdown.bubble_s / it);
-  s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s), 100 * r.breakdown.other_s / it);
+      s += fmt::format(
+          "  exposed comm {:<6}{:>12}  {:5.1f}%\n", d == GroupDim::DPxCP ? "dp x cp" : to_string(d),
+          seconds(r.breakdown.exposed_comm_s[d]), 100 * r.breakdown.exposed_comm_s[d] / it);
+  s += fmt::format("  pipeline bubble    {:>12}  {:5.1f}%\n", seconds(r.breakdown.bubble_s),
+                   100 * r.breakdown.bubble_s / it);
+  s += fmt::format("  other              {:>12}  {:5.1f}%\n", seconds(r.breakdown.other_s),
+                   100 * r.breakdown.other_s / it);
   if (fac) {
-    s += fmt::format("  thermal throttle   {:>12}  {:5.1f}%\n", seconds(T_thr - T_sim), 100 * (T_thr - T_sim) / it);
-    s += fmt::format("  data stall         {:>12}  {:5.1f}%\n", seconds(T_stall - T_thr), 100 * (T_stall - T_thr) / it);
-    s += fmt::format("  failures, ckpt     {:>12}  {:5.1f}%\n", seconds(T - T_stall), 100 * (T - T_stall) / it);
+    s += fmt::format("  thermal throttle   {:>12}  {:5.1f}%\n", seconds(T_thr - T_sim),
+                     100 * (T_thr - T_sim) / it);
+    s += fmt::format("  data stall         {:>12}  {:5.1f}%\n", seconds(T_stall - T_thr),
+                     100 * (T_stall - T_thr) / it);
+    s += fmt::format("  failures, ckpt     {:>12}  {:5.1f}%\n", seconds(T - T_stall),
+                     100 * (T - T_stall) / it);
   }
   // Bottleneck: the largest row.
   {
     std::pair<double, std::string> top{r.breakdown.compute_s, "compute"};
     for (GroupDim d : enum_values<GroupDim>())
-      top = std::max(top, {r.breakdown.exposed_comm_s[d],
-                           std::string("exposed comm ") + (d == GroupDim::DPxCP ? "dp x cp" : to_string(d))});
+      top = std::max(
+          top, {r.breakdown.exposed_comm_s[d],
+                std::string("exposed comm ") + (d == GroupDim::DPxCP ? "dp x cp" : to_string(d))});
     top = std::max(top, {r.breakdown.bubble_s, std::string("pipeline bubble")});
     if (fac) {
       top = std::max(top, {T_thr - T_sim, std::string("thermal throttle")});
@@ -199,8 +223,8 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
   for (double x : r.breakdown.moe_s) moe += x;
   if (moe > 0) {
     // Labels in MoePart order (None first, not printed).
-    static constexpr const char* kParts[] = {"", "router + top-k", "token permute", "expert GEMMs",
-                                             "shared experts", "all-to-all"};
+    static constexpr const char* kParts[] = {
+        "", "router + top-k", "token permute", "expert GEMMs", "shared experts", "all-to-all"};
     static_assert(std::size(kParts) == enum_count<MoePart>);
     s += "\nMoE layers (busy time per iteration on the stage with the most MoE work)\n";
     for (MoePart p : enum_values<MoePart>())
@@ -208,10 +232,11 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
         s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[enum_index(p)],
                          seconds(r.breakdown.moe_s[p]), 100 * r.breakdown.moe_s[p] / it);
     const auto& t = w.model.tf;
-    s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n", t.moe_imbalance,
-                     t.moe_imbalance_set ? "stated" : "default: balanced",
-                     t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
-                                               : std::string("dropless"),
+    s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n",
+                     t.moe_imbalance, t.moe_imbalance_set ? "stated" : "default: balanced",
+                     t.moe_capacity_factor > 0
+                         ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
+                         : std::string("dropless"),
                      moe_dispatch_name(w));
   }
   if (!r.bottleneck_links.empty()) {
@@ -249,7 +274,8 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
       l = fit_layout(w, o.parallel, c.gpus(), &fit_note);
     } catch (const InputError& e) {
       // The GPU count came from the cluster file, not from a --gpus flag: say so.
-      if (e.file() == "--gpus") throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
+      if (e.file() == "--gpus")
+        throw InputError(o.cluster, "nodes", e.found() + " GPUs", e.expected());
       if (e.file() == "--parallel") throw;  // the flag's own error: the cluster has no part in it
       throw InputError(fmt::format("{} ({} GPUs): {}", o.cluster, c.gpus(), e.what()));
     }
@@ -280,8 +306,8 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
     for (const auto& line : facility_table_lines(fr)) facility += "  " + line + "\n";
     emit(g, over + table(w, c, l, r, fr) + facility);
   }
-  const std::string defaults = calibration_defaults_line(c.gpu.id, calibration_defaults(
-                                                                     calibration_for(o.calibration), c.gpu));
+  const std::string defaults = calibration_defaults_line(
+      c.gpu.id, calibration_defaults(calibration_for(o.calibration), c.gpu));
   if (!defaults.empty()) note(g, defaults);
   for (const std::string& a : r.approximations) note(g, "approximation: " + a);
   // Wall time is not a result: stderr only, so the JSON on stdout is byte-identical across runs.
@@ -294,7 +320,8 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 
 nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
                                    const SimOptions& options, SimResult* result,
-                                   const std::string& facility_flag, FacilityResult* facility, bool progress) {
+                                   const std::string& facility_flag, FacilityResult* facility,
+                                   bool progress) {
   SimResult r;
   if (options.engine == "simgrid") {
     ProgressBar bar("simgrid: ops", progress);
@@ -329,7 +356,8 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["workload"] = w.name;
   j["cluster"] = c.name;
   // Present only when not the default (ECMP, no failures), so older documents stay as they were.
-  if (c.fabric.routing != Routing::Ecmp && c.fabric.kind != FabricKind::None) j["routing"] = to_string(c.fabric.routing);
+  if (c.fabric.routing != Routing::Ecmp && c.fabric.kind != FabricKind::None)
+    j["routing"] = to_string(c.fabric.routing);
   if (!c.failures.empty())
     j["failures"] = {{"request", c.failures.request},
                      {"cables", c.failures.cables},
@@ -343,8 +371,8 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   j["layout"] = to_string(l);
   j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
   // Which compute/collective values are defaults for this GPU, keyed by GPU id as in `plan --json`.
-  j["calibration_defaults"] = {
-      {c.gpu.id, calibration_defaults_json(calibration_defaults(calibration_for(options.calibration), c.gpu))}};
+  j["calibration_defaults"] = {{c.gpu.id, calibration_defaults_json(calibration_defaults(
+                                              calibration_for(options.calibration), c.gpu))}};
   if (w.model.tf.is_moe()) {
     const auto& t = w.model.tf;
     j["moe"] = {{"imbalance", t.moe_imbalance},
@@ -355,8 +383,9 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   }
   j["facility"] = facility_to_json(fr);
   if (!c.price_origins.file.empty())
-    j["prices"] = {{"file", c.price_origins.file},
-                   {"source", c.price_origins.source.empty() ? "not stated" : c.price_origins.source}};
+    j["prices"] = {
+        {"file", c.price_origins.file},
+        {"source", c.price_origins.source.empty() ? "not stated" : c.price_origins.source}};
   if (result) *result = std::move(r);
   if (facility) *facility = std::move(fr);
   return j;
@@ -364,49 +393,70 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
 
 void setup_simulate(CLI::App& app, Globals& g) {
   auto o = std::make_shared<SimulateOptions>();
-  auto* sub = app.add_subcommand("simulate", "Simulate a training iteration and the whole run on a cluster");
+  auto* sub = app.add_subcommand("simulate",
+                                 "Simulate a training iteration and the whole run on a cluster");
   sub->add_option("--workload,-w", o->workload, "Workload file (models/*.json)")->required();
-  sub->add_option("--cluster,-c", o->cluster, "Cluster file (topologies/*.json); --set applies to it")->required();
-  sub->add_option("--parallel,-p", o->parallel, "Layout on top of the workload's: tp=8,pp=4,vp=2,mb=1,zero=0..3,shard_group=N,reshard=0|1,... "
+  sub->add_option("--cluster,-c", o->cluster,
+                  "Cluster file (topologies/*.json); --set applies to it")
+      ->required();
+  sub->add_option("--parallel,-p", o->parallel,
+                  "Layout on top of the workload's: "
+                  "tp=8,pp=4,vp=2,mb=1,zero=0..3,shard_group=N,reshard=0|1,... "
                   "(keys: tutti workload show --help)");
-  sub->add_option("--engine", o->engine, "native (flow-level events), analytic (closed forms) or simgrid")
+  sub->add_option("--engine", o->engine,
+                  "native (flow-level events), analytic (closed forms) or simgrid")
       ->check(CLI::IsMember({"native", "analytic", "simgrid"}));
-  sub->add_option("--calibration", o->calibration, "Calibration profile (sim/calibration/default.json format)");
-  sub->add_option("--trace", o->trace,
-                  "Write a Chrome/Perfetto trace (native engine): one process per rank, one track per stream, "
-                  "sends and receives on their own tracks; refused above 100 MB (estimate on stderr)");
-  sub->add_option("--trace-ranks", o->trace_ranks,
-                  "Ranks to trace: indices and ranges, e.g. 0-7,64 (default: the first rank of each engine "
-                  "timeline; ranks of a timeline run in lock-step)");
-  sub->add_option("--trace-ops", o->trace_ops,
-                  "Ops to trace: kinds (gemm, attention, membound, collective, send, recv; compute = the first "
-                  "three, p2p = send,recv) or op names and prefixes (attn.qkv, moe.*); default: all");
-  sub->add_option("--trace-iterations", o->trace_iterations,
-                  "Iterations to trace, e.g. 0-2 (default 0): the simulated iteration, repeated at whole "
-                  "iteration times as the run repeats it");
+  sub->add_option("--calibration", o->calibration,
+                  "Calibration profile (sim/calibration/default.json format)");
+  sub->add_option(
+      "--trace", o->trace,
+      "Write a Chrome/Perfetto trace (native engine): one process per rank, one track per stream, "
+      "sends and receives on their own tracks; refused above 100 MB (estimate on stderr)");
+  sub->add_option(
+      "--trace-ranks", o->trace_ranks,
+      "Ranks to trace: indices and ranges, e.g. 0-7,64 (default: the first rank of each engine "
+      "timeline; ranks of a timeline run in lock-step)");
+  sub->add_option(
+      "--trace-ops", o->trace_ops,
+      "Ops to trace: kinds (gemm, attention, membound, collective, send, recv; compute = the first "
+      "three, p2p = send,recv) or op names and prefixes (attn.qkv, moe.*); default: all");
+  sub->add_option(
+      "--trace-iterations", o->trace_iterations,
+      "Iterations to trace, e.g. 0-2 (default 0): the simulated iteration, repeated at whole "
+      "iteration times as the run repeats it");
   sub->add_flag("--trace-force", o->trace_force, "Write the trace even above the 100 MB limit");
-  sub->add_option("--facility", o->facility,
-                  "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
-                  "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");
-  sub->add_option("--gpus", o->gpus,
-                  "GPUs the job uses (default: the most that fit the cluster and the batch); the job fills "
-                  "NVLink domains in order, the rest of the cluster idles (idle power counted)")
+  sub->add_option(
+      "--facility", o->facility,
+      "Facility options: life=5,facility_life=15,maintenance=0.05,utilization=1,"
+      "power_cap=700W,min_clock=0.2,profile=llama3,restart=10min,interval=young,trials=1000");
+  sub->add_option(
+         "--gpus", o->gpus,
+         "GPUs the job uses (default: the most that fit the cluster and the batch); the job fills "
+         "NVLink domains in order, the rest of the cluster idles (idle power counted)")
       ->check(CLI::Range(1, 1 << 24));
-  sub->add_option("--prices", o->prices, "Your own prices (schemas/prices.schema.json): quotes on GPUs, servers, "
-                  "switches, NICs, optics, storage, electricity, build-out, rack space, rental per GPU-hour");
-  sub->add_option("--tokens", o->tokens, "Tokens to train instead of the workload file's (\"2T\"); shown as an override");
-  sub->add_option("--global-batch", o->global_batch,
-                  "Sequences per optimizer step instead of the workload file's; shown as an override")
+  sub->add_option(
+      "--prices", o->prices,
+      "Your own prices (schemas/prices.schema.json): quotes on GPUs, servers, "
+      "switches, NICs, optics, storage, electricity, build-out, rack space, rental per GPU-hour");
+  sub->add_option("--tokens", o->tokens,
+                  "Tokens to train instead of the workload file's (\"2T\"); shown as an override");
+  sub->add_option(
+         "--global-batch", o->global_batch,
+         "Sequences per optimizer step instead of the workload file's; shown as an override")
       ->check(CLI::Range(1LL, 1LL << 30));
   sub->add_option("--fail", o->fail,
-                  "Take part of the fabric down (repeatable): link=leaf0-spine1 (a cable by its ends; #k for the "
-                  "k-th parallel cable; the busiest links' names such as spine0->leaf0 work), link=ID (L<id> of topo --export "
+                  "Take part of the fabric down (repeatable): link=leaf0-spine1 (a cable by its "
+                  "ends; #k for the "
+                  "k-th parallel cable; the busiest links' names such as spine0->leaf0 work), "
+                  "link=ID (L<id> of topo --export "
                   "simgrid), switch=spine0. Routes avoid them "
                   "(ECMP, adaptive or spray over the equal-cost paths left); Clos fabrics");
-  sub->add_option("--fail-rate", o->fail_rate,
-                  "Random failures: links=P (each switch-to-switch cable down with probability P), switches=P; "
-                  "drawn from --seed");
-  sub->add_option("--compute-slowdown", o->compute_slowdown, "Multiply every compute op (>= 1, e.g. thermal throttling)")
+  sub->add_option(
+      "--fail-rate", o->fail_rate,
+      "Random failures: links=P (each switch-to-switch cable down with probability P), switches=P; "
+      "drawn from --seed");
+  sub->add_option("--compute-slowdown", o->compute_slowdown,
+                  "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));
   sub->callback([&g, o] { g.run = [&g, o] { return run_simulate(g, *o); }; });
 }

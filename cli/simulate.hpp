@@ -4,9 +4,9 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "tutti/facility/facility.hpp"
 #include "tutti/models/layout.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/facility/facility.hpp"
 
 namespace tutti {
 struct Workload;

@@ -1,5 +1,6 @@
 // tutti validate: compare predictions with measurements.
-//   --cases FILE [--cases FILE2]  published measurements (tests/validation/published-public.json form)
+//   --cases FILE [--cases FILE2]  published measurements (tests/validation/published-public.json
+//   form)
 //   --live / --measurements FILE  a live replay or recorded measurements (cli/validate_live.cpp)
 #include <nlohmann/json.hpp>
 
@@ -32,9 +33,10 @@ void setup_validate(CLI::App& app, Globals& g) {
   auto* sub = app.add_subcommand(
       "validate", "Compare predictions with measurements (published cases or live runs)");
   auto a = std::make_shared<ValidateArgs>();
-  sub->add_option("--cases", a->cases,
-                  "Published measurements to predict (e.g. tests/validation/published-public.json); "
-                  "repeatable: the files are read and scored together (case ids unique across them)")
+  sub->add_option(
+         "--cases", a->cases,
+         "Published measurements to predict (e.g. tests/validation/published-public.json); "
+         "repeatable: the files are read and scored together (case ids unique across them)")
       ->check(CLI::ExistingFile)
       ->take_all();
   sub->add_option("--engine", a->options.engine, "Engine for training cases (--cases)")

@@ -2,6 +2,8 @@
 // (with a calibration profile) against a replay measured on this machine, per iteration and per
 // op kind, with the error in percent. (`tutti validate --cases`, the published cases, lives in
 // cli/validate.cpp.)
+#include "validate_live.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -20,7 +22,6 @@
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/topologies/cluster.hpp"
-#include "validate_live.hpp"
 
 namespace tutti::cli {
 
@@ -40,7 +41,8 @@ LiveOptions& opts() {
 
 /// Predicted seconds per op kind for the pipeline stage `stage` (kind keys as measured_by_kind).
 std::map<std::string, double> predicted_by_kind(const Program& p, int stage, const Cluster& c,
-                                                const CalibrationProfile& prof, const SimCluster& sc) {
+                                                const CalibrationProfile& prof,
+                                                const SimCluster& sc) {
   std::map<std::string, double> out;
   const RankClass* cls = nullptr;
   for (const auto& k : p.classes)
@@ -54,7 +56,9 @@ std::map<std::string, double> predicted_by_kind(const Program& p, int stage, con
     switch (op.kind) {
       case OpKind::Gemm:
       case OpKind::Attention:
-      case OpKind::MemBound: t = op_time_s(op, c.gpu, prof); break;
+      case OpKind::MemBound:
+        t = op_time_s(op, c.gpu, prof);
+        break;
       case OpKind::Collective: {
         auto key = std::make_tuple(static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
         auto it = cache.find(key);
@@ -62,7 +66,8 @@ std::map<std::string, double> predicted_by_kind(const Program& p, int stage, con
           t = it->second;
         } else {
           auto group = group_ranks(p.layout, rep, op.group);
-          t = simulate_collectives({plan_collective(op.coll, op.bytes, group, ctx)}, *c.topology, prof);
+          t = simulate_collectives({plan_collective(op.coll, op.bytes, group, ctx)}, *c.topology,
+                                   prof);
           cache[key] = t;
         }
         break;
@@ -85,16 +90,19 @@ double err_pct(double predicted, double measured) {
 }
 
 /// Predicts the recorded replay and compares. Returns the comparison document.
-nlohmann::json compare(const exec::ReplayRecord& rec, const std::string& measurements_name, const LiveOptions& o) {
+nlohmann::json compare(const exec::ReplayRecord& rec, const std::string& measurements_name,
+                       const LiveOptions& o) {
   if (rec.wrong_elements > 0)
-    throw InputError(measurements_name, "replay.result.check.wrong_elements", std::to_string(rec.wrong_elements),
-                     "0 (the replay computed wrong collective results; its timings are not comparable)");
+    throw InputError(
+        measurements_name, "replay.result.check.wrong_elements", std::to_string(rec.wrong_elements),
+        "0 (the replay computed wrong collective results; its timings are not comparable)");
   Workload w = load_workload(rec.workload, rec.overrides);
   const std::string cluster_path = o.cluster_override.empty() ? rec.cluster : o.cluster_override;
   Cluster c = load_cluster(cluster_path);
   Layout l = parse_layout_flag(rec.layout);
   Program p = expand_program(w, l);
-  CalibrationProfile prof = o.calibration.empty() ? default_calibration() : load_calibration(o.calibration);
+  CalibrationProfile prof =
+      o.calibration.empty() ? default_calibration() : load_calibration(o.calibration);
   SimCluster sc = sim_cluster(c);  // the engine's view, as `tutti simulate` uses it
   SimResult r = simulate_program(p, sc, prof, {});
 
@@ -119,7 +127,8 @@ nlohmann::json compare(const exec::ReplayRecord& rec, const std::string& measure
   for (auto& [k, v] : predicted) all[k] = 1;
   for (auto& [k, one] : all) {
     double pr = predicted.count(k) ? predicted[k] : 0, me = measured.count(k) ? measured[k] : 0;
-    kinds.push_back({{"kind", k}, {"predicted_s", pr}, {"measured_s", me}, {"error_pct", err_pct(pr, me)}});
+    kinds.push_back(
+        {{"kind", k}, {"predicted_s", pr}, {"measured_s", me}, {"error_pct", err_pct(pr, me)}});
   }
   double e = err_pct(r.iteration_time_s, rec.iteration_time_s);
   nlohmann::json j = {{"measurements", measurements_name},
@@ -146,21 +155,25 @@ nlohmann::json compare(const exec::ReplayRecord& rec, const std::string& measure
 }
 
 std::string table(const nlohmann::json& j) {
-  std::string t = fmt::format("validate: {} on {} ({}), calibration {}\n", j["workload"].get<std::string>(),
-                              j["cluster"].get<std::string>(), j["layout"].get<std::string>(),
-                              j["calibration"].get<std::string>());
-  t += fmt::format("  {:<22} {:>14} {:>14} {:>9}\n", "", "predicted (ms)", "measured (ms)", "error");
+  std::string t = fmt::format("validate: {} on {} ({}), calibration {}\n",
+                              j["workload"].get<std::string>(), j["cluster"].get<std::string>(),
+                              j["layout"].get<std::string>(), j["calibration"].get<std::string>());
+  t +=
+      fmt::format("  {:<22} {:>14} {:>14} {:>9}\n", "", "predicted (ms)", "measured (ms)", "error");
   const auto& it = j["iteration"];
-  t += fmt::format("  {:<22} {:>14.3f} {:>14.3f} {:>8.1f}%\n", "iteration (median)", it["predicted_s"].get<double>() * 1e3,
+  t += fmt::format("  {:<22} {:>14.3f} {:>14.3f} {:>8.1f}%\n", "iteration (median)",
+                   it["predicted_s"].get<double>() * 1e3,
                    it["measured_median_s"].get<double>() * 1e3, it["error_pct"].get<double>());
   for (const auto& k : j["by_kind"])
     t += fmt::format("  {:<22} {:>14.3f} {:>14.3f} {:>8.1f}%\n", k["kind"].get<std::string>(),
                      k["predicted_s"].get<double>() * 1e3, k["measured_s"].get<double>() * 1e3,
                      k["error_pct"].get<double>());
   if (j.contains("within_tolerance"))
-    t += fmt::format("  iteration error {} the {:.1f}% tolerance\n", j["within_tolerance"].get<bool>() ? "within" : "OUTSIDE",
+    t += fmt::format("  iteration error {} the {:.1f}% tolerance\n",
+                     j["within_tolerance"].get<bool>() ? "within" : "OUTSIDE",
                      j["tolerance_pct"].get<double>());
-  t += "  (per-kind times are sums of per-op times on one rank; measured communication includes waiting for peers)\n";
+  t += "  (per-kind times are sums of per-op times on one rank; measured communication includes "
+       "waiting for peers)\n";
   return t;
 }
 
@@ -176,14 +189,17 @@ int output(const Globals& g, const nlohmann::json& j) {
 int run_validate_live(const Globals& g) {
   LiveOptions& o = opts();
   if (o.live && !o.measurements.empty())
-    throw InputError("--live/--measurements", "", "both", "one of them: run a replay now, or read a recorded one");
+    throw InputError("--live/--measurements", "", "both",
+                     "one of them: run a replay now, or read a recorded one");
   if (!o.measurements.empty()) {
     exec::MeasurementDoc d = exec::load_measurements(o.measurements);
-    if (!d.replay) throw InputError(o.measurements, "replay", "missing", "a `tutti exec replay` result");
+    if (!d.replay)
+      throw InputError(o.measurements, "replay", "missing", "a `tutti exec replay` result");
     return output(g, compare(*d.replay, o.measurements, o));
   }
   if (o.replay.workload.empty() || o.replay.cluster.empty())
-    throw InputError("--live", "", "no --workload/--cluster", "--workload W --cluster C (and mpirun -np N)");
+    throw InputError("--live", "", "no --workload/--cluster",
+                     "--workload W --cluster C (and mpirun -np N)");
   if (!o.calibration.empty()) load_calibration(o.calibration);  // fail early, before MPI
   return run_mpi(g, o.replay.timeout, [&](exec::Session& s, exec::Watchdog& wd) {
     nlohmann::json doc = run_replay(s, wd, o.replay);
@@ -201,27 +217,42 @@ bool setup_validate_live(CLI::App* sub, Globals& g) {
   (void)g;
   LiveOptions& o = opts();
   o.replay.command = "tutti validate --live";
-  sub->add_flag("--live", o.live, "Run the replay now (under mpirun/srun) and compare with the prediction");
-  sub->add_option("--measurements", o.measurements, "Compare a recorded `tutti exec replay` result with the prediction");
-  sub->add_option("--calibration", o.calibration, "Calibration profile for the prediction (`tutti calibrate` output)");
-  sub->add_option("--cluster-override", o.cluster_override, "Predict on this cluster file instead of the recorded one");
-  sub->add_option("--tolerance", o.tolerance_pct, "Exit 1 when the iteration error exceeds this many percent");
+  sub->add_flag("--live", o.live,
+                "Run the replay now (under mpirun/srun) and compare with the prediction");
+  sub->add_option("--measurements", o.measurements,
+                  "Compare a recorded `tutti exec replay` result with the prediction");
+  sub->add_option("--calibration", o.calibration,
+                  "Calibration profile for the prediction (`tutti calibrate` output)");
+  sub->add_option("--cluster-override", o.cluster_override,
+                  "Predict on this cluster file instead of the recorded one");
+  sub->add_option("--tolerance", o.tolerance_pct,
+                  "Exit 1 when the iteration error exceeds this many percent");
   // The replay options of `tutti exec replay` (used with --live).
   sub->add_option("--workload", o.replay.workload, "--live: workload JSON");
   sub->add_option("--cluster", o.replay.cluster, "--live: cluster JSON the ranks stand for");
   sub->add_option("--parallel", o.replay.parallel, "--live: layout");
-  sub->add_option("--scale-down", o.replay.scale_down, "--live: layers=N,batch=M,micro_batch=B,seq=S,hidden=H,vocab=V");
-  sub->add_option("--iterations", o.replay.iterations, "--live: timed iterations")->capture_default_str();
+  sub->add_option("--scale-down", o.replay.scale_down,
+                  "--live: layers=N,batch=M,micro_batch=B,seq=S,hidden=H,vocab=V");
+  sub->add_option("--iterations", o.replay.iterations, "--live: timed iterations")
+      ->capture_default_str();
   sub->add_option("--warmup", o.replay.warmup, "--live: untimed iterations")->capture_default_str();
-  sub->add_option("--device", o.replay.device, "--live: cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}));
-  sub->add_option("--timeout", o.replay.timeout, "--live: abort when no rank progresses for this long");
+  sub->add_option("--device", o.replay.device, "--live: cpu or gpu")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
+  sub->add_option("--timeout", o.replay.timeout,
+                  "--live: abort when no rank progresses for this long");
   return true;
 }
 
-const std::string& validate_calibration() { return opts().calibration; }
+const std::string& validate_calibration() {
+  return opts().calibration;
+}
 
-bool validate_live_selected() { return opts().live || !opts().measurements.empty(); }
+bool validate_live_selected() {
+  return opts().live || !opts().measurements.empty();
+}
 
-int run_validate_live_selected(const Globals& g) { return run_validate_live(g); }
+int run_validate_live_selected(const Globals& g) {
+  return run_validate_live(g);
+}
 
 }  // namespace tutti::cli

@@ -29,15 +29,23 @@ std::string join_path(const std::string& base, std::string_view key) {
 
 const char* type_name(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::null: return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::null:
+      return "null";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "an integer";
-    case Json::value_t::number_float: return "a number";
-    default: return "a value";
+    case Json::value_t::number_unsigned:
+      return "an integer";
+    case Json::value_t::number_float:
+      return "a number";
+    default:
+      return "a value";
   }
 }
 
@@ -62,7 +70,8 @@ void apply_override(Json& j, std::string_view assignment, const std::string& fil
     value = parse_json_text(text, "--set");
   } catch (const JsonTextError& e) {
     if (e.fault() == JsonTextFault::NumberRange)
-      throw InputError("--set", key, text, "a number within the range of a double (magnitude <= 1.8e308)");
+      throw InputError("--set", key, text,
+                       "a number within the range of a double (magnitude <= 1.8e308)");
     if (e.fault() != JsonTextFault::Syntax)
       throw InputError("--set", key, e.what(), "a JSON value or a bare string");
     value = text;  // bare strings: --set fabric.kind=fat_tree
@@ -72,7 +81,8 @@ void apply_override(Json& j, std::string_view assignment, const std::string& fil
   std::size_t start = 0;
   while (true) {
     auto dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (part.empty()) throw InputError("--set", key, "an empty key segment", "KEY.PATH=VALUE");
     path = join_path(path, part);
     if (cur->is_array()) {
@@ -101,7 +111,8 @@ Doc Doc::load(const std::string& path, const std::vector<std::string>& overrides
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(path, "(file)", "not a regular file", "a JSON file");
   if (auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxInputBytes)
-    throw InputError(path, "(file)", std::to_string(size) + " bytes", "a JSON file of at most 256 MiB");
+    throw InputError(path, "(file)", std::to_string(size) + " bytes",
+                     "a JSON file of at most 256 MiB");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream ss;
@@ -132,8 +143,12 @@ Obj Doc::root() const {
     throw InputError(s_->name, "(top level)", describe_json(s_->j), "a JSON object");
   return Obj(v);
 }
-const Json& Doc::json() const { return s_->j; }
-const std::string& Doc::name() const { return s_->name; }
+const Json& Doc::json() const {
+  return s_->j;
+}
+const std::string& Doc::name() const {
+  return s_->name;
+}
 
 // ---- Value ----
 
@@ -144,11 +159,21 @@ Value Value::child(const Json* j, std::string path) const {
   return Value(keep_, j, file_, std::move(path));
 }
 
-bool Value::is_object() const { return j_->is_object(); }
-bool Value::is_array() const { return j_->is_array(); }
-bool Value::is_string() const { return j_->is_string(); }
-bool Value::is_number() const { return j_->is_number(); }
-bool Value::is_null() const { return j_->is_null(); }
+bool Value::is_object() const {
+  return j_->is_object();
+}
+bool Value::is_array() const {
+  return j_->is_array();
+}
+bool Value::is_string() const {
+  return j_->is_string();
+}
+bool Value::is_number() const {
+  return j_->is_number();
+}
+bool Value::is_null() const {
+  return j_->is_null();
+}
 
 void Value::fail(std::string_view expected) const {
   throw InputError(file_, path_.empty() ? "(top level)" : path_, describe_json(*j_),
@@ -187,7 +212,8 @@ double Value::number(double min, double max) const {
 std::int64_t Value::integer(std::int64_t min, std::int64_t max) const {
   auto text = [&] {
     std::string t = "an integer";
-    if (min > std::numeric_limits<std::int64_t>::min() && max < std::numeric_limits<std::int64_t>::max())
+    if (min > std::numeric_limits<std::int64_t>::min() &&
+        max < std::numeric_limits<std::int64_t>::max())
       t += " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     else if (min > std::numeric_limits<std::int64_t>::min())
       t += " >= " + std::to_string(min);
@@ -229,7 +255,8 @@ std::string Value::choice(std::initializer_list<std::string_view> options) const
 
 std::string Value::choice(const std::string_view* options, std::size_t n) const {
   std::string expected = "one of";
-  for (std::size_t i = 0; i < n; ++i) expected += std::string(" \"") + std::string(options[i]) + "\"";
+  for (std::size_t i = 0; i < n; ++i)
+    expected += std::string(" \"") + std::string(options[i]) + "\"";
   if (!j_->is_string()) fail(expected);
   auto s = j_->get<std::string>();
   if (std::find(options, options + n, s) == options + n) fail(expected);
@@ -260,13 +287,16 @@ double Value::quantity(Dim d, double min, double max) const {
 
 Obj::Obj(Value v) : v_(std::move(v)) {}
 
-std::string Obj::child_path(std::string_view key) const { return join_path(v_.path(), key); }
+std::string Obj::child_path(std::string_view key) const {
+  return join_path(v_.path(), key);
+}
 
 Value Obj::req(std::string_view key) {
   allow(key);
   auto it = v_.json().find(std::string(key));
   if (it == v_.json().end())
-    throw InputError(v_.file(), child_path(key), "nothing (missing key)", "a value for \"" + std::string(key) + "\"");
+    throw InputError(v_.file(), child_path(key), "nothing (missing key)",
+                     "a value for \"" + std::string(key) + "\"");
   return v_.child(&*it, child_path(key));
 }
 
@@ -332,7 +362,9 @@ void Obj::done() const {
 // ---- Arr ----
 
 Arr::Arr(Value v) : v_(std::move(v)) {}
-std::size_t Arr::size() const { return v_.json().size(); }
+std::size_t Arr::size() const {
+  return v_.json().size();
+}
 Value Arr::at(std::size_t i) const {
   return v_.child(&v_.json()[i], v_.path() + "." + std::to_string(i));
 }

@@ -27,8 +27,7 @@ std::vector<FlagItem> split_flag_items(std::string_view text, const std::string&
   std::vector<FlagItem> items;
   for (const std::string& item : split_list(text)) {
     auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw InputError(flag, item, "\"" + item + "\"", expected);
+    if (eq == std::string_view::npos) throw InputError(flag, item, "\"" + item + "\"", expected);
     FlagItem next{item.substr(0, eq), item.substr(eq + 1)};
     for (const FlagItem& prev : items)
       if (prev.key == next.key)  // `--parallel tp=2,tp=4`: which one was meant is not ours to guess
@@ -46,7 +45,8 @@ long long flag_integer(const FlagItem& item, const std::string& flag, long long 
   const std::string& s = item.value;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
-    throw InputError(flag, item.key, "\"" + s + "\"", fmt::format("an integer in [{}, {}]", lo, hi));
+    throw InputError(flag, item.key, "\"" + s + "\"",
+                     fmt::format("an integer in [{}, {}]", lo, hi));
   return v;
 }
 
@@ -55,7 +55,8 @@ double flag_number(const FlagItem& item, const std::string& flag, double lo, dou
   char* end = nullptr;
   double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
   if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)
-    throw InputError(flag, item.key, "\"" + s + "\"", fmt::format("a number in [{:g}, {:g}]", lo, hi));
+    throw InputError(flag, item.key, "\"" + s + "\"",
+                     fmt::format("a number in [{:g}, {:g}]", lo, hi));
   return v;
 }
 

@@ -117,8 +117,8 @@ class Builder {
  private:
   struct Frame {
     Json* container = nullptr;
-    std::string key;          // objects: the key whose value comes next
-    std::size_t index = 0;    // arrays: the index of the next element
+    std::string key;        // objects: the key whose value comes next
+    std::size_t index = 0;  // arrays: the index of the next element
     std::unordered_map<std::string, std::size_t> key_offsets;  // objects: where each key began
   };
 
@@ -146,10 +146,11 @@ class Builder {
     if (stack_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
       std::size_t at = static_cast<std::size_t>(*mark_ - text_.data());
       std::string path = elide(path_text(stack_.size(), /*pending=*/true));
-      throw JsonTextError(JsonTextFault::Depth, name_, path.empty() ? "(top level)" : path,
-                          "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels at " +
-                              text_location(text_, at > 0 ? at - 1 : 0),
-                          "at most " + std::to_string(kMaxJsonDepth) + " nested objects and arrays");
+      throw JsonTextError(
+          JsonTextFault::Depth, name_, path.empty() ? "(top level)" : path,
+          "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels at " +
+              text_location(text_, at > 0 ? at - 1 : 0),
+          "at most " + std::to_string(kMaxJsonDepth) + " nested objects and arrays");
     }
     Frame f;
     f.container = place(std::move(v));
@@ -234,7 +235,8 @@ std::string first_non_finite(const Json& j) {
         todo.push_back({&*e, it.path.empty() ? e.key() : it.path + "." + e.key()});
     } else if (v.is_array()) {
       for (std::size_t i = v.size(); i-- > 0;)
-        todo.push_back({&v[i], it.path.empty() ? std::to_string(i) : it.path + "." + std::to_string(i)});
+        todo.push_back(
+            {&v[i], it.path.empty() ? std::to_string(i) : it.path + "." + std::to_string(i)});
     }
   }
   return "";

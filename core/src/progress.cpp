@@ -8,9 +8,11 @@
 
 namespace tutti {
 
-std::string format_progress(const std::string& label, std::uint64_t done, std::uint64_t total, double elapsed_s) {
+std::string format_progress(const std::string& label, std::uint64_t done, std::uint64_t total,
+                            double elapsed_s) {
   constexpr int kWidth = 30;
-  const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
+  const double frac =
+      total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
   const int filled = static_cast<int>(frac * kWidth);
   std::string bar(static_cast<std::size_t>(filled), '#');
   bar.append(static_cast<std::size_t>(kWidth - filled), '.');
@@ -19,13 +21,15 @@ std::string format_progress(const std::string& label, std::uint64_t done, std::u
   if (rate > 0 && total >= done) {
     const long long left = std::llround(static_cast<double>(total - done) / rate);
     if (left >= 3600)
-      std::snprintf(eta, sizeof eta, "ETA %lld:%02lld:%02lld", left / 3600, left / 60 % 60, left % 60);
+      std::snprintf(eta, sizeof eta, "ETA %lld:%02lld:%02lld", left / 3600, left / 60 % 60,
+                    left % 60);
     else
       std::snprintf(eta, sizeof eta, "ETA %lld:%02lld", left / 60, left % 60);
   }
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %s [%s] %3.0f%%  %llu/%llu  %.3g/s  %s", label.c_str(), bar.c_str(), frac * 100,
-                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), rate, eta);
+  std::snprintf(buf, sizeof buf, "  %s [%s] %3.0f%%  %llu/%llu  %.3g/s  %s", label.c_str(),
+                bar.c_str(), frac * 100, static_cast<unsigned long long>(done),
+                static_cast<unsigned long long>(total), rate, eta);
   return buf;
 }
 
@@ -36,7 +40,9 @@ ProgressBar::ProgressBar(std::string label, bool enabled, std::FILE* out)
       start_(Clock::now()),
       last_(start_) {}
 
-ProgressBar::~ProgressBar() { finish(); }
+ProgressBar::~ProgressBar() {
+  finish();
+}
 
 void ProgressBar::update(std::uint64_t done, std::uint64_t total) {
   if (!enabled_ || total == 0) return;

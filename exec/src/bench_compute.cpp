@@ -19,7 +19,8 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const ComputeBenchOptions& o, Watchdog* wd) {
+ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const ComputeBenchOptions& o,
+                                 Watchdog* wd) {
   ComputeBenchResult res;
   res.device = dev.is_gpu() ? "gpu" : "cpu";
   res.library = dev.library();
@@ -30,7 +31,8 @@ ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const Com
   std::int64_t mk = 1, kn = 1, mn = 1;
   for (const auto& g : o.shapes) {
     if (g.m < 1 || g.n < 1 || g.k < 1)
-      throw InputError("--gemm", "", std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k),
+      throw InputError("--gemm", "",
+                       std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k),
                        "positive M, N, K");
     mk = std::max(mk, g.m * g.k);
     kn = std::max(kn, g.k * g.n);
@@ -92,7 +94,8 @@ double parse_nccl_size(const std::string& text, const std::string& what) {
   } catch (...) {
     pos = 0;
   }
-  if (pos == 0 || v < 0) throw InputError(what, "", "\"" + text + "\"", "a size such as 8, 64K, 128M, 1G or \"64MiB\"");
+  if (pos == 0 || v < 0)
+    throw InputError(what, "", "\"" + text + "\"", "a size such as 8, 64K, 128M, 1G or \"64MiB\"");
   std::string suf = text.substr(pos);
   if (suf.empty()) return v;
   if (suf == "K" || suf == "k") return v * 1024;
@@ -117,7 +120,8 @@ std::vector<double> parse_sweep(const std::string& text, const std::string& what
   };
   std::vector<double> out;
   auto bad = [&] {
-    throw InputError(what, "", "\"" + text + "\"", "a list \"256,512\" or a range \"256:4096:x2\" / \"1024:4096:+1024\"");
+    throw InputError(what, "", "\"" + text + "\"",
+                     "a list \"256,512\" or a range \"256:4096:x2\" / \"1024:4096:+1024\"");
   };
   if (text.find(':') != std::string::npos) {
     auto a = text.find(':'), b = text.find(':', a + 1);
@@ -132,7 +136,8 @@ std::vector<double> parse_sweep(const std::string& text, const std::string& what
       bad();
     }
     if ((step[0] == 'x' && st <= 1) || (step[0] == '+' && st <= 0)) bad();
-    for (double v = from; v <= to * (1 + 1e-12); v = step[0] == 'x' ? v * st : v + st) out.push_back(std::round(v));
+    for (double v = from; v <= to * (1 + 1e-12); v = step[0] == 'x' ? v * st : v + st)
+      out.push_back(std::round(v));
   } else {
     std::size_t start = 0;
     while (start <= text.size()) {
@@ -149,8 +154,14 @@ std::vector<double> parse_sweep(const std::string& text, const std::string& what
 }
 
 void to_json(nlohmann::json& j, const CollBenchResult& r) {
-  j = nlohmann::json{{"op", r.op},       {"backend", r.backend}, {"dtype", r.dtype}, {"ranks", r.ranks},
-                     {"hosts", r.hosts}, {"tier", r.tier},       {"warmup", r.warmup}, {"iters", r.iters},
+  j = nlohmann::json{{"op", r.op},
+                     {"backend", r.backend},
+                     {"dtype", r.dtype},
+                     {"ranks", r.ranks},
+                     {"hosts", r.hosts},
+                     {"tier", r.tier},
+                     {"warmup", r.warmup},
+                     {"iters", r.iters},
                      {"bus_factor", r.ranks > 0 ? bus_factor(parse_coll_op(r.op), r.ranks) : 0.0}};
   auto& pts = j["points"] = nlohmann::json::array();
   for (const auto& p : r.points)

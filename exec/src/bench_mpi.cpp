@@ -15,28 +15,40 @@ namespace tutti::exec {
 
 const char* to_string(CollOp op) {
   switch (op) {
-    case CollOp::AllReduce: return "all_reduce";
-    case CollOp::AllGather: return "all_gather";
-    case CollOp::ReduceScatter: return "reduce_scatter";
-    case CollOp::AllToAll: return "alltoall";
-    case CollOp::SendRecv: return "sendrecv";
+    case CollOp::AllReduce:
+      return "all_reduce";
+    case CollOp::AllGather:
+      return "all_gather";
+    case CollOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollOp::AllToAll:
+      return "alltoall";
+    case CollOp::SendRecv:
+      return "sendrecv";
   }
   return "?";
 }
 
 CollOp parse_coll_op(const std::string& s) {
-  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll, CollOp::SendRecv})
+  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll,
+                    CollOp::SendRecv})
     if (s == to_string(op)) return op;
-  throw InputError("--op", "", "\"" + s + "\"", "one of all_reduce, all_gather, reduce_scatter, alltoall, sendrecv");
+  throw InputError("--op", "", "\"" + s + "\"",
+                   "one of all_reduce, all_gather, reduce_scatter, alltoall, sendrecv");
 }
 
 double bus_factor(CollOp op, int n) {
   switch (op) {  // the collectives: the one formula (models/program.hpp)
-    case CollOp::AllReduce: return tutti::bus_factor(Coll::AllReduce, n);
-    case CollOp::AllGather: return tutti::bus_factor(Coll::AllGather, n);
-    case CollOp::ReduceScatter: return tutti::bus_factor(Coll::ReduceScatter, n);
-    case CollOp::AllToAll: return tutti::bus_factor(Coll::AllToAll, n);
-    case CollOp::SendRecv: return n > 0 ? 1.0 : 0.0;  // one message: busbw = algbw
+    case CollOp::AllReduce:
+      return tutti::bus_factor(Coll::AllReduce, n);
+    case CollOp::AllGather:
+      return tutti::bus_factor(Coll::AllGather, n);
+    case CollOp::ReduceScatter:
+      return tutti::bus_factor(Coll::ReduceScatter, n);
+    case CollOp::AllToAll:
+      return tutti::bus_factor(Coll::AllToAll, n);
+    case CollOp::SendRecv:
+      return n > 0 ? 1.0 : 0.0;  // one message: busbw = algbw
   }
   return 0;
 }
@@ -79,10 +91,14 @@ Counts counts_for(CollOp op, std::int64_t elems, int n) {
 double point_size_bytes(CollOp op, const Counts& c) {
   switch (op) {
     case CollOp::AllReduce:
-    case CollOp::SendRecv: return 4.0 * static_cast<double>(c.send);
-    case CollOp::AllGather: return 4.0 * static_cast<double>(c.recv);
-    case CollOp::ReduceScatter: return 4.0 * static_cast<double>(c.send);
-    case CollOp::AllToAll: return 4.0 * static_cast<double>(c.send);
+    case CollOp::SendRecv:
+      return 4.0 * static_cast<double>(c.send);
+    case CollOp::AllGather:
+      return 4.0 * static_cast<double>(c.recv);
+    case CollOp::ReduceScatter:
+      return 4.0 * static_cast<double>(c.send);
+    case CollOp::AllToAll:
+      return 4.0 * static_cast<double>(c.send);
   }
   return 0;
 }
@@ -91,14 +107,20 @@ void fill(CollOp op, const Counts& c, int r, int n, float* send) {
   for (std::int64_t i = 0; i < c.send; ++i) {
     switch (op) {
       case CollOp::AllReduce:
-      case CollOp::AllGather: send[i] = static_cast<float>(r + 1 + i % 3); break;
-      case CollOp::ReduceScatter: send[i] = static_cast<float>(r + 1 + i % 3); break;
+      case CollOp::AllGather:
+        send[i] = static_cast<float>(r + 1 + i % 3);
+        break;
+      case CollOp::ReduceScatter:
+        send[i] = static_cast<float>(r + 1 + i % 3);
+        break;
       case CollOp::AllToAll: {
         std::int64_t j = i / c.block, e = i % c.block;
         send[i] = static_cast<float>(r * n + j + (e % 5) * n * n);
         break;
       }
-      case CollOp::SendRecv: send[i] = static_cast<float>(r + (i % 3) * n); break;
+      case CollOp::SendRecv:
+        send[i] = static_cast<float>(r + (i % 3) * n);
+        break;
     }
   }
 }
@@ -109,19 +131,25 @@ std::int64_t verify(CollOp op, const Counts& c, int r, int n, const float* recv)
   for (std::int64_t i = 0; i < c.recv; ++i) {
     double want = 0;
     switch (op) {
-      case CollOp::AllReduce: want = tri + static_cast<double>(n) * (i % 3); break;
+      case CollOp::AllReduce:
+        want = tri + static_cast<double>(n) * (i % 3);
+        break;
       case CollOp::AllGather: {
         std::int64_t j = i / c.block, e = i % c.block;
         want = static_cast<double>(j + 1 + e % 3);
         break;
       }
-      case CollOp::ReduceScatter: want = tri + static_cast<double>(n) * ((r * c.block + i) % 3); break;
+      case CollOp::ReduceScatter:
+        want = tri + static_cast<double>(n) * ((r * c.block + i) % 3);
+        break;
       case CollOp::AllToAll: {
         std::int64_t q = i / c.block, e = i % c.block;
         want = static_cast<double>(q * n + r + (e % 5) * n * n);
         break;
       }
-      case CollOp::SendRecv: want = static_cast<double>((r - 1 + n) % n + (i % 3) * n); break;
+      case CollOp::SendRecv:
+        want = static_cast<double>((r - 1 + n) % n + (i % 3) * n);
+        break;
     }
     if (static_cast<double>(recv[i]) != want) ++wrong;
   }
@@ -134,21 +162,24 @@ void run_once(CollOp op, const Counts& c, int r, int n, float* send, float* recv
   MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   switch (op) {
     case CollOp::AllReduce:
-      MPI_Iallreduce(send, recv, static_cast<int>(c.send), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[0]);
+      MPI_Iallreduce(send, recv, static_cast<int>(c.send), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                     &req[0]);
       break;
     case CollOp::AllGather:
-      MPI_Iallgather(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
-                     MPI_COMM_WORLD, &req[0]);
+      MPI_Iallgather(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block),
+                     MPI_FLOAT, MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::ReduceScatter:
-      MPI_Ireduce_scatter_block(send, recv, static_cast<int>(c.block), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[0]);
+      MPI_Ireduce_scatter_block(send, recv, static_cast<int>(c.block), MPI_FLOAT, MPI_SUM,
+                                MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::AllToAll:
-      MPI_Ialltoall(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block), MPI_FLOAT,
-                    MPI_COMM_WORLD, &req[0]);
+      MPI_Ialltoall(send, static_cast<int>(c.block), MPI_FLOAT, recv, static_cast<int>(c.block),
+                    MPI_FLOAT, MPI_COMM_WORLD, &req[0]);
       break;
     case CollOp::SendRecv:
-      MPI_Irecv(recv, static_cast<int>(c.recv), MPI_FLOAT, (r - 1 + n) % n, 7, MPI_COMM_WORLD, &req[0]);
+      MPI_Irecv(recv, static_cast<int>(c.recv), MPI_FLOAT, (r - 1 + n) % n, 7, MPI_COMM_WORLD,
+                &req[0]);
       MPI_Isend(send, static_cast<int>(c.send), MPI_FLOAT, (r + 1) % n, 7, MPI_COMM_WORLD, &req[1]);
       break;
   }
@@ -163,7 +194,8 @@ CollBenchResult bench_collective_mpi(const Session& s, const CollBenchOptions& o
 
   // Buffers for the largest point, allocated and touched once.
   const std::int64_t max_elems = static_cast<std::int64_t>(o.max_bytes / 4) + n;
-  std::vector<float> send(static_cast<std::size_t>(max_elems), 1.0f), recv(static_cast<std::size_t>(max_elems), 0.0f);
+  std::vector<float> send(static_cast<std::size_t>(max_elems), 1.0f),
+      recv(static_cast<std::size_t>(max_elems), 0.0f);
 
   for (double size = o.min_bytes; size <= o.max_bytes;
        size = o.factor > 1 ? size * o.factor : size + o.step_bytes) {

@@ -14,7 +14,8 @@ namespace tutti::exec {
 namespace {
 [[noreturn]] void no_cuda() {
   throw InputError(
-      "this tutti was built without the CUDA backend (WITH_CUDA found no CUDA toolkit, cuBLAS or NCCL); "
+      "this tutti was built without the CUDA backend (WITH_CUDA found no CUDA toolkit, cuBLAS or "
+      "NCCL); "
       "rebuild with -DWITH_CUDA=ON on a machine with the toolkit, or use --device cpu");
 }
 }  // namespace
@@ -23,10 +24,18 @@ int cuda_device_count(std::string* why) {
   if (why) *why = "built without CUDA";
   return 0;
 }
-std::unique_ptr<ComputeDevice> make_gpu_device(int) { no_cuda(); }
-nlohmann::json cuda_environment() { return {{"built", false}}; }
-CollBenchResult bench_collective_nccl(const Session&, const CollBenchOptions&, Watchdog*) { no_cuda(); }
-ReplayResult replay_gpu(const Session&, const Program&, const ReplayOptions&, Watchdog*) { no_cuda(); }
+std::unique_ptr<ComputeDevice> make_gpu_device(int) {
+  no_cuda();
+}
+nlohmann::json cuda_environment() {
+  return {{"built", false}};
+}
+CollBenchResult bench_collective_nccl(const Session&, const CollBenchOptions&, Watchdog*) {
+  no_cuda();
+}
+ReplayResult replay_gpu(const Session&, const Program&, const ReplayOptions&, Watchdog*) {
+  no_cuda();
+}
 
 }  // namespace tutti::exec
 #endif

@@ -14,17 +14,23 @@ namespace tutti::exec {
 
 const char* to_string(ExecType t) {
   switch (t) {
-    case ExecType::FP64: return "fp64";
-    case ExecType::FP32: return "fp32";
-    case ExecType::TF32: return "tf32";
-    case ExecType::BF16: return "bf16";
-    case ExecType::FP16: return "fp16";
+    case ExecType::FP64:
+      return "fp64";
+    case ExecType::FP32:
+      return "fp32";
+    case ExecType::TF32:
+      return "tf32";
+    case ExecType::BF16:
+      return "bf16";
+    case ExecType::FP16:
+      return "fp16";
   }
   return "?";
 }
 
 ExecType parse_exec_type(const std::string& s, const std::string& what) {
-  for (ExecType t : {ExecType::FP64, ExecType::FP32, ExecType::TF32, ExecType::BF16, ExecType::FP16})
+  for (ExecType t :
+       {ExecType::FP64, ExecType::FP32, ExecType::TF32, ExecType::BF16, ExecType::FP16})
     if (s == to_string(t)) return t;
   throw InputError(what, "", "\"" + s + "\"", "one of fp64, fp32, tf32, bf16, fp16");
 }
@@ -32,15 +38,20 @@ ExecType parse_exec_type(const std::string& s, const std::string& what) {
 ExecType exec_type_for(DType d, bool gpu) {
   if (!gpu) return ExecType::FP32;
   switch (d) {
-    case DType::FP32: return ExecType::FP32;
-    case DType::TF32: return ExecType::TF32;
-    case DType::BF16: return ExecType::BF16;
-    case DType::FP16: return ExecType::FP16;
+    case DType::FP32:
+      return ExecType::FP32;
+    case DType::TF32:
+      return ExecType::TF32;
+    case DType::BF16:
+      return ExecType::BF16;
+    case DType::FP16:
+      return ExecType::FP16;
     case DType::FP8:
     case DType::MXFP8:
     case DType::MXFP6:
     case DType::MXFP4:
-    case DType::NVFP4: return ExecType::BF16;  // no portable fp8/fp4 GEMM in cuBLAS' plain API
+    case DType::NVFP4:
+      return ExecType::BF16;  // no portable fp8/fp4 GEMM in cuBLAS' plain API
   }
   return ExecType::FP32;
 }
@@ -58,12 +69,13 @@ class CpuDevice final : public ComputeDevice {
   bool is_gpu() const override { return false; }
   std::string library() const override {
     std::string cfg = openblas_get_config();
-    return cfg + " (core " + openblas_get_corename() + ", " + std::to_string(openblas_get_num_threads()) +
-           " thread(s))";
+    return cfg + " (core " + openblas_get_corename() + ", " +
+           std::to_string(openblas_get_num_threads()) + " thread(s))";
   }
   std::string model() const override { return cpu_model_name("unknown CPU"); }
 
-  void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn, double max_membound_bytes) override {
+  void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn,
+               double max_membound_bytes) override {
     // Stored as doubles so that both sgemm and dgemm fit (sgemm uses the first half as floats).
     touch(a_, static_cast<std::size_t>(max_mk));
     touch(b_, static_cast<std::size_t>(max_kn));
@@ -77,18 +89,21 @@ class CpuDevice final : public ComputeDevice {
     }
   }
 
-  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) override {
-    check_internal(static_cast<std::size_t>(m * k) <= a_.size() && static_cast<std::size_t>(k * n) <= b_.size() &&
+  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+            ExecType t) override {
+    check_internal(static_cast<std::size_t>(m * k) <= a_.size() &&
+                       static_cast<std::size_t>(k * n) <= b_.size() &&
                        static_cast<std::size_t>(m * n) <= c_.size(),
                    "CpuDevice::gemm: buffers not reserved");
     for (std::int64_t b = 0; b < batch; ++b) {
       if (t == ExecType::FP64)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                    static_cast<int>(k), 1.0, a_.data(), static_cast<int>(k), b_.data(), static_cast<int>(n), 0.0,
-                    c_.data(), static_cast<int>(n));
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                    static_cast<int>(n), static_cast<int>(k), 1.0, a_.data(), static_cast<int>(k),
+                    b_.data(), static_cast<int>(n), 0.0, c_.data(), static_cast<int>(n));
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                    static_cast<int>(k), 1.0f, reinterpret_cast<const float*>(a_.data()), static_cast<int>(k),
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                    static_cast<int>(n), static_cast<int>(k), 1.0f,
+                    reinterpret_cast<const float*>(a_.data()), static_cast<int>(k),
                     reinterpret_cast<const float*>(b_.data()), static_cast<int>(n), 0.0f,
                     reinterpret_cast<float*>(c_.data()), static_cast<int>(n));
     }
@@ -106,7 +121,8 @@ class CpuDevice final : public ComputeDevice {
 
   void synchronize() override {}
 
-  double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) override {
+  double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                    ExecType t) override {
     auto t0 = std::chrono::steady_clock::now();
     gemm(m, n, k, batch, t);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -126,6 +142,8 @@ class CpuDevice final : public ComputeDevice {
 
 }  // namespace
 
-std::unique_ptr<ComputeDevice> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+std::unique_ptr<ComputeDevice> make_cpu_device() {
+  return std::make_unique<CpuDevice>();
+}
 
 }  // namespace tutti::exec

@@ -53,7 +53,8 @@ nlohmann::json environment_json(const Session& s, const ComputeDevice* dev) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string k = kv.substr(0, eq);
-    for (const char* prefix : {"OMPI_MCA_", "OPENBLAS_", "NCCL_", "MALLOC_", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES"})
+    for (const char* prefix :
+         {"OMPI_MCA_", "OPENBLAS_", "NCCL_", "MALLOC_", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES"})
       if (k.rfind(prefix, 0) == 0) settings[k] = kv.substr(eq + 1);
   }
   j["settings"] = settings;

@@ -18,7 +18,8 @@ constexpr std::int64_t kMaxDim = 1 << 24;
 
 CollBenchResult read_coll(Obj o) {
   CollBenchResult r;
-  r.op = to_string(parse_coll_op(o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"})));
+  r.op = to_string(parse_coll_op(
+      o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"})));
   r.backend = o.req("backend").choice({"mpi", "nccl"});
   r.dtype = o.req("dtype").choice({"fp32"});
   r.ranks = static_cast<int>(o.req("ranks").integer(1, 1 << 24));
@@ -147,7 +148,8 @@ ReplayRecord read_replay(Obj o) {
     Arr times = rk.req("op_time_s").arr();
     if (times.size() != r.ops.size())
       rk.req("op_time_s").fail(std::to_string(r.ops.size()) + " op times (one per op of stage 0)");
-    for (std::size_t k = 0; k < times.size(); ++k) r.ops[k].time_s += times.at(k).number(0, kMaxTime_s);
+    for (std::size_t k = 0; k < times.size(); ++k)
+      r.ops[k].time_s += times.at(k).number(0, kMaxTime_s);
     ++stage0_ranks;
   }
   if (stage0_ranks > 0)
@@ -190,13 +192,16 @@ MeasurementDoc read(const Doc& d) {
   if (auto r = root.opt("replay")) m.replay = read_replay(r->obj());
   root.done();
   if (m.collectives.empty() && !m.compute && !m.replay)
-    throw InputError(d.name(), "", "no collectives, compute or replay section", "at least one measurement section");
+    throw InputError(d.name(), "", "no collectives, compute or replay section",
+                     "at least one measurement section");
   return m;
 }
 
 }  // namespace
 
-MeasurementDoc load_measurements(const std::string& path) { return read(Doc::load(path)); }
+MeasurementDoc load_measurements(const std::string& path) {
+  return read(Doc::load(path));
+}
 MeasurementDoc parse_measurements(const std::string& text, const std::string& name) {
   return read(Doc::parse(text, name));
 }

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
 #include "tutti/exec/session.hpp"
@@ -18,7 +18,9 @@ CollCounts coll_counts(Coll c, double bytes, int g) {
   CollCounts k;
   switch (c) {
     case Coll::AllReduce:
-    case Coll::Broadcast: k.send = k.recv = elems; break;
+    case Coll::Broadcast:
+      k.send = k.recv = elems;
+      break;
     case Coll::AllGather:
       k.block = std::max<std::int64_t>(elems / g, 1);
       k.send = k.block;
@@ -71,15 +73,23 @@ std::int64_t verify_coll(Coll c, const CollCounts& k, int gi, int g, const float
   for (std::int64_t i = 0; i < k.recv; ++i) {
     double want = 0;
     switch (c) {
-      case Coll::AllReduce: want = tri + static_cast<double>(g) * (i % 3); break;
-      case Coll::AllGather: want = static_cast<double>(i / k.block + 1 + (i % k.block) % 3); break;
-      case Coll::ReduceScatter: want = tri + static_cast<double>(g) * ((gi * k.block + i) % 3); break;
+      case Coll::AllReduce:
+        want = tri + static_cast<double>(g) * (i % 3);
+        break;
+      case Coll::AllGather:
+        want = static_cast<double>(i / k.block + 1 + (i % k.block) % 3);
+        break;
+      case Coll::ReduceScatter:
+        want = tri + static_cast<double>(g) * ((gi * k.block + i) % 3);
+        break;
       case Coll::AllToAll: {
         std::int64_t q = i / k.block, e = i % k.block;
         want = static_cast<double>(q * g + gi + (e % 5) * g * g);
         break;
       }
-      case Coll::Broadcast: want = static_cast<double>(3 + i % 7); break;
+      case Coll::Broadcast:
+        want = static_cast<double>(3 + i % 7);
+        break;
     }
     if (static_cast<double>(recv[i]) != want) ++wrong;
   }
@@ -99,7 +109,8 @@ std::int64_t verify_p2p(const float* buf, std::int64_t n, int src_rank, int tag)
 }
 
 std::int64_t attention_repeats(const Op& op) {
-  double pair = 4.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  double pair =
+      4.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
   if (pair <= 0) return 0;
   if (op.flops <= 0) return std::max<std::int64_t>(op.batch, 1);
   return std::max<std::int64_t>(static_cast<std::int64_t>(std::llround(op.flops / pair)), 1);
@@ -108,7 +119,8 @@ std::int64_t attention_repeats(const Op& op) {
 const RankClass& class_of_stage(const Program& p, int stage) {
   for (const auto& c : p.classes)
     if (c.stage == stage) return c;
-  throw InternalError("replay: the Program has no class for pipeline stage " + std::to_string(stage));
+  throw InternalError("replay: the Program has no class for pipeline stage " +
+                      std::to_string(stage));
 }
 
 double median_of(std::vector<double> v) {
@@ -150,8 +162,14 @@ void finish_result(const Session& s, const RankTimings& mine, ReplayResult& res)
     res.ranks.push_back(std::move(t));
   }
   res.iteration_time_s = median_of(res.iteration_times_s);
-  res.iteration_min_s = res.iteration_times_s.empty() ? 0 : *std::min_element(res.iteration_times_s.begin(), res.iteration_times_s.end());
-  res.iteration_max_s = res.iteration_times_s.empty() ? 0 : *std::max_element(res.iteration_times_s.begin(), res.iteration_times_s.end());
+  res.iteration_min_s =
+      res.iteration_times_s.empty()
+          ? 0
+          : *std::min_element(res.iteration_times_s.begin(), res.iteration_times_s.end());
+  res.iteration_max_s =
+      res.iteration_times_s.empty()
+          ? 0
+          : *std::max_element(res.iteration_times_s.begin(), res.iteration_times_s.end());
 }
 
 std::string kind_key(const Op& op) {
@@ -159,14 +177,16 @@ std::string kind_key(const Op& op) {
   return to_string(op.kind);
 }
 
-std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r, const Program& p) {
+std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r,
+                                                             const Program& p) {
   // Per class: average over its ranks of the per-kind sums; then the class with the largest total.
   std::map<int, std::map<std::string, double>> per_stage;
   std::map<int, int> count;
   for (const auto& rt : r.ranks) {
     const RankClass& c = class_of_stage(p, rt.stage);
     auto& m = per_stage[rt.stage];
-    for (std::size_t i = 0; i < c.ops.size() && i < rt.ops.size(); ++i) m[kind_key(c.ops[i])] += rt.ops[i].time_s;
+    for (std::size_t i = 0; i < c.ops.size() && i < rt.ops.size(); ++i)
+      m[kind_key(c.ops[i])] += rt.ops[i].time_s;
     ++count[rt.stage];
   }
   int best = -1;
@@ -208,7 +228,9 @@ void to_json(nlohmann::json& j, const ReplayResult& r, const Program& p) {
   for (const auto& c : p.classes) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& op : c.ops) {
-      nlohmann::json o = {{"name", p.names[op.name]}, {"kind", to_string(op.kind)}, {"stream", to_string(op.stream)}};
+      nlohmann::json o = {{"name", p.names[op.name]},
+                          {"kind", to_string(op.kind)},
+                          {"stream", to_string(op.stream)}};
       if (op.kind == OpKind::Collective) {
         o["coll"] = to_string(op.coll);
         o["group"] = to_string(op.group);
@@ -229,7 +251,11 @@ void to_json(nlohmann::json& j, const ReplayResult& r, const Program& p) {
       t.push_back(o.time_s);
       s.push_back(o.start_s);
     }
-    ranks.push_back({{"rank", rt.rank}, {"stage", rt.stage}, {"iteration_s", rt.iteration_s}, {"op_time_s", t}, {"op_start_s", s}});
+    ranks.push_back({{"rank", rt.rank},
+                     {"stage", rt.stage},
+                     {"iteration_s", rt.iteration_s},
+                     {"op_time_s", t},
+                     {"op_start_s", s}});
   }
 }
 
@@ -258,11 +284,13 @@ void timed_iterations(const Session& s, int stage, const std::function<double()>
   finish_result(s, mine, res);
 }
 
-CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend) {
+CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o,
+                                  const char* backend) {
   if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
     throw InputError("-b/-e", "", std::to_string(o.min_bytes) + ".." + std::to_string(o.max_bytes),
                      "1 <= min size <= max size");
-  if (o.factor <= 1 && o.step_bytes <= 0) throw InputError("-f/-i", "", "no step", "a factor > 1 or a step > 0");
+  if (o.factor <= 1 && o.step_bytes <= 0)
+    throw InputError("-f/-i", "", "no step", "a factor > 1 or a step > 0");
   CollBenchResult res;
   res.op = to_string(o.op);
   res.backend = backend;
@@ -275,8 +303,8 @@ CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, c
   return res;
 }
 
-void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s, std::int64_t wrong,
-                       CollPoint& p) {
+void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s,
+                       std::int64_t wrong, CollPoint& p) {
   const int n = s.size();
   p.time_s = s.sum(per_iter_s) / n;
   p.time_max_s = s.max(per_iter_s);

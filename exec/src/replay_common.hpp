@@ -44,7 +44,7 @@ void timed_iterations(const Session& s, int stage, const std::function<double()>
 CollBenchResult coll_bench_result(const Session& s, const CollBenchOptions& o, const char* backend);
 /// Fills a point's times, bandwidths and check from this rank's per-iteration time and wrong
 /// elements (-1: not checked). Collective.
-void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s, std::int64_t wrong,
-                       CollPoint& p);
+void finish_coll_point(const Session& s, const CollBenchOptions& o, double per_iter_s,
+                       std::int64_t wrong, CollPoint& p);
 
 }  // namespace tutti::exec

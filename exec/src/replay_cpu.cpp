@@ -112,14 +112,15 @@ class CpuReplay {
           areqs_.push_back(req);
           progressed = true;
           if (ops[i].kind == OpKind::Collective) break;  // holds its stream until done
-          ++head[st];                                     // send/recv: the stream moves on
+          ++head[st];                                    // send/recv: the stream moves on
         }
       }
       // 2. Progress and reap communication.
       if (!active_.empty()) {
         int count = 0;
         idx.resize(active_.size());
-        MPI_Testsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(), MPI_STATUSES_IGNORE);
+        MPI_Testsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(),
+                     MPI_STATUSES_IGNORE);
         if (count > 0 && count != MPI_UNDEFINED) {
           reap(count, idx.data());
           progressed = true;
@@ -138,11 +139,13 @@ class CpuReplay {
         }
       }
       // 4. Nothing to do but wait for communication.
-      check_internal(!active_.empty(),
-                     "replay: no op is ready and none in flight (the Program's dependencies form a cycle)");
+      check_internal(
+          !active_.empty(),
+          "replay: no op is ready and none in flight (the Program's dependencies form a cycle)");
       int count = 0;
       idx.resize(active_.size());
-      MPI_Waitsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(), MPI_STATUSES_IGNORE);
+      MPI_Waitsome(static_cast<int>(areqs_.size()), areqs_.data(), &count, idx.data(),
+                   MPI_STATUSES_IGNORE);
       if (count > 0 && count != MPI_UNDEFINED) reap(count, idx.data());
     }
   }
@@ -157,7 +160,8 @@ class CpuReplay {
     bool p2p = false;
     for (const auto& k : p_.classes)
       for (const auto& op : k.ops) {
-        if (op.kind == OpKind::Collective) pairs.insert({static_cast<int>(op.stream), static_cast<int>(op.group)});
+        if (op.kind == OpKind::Collective)
+          pairs.insert({static_cast<int>(op.stream), static_cast<int>(op.group)});
         if (op.kind == OpKind::Send || op.kind == OpKind::Recv) p2p = true;
       }
     for (auto [st, g] : pairs) {
@@ -185,13 +189,15 @@ class CpuReplay {
         MPI_Comm_size(co.comm, &co.group_size);
         MPI_Comm_rank(co.comm, &co.group_index);
         if (static_cast<std::uint32_t>(co.group_size) != op.group_size)
-          throw InternalError("replay: op '" + p_.names[op.name] + "' names a group of " + std::to_string(op.group_size) +
-                              " ranks but group_ranks gives " + std::to_string(co.group_size));
+          throw InternalError("replay: op '" + p_.names[op.name] + "' names a group of " +
+                              std::to_string(op.group_size) + " ranks but group_ranks gives " +
+                              std::to_string(co.group_size));
         co.counts = coll_counts(op.coll, op.bytes, co.group_size);
       } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
         int peer_stage = me.pp + op.peer_delta;
         if (peer_stage < 0 || peer_stage >= l.pp)
-          throw InternalError("replay: op '" + p_.names[op.name] + "' sends to stage " + std::to_string(peer_stage));
+          throw InternalError("replay: op '" + p_.names[op.name] + "' sends to stage " +
+                              std::to_string(peer_stage));
         co.comm = p2p_;
         co.peer = rank_of(l, me.tp, me.cp, me.dp, peer_stage);
         co.tag = static_cast<int>(op.tag % static_cast<std::uint32_t>(tag_ub_));
@@ -217,9 +223,12 @@ class CpuReplay {
           kn = std::max(kn, op.k * op.n);
           mn = std::max(mn, std::max(op.m * op.n, op.m * op.k));
           break;
-        case OpKind::MemBound: mb = std::max(mb, op.bytes); break;
+        case OpKind::MemBound:
+          mb = std::max(mb, op.bytes);
+          break;
         case OpKind::Send:
-        case OpKind::Recv: break;
+        case OpKind::Recv:
+          break;
         case OpKind::Collective: {
           int st = static_cast<int>(op.stream);
           send[st] = std::max(send[st], comm_ops_[i].counts.send);
@@ -231,7 +240,8 @@ class CpuReplay {
     p2p_buf_.resize(cls_->ops.size());
     for (std::size_t i = 0; i < cls_->ops.size(); ++i)
       if (cls_->ops[i].kind == OpKind::Send || cls_->ops[i].kind == OpKind::Recv)
-        p2p_buf_[i].assign(static_cast<std::size_t>(comm_ops_[i].counts.send), 1.0f);  // touched up front
+        p2p_buf_[i].assign(static_cast<std::size_t>(comm_ops_[i].counts.send),
+                           1.0f);  // touched up front
     send_.resize(kNumStreams);
     recv_.resize(kNumStreams);
     for (int st = 0; st < kNumStreams; ++st) {
@@ -242,7 +252,9 @@ class CpuReplay {
 
   void compute(const Op& op) {
     switch (op.kind) {
-      case OpKind::Gemm: dev_->gemm(op.m, op.n, op.k, op.batch, ExecType::FP32); break;
+      case OpKind::Gemm:
+        dev_->gemm(op.m, op.n, op.k, op.batch, ExecType::FP32);
+        break;
       case OpKind::Attention: {
         std::int64_t reps = attention_repeats(op);
         for (std::int64_t b = 0; b < reps; ++b) {
@@ -254,7 +266,8 @@ class CpuReplay {
       case OpKind::MemBound:
         if (op.bytes > 0) dev_->membound(op.bytes);
         break;
-      default: throw InternalError("replay: a communication op on the compute stream");
+      default:
+        throw InternalError("replay: a communication op on the compute stream");
     }
   }
 
@@ -267,20 +280,34 @@ class CpuReplay {
     const int blk = static_cast<int>(co.counts.block);
     switch (op.kind) {
       case OpKind::Send:
-        MPI_Isend(p2p_buf_[i].data(), static_cast<int>(co.counts.send), MPI_FLOAT, co.peer, co.tag, co.comm, req);
+        MPI_Isend(p2p_buf_[i].data(), static_cast<int>(co.counts.send), MPI_FLOAT, co.peer, co.tag,
+                  co.comm, req);
         return;
       case OpKind::Recv:
-        MPI_Irecv(p2p_buf_[i].data(), static_cast<int>(co.counts.recv), MPI_FLOAT, co.peer, co.tag, co.comm, req);
+        MPI_Irecv(p2p_buf_[i].data(), static_cast<int>(co.counts.recv), MPI_FLOAT, co.peer, co.tag,
+                  co.comm, req);
         return;
-      case OpKind::Collective: break;
-      default: throw InternalError("replay: post of a compute op");
+      case OpKind::Collective:
+        break;
+      default:
+        throw InternalError("replay: post of a compute op");
     }
     switch (op.coll) {
-      case Coll::AllReduce: MPI_Iallreduce(sb, rb, static_cast<int>(co.counts.send), MPI_FLOAT, MPI_SUM, co.comm, req); break;
-      case Coll::AllGather: MPI_Iallgather(sb, blk, MPI_FLOAT, rb, blk, MPI_FLOAT, co.comm, req); break;
-      case Coll::ReduceScatter: MPI_Ireduce_scatter_block(sb, rb, blk, MPI_FLOAT, MPI_SUM, co.comm, req); break;
-      case Coll::AllToAll: MPI_Ialltoall(sb, blk, MPI_FLOAT, rb, blk, MPI_FLOAT, co.comm, req); break;
-      case Coll::Broadcast: MPI_Ibcast(rb, static_cast<int>(co.counts.recv), MPI_FLOAT, 0, co.comm, req); break;
+      case Coll::AllReduce:
+        MPI_Iallreduce(sb, rb, static_cast<int>(co.counts.send), MPI_FLOAT, MPI_SUM, co.comm, req);
+        break;
+      case Coll::AllGather:
+        MPI_Iallgather(sb, blk, MPI_FLOAT, rb, blk, MPI_FLOAT, co.comm, req);
+        break;
+      case Coll::ReduceScatter:
+        MPI_Ireduce_scatter_block(sb, rb, blk, MPI_FLOAT, MPI_SUM, co.comm, req);
+        break;
+      case Coll::AllToAll:
+        MPI_Ialltoall(sb, blk, MPI_FLOAT, rb, blk, MPI_FLOAT, co.comm, req);
+        break;
+      case Coll::Broadcast:
+        MPI_Ibcast(rb, static_cast<int>(co.counts.recv), MPI_FLOAT, 0, co.comm, req);
+        break;
     }
   }
 
@@ -302,7 +329,8 @@ class CpuReplay {
     const Op& op = cls_->ops[i];
     const CommOp& co = comm_ops_[i];
     const int st = static_cast<int>(op.stream);
-    if (op.kind == OpKind::Recv) return verify_p2p(p2p_buf_[i].data(), co.counts.recv, co.peer, co.tag);
+    if (op.kind == OpKind::Recv)
+      return verify_p2p(p2p_buf_[i].data(), co.counts.recv, co.peer, co.tag);
     return verify_coll(op.coll, co.counts, co.group_index, co.group_size, recv_[st].data());
   }
 
@@ -326,7 +354,8 @@ class CpuReplay {
 }  // namespace
 
 ReplayResult replay_cpu(const Session& s, const Program& p, const ReplayOptions& o, Watchdog* wd) {
-  check_internal(p.world == s.size(), "replay_cpu: world size differs from the Program (caller must check)");
+  check_internal(p.world == s.size(),
+                 "replay_cpu: world size differs from the Program (caller must check)");
   CpuReplay rep(s, p, wd);
   const std::size_t n = rep.cls().ops.size();
   ReplayResult res;

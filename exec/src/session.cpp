@@ -1,9 +1,9 @@
 #include "tutti/exec/session.hpp"
 
 #include <malloc.h>
+#include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -47,12 +47,16 @@ std::string check_world(const LauncherInfo& launcher, int mpi_world, int needed,
            "build, or srun without --mpi=pmix/pmi2); launch it with the mpirun of the MPI that "
            "tutti was built with";
   if (needed > 0 && mpi_world != needed) {
-    std::string msg = "this run needs " + std::to_string(needed) + " MPI ranks (one per GPU of the layout) but the world has " +
+    std::string msg = "this run needs " + std::to_string(needed) +
+                      " MPI ranks (one per GPU of the layout) but the world has " +
                       std::to_string(mpi_world);
     if (mpi_world == 1 && launcher.world == 0)
-      msg += ": no MPI launcher was found (no OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_STEP_NUM_TASKS); start it as "
-             "`mpirun -np " + std::to_string(needed) + " " + command_hint + "` or `srun -n " +
-             std::to_string(needed) + " " + command_hint + "`";
+      msg +=
+          ": no MPI launcher was found (no OMPI_COMM_WORLD_SIZE, PMI_SIZE or "
+          "SLURM_STEP_NUM_TASKS); start it as "
+          "`mpirun -np " +
+          std::to_string(needed) + " " + command_hint + "` or `srun -n " + std::to_string(needed) +
+          " " + command_hint + "`";
     else
       msg += "; start it with -np " + std::to_string(needed) + " or choose a layout with " +
              std::to_string(mpi_world) + " GPUs (--parallel)";
@@ -79,7 +83,10 @@ struct Watchdog::Impl {
 };
 
 Watchdog::Watchdog(const Session& session, double timeout_s)
-    : timeout_s_(timeout_s), rank_(session.rank()), size_(session.size()), session_(&session),
+    : timeout_s_(timeout_s),
+      rank_(session.rank()),
+      size_(session.size()),
+      session_(&session),
       impl_(std::make_unique<Impl>()) {
   last_ns_ = now_ns();
   if (timeout_s_ <= 0) return;
@@ -108,12 +115,13 @@ std::string Watchdog::describe_fault(const std::vector<RankState>& states,
                                      double timeout_s) {
   auto host = [&](int r) {
     return r >= 0 && static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)]
-                                                                 : std::string("?");
+                                                                : std::string("?");
   };
   auto line = [&](const RankState& st) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "rank %d (host %s): no progress for %.1f s, last op \"%s\" (#%lld)",
-                  st.rank, host(st.rank).c_str(), st.idle_s, st.where.c_str(), st.kicks);
+    std::snprintf(buf, sizeof buf,
+                  "rank %d (host %s): no progress for %.1f s, last op \"%s\" (#%lld)", st.rank,
+                  host(st.rank).c_str(), st.idle_s, st.where.c_str(), st.kicks);
     return std::string(buf);
   };
   std::vector<const RankState*> dead, answered;
@@ -134,7 +142,8 @@ std::string Watchdog::describe_fault(const std::vector<RankState>& states,
       if (st->kicks == lo) behind.push_back(st);
     if (lo < hi) {
       for (const auto* st : behind) culprit += (culprit.empty() ? "" : "; ") + line(*st);
-      culprit += behind.size() == 1 ? " (the rank behind the others)" : " (the ranks behind the others)";
+      culprit +=
+          behind.size() == 1 ? " (the rank behind the others)" : " (the ranks behind the others)";
     } else {
       culprit = "every rank stalled at the same point; " + line(*answered.front());
       for (std::size_t i = 1; i < answered.size(); ++i) culprit += "; " + line(*answered[i]);
@@ -254,7 +263,8 @@ Session::Session() {
 
 Session::~Session() {
   if (!we_initialized_) return;
-  if (std::uncaught_exceptions() > 0 && size_ > 1) return;  // peers may wait: main reports, mpirun ends the job
+  if (std::uncaught_exceptions() > 0 && size_ > 1)
+    return;  // peers may wait: main reports, mpirun ends the job
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
@@ -278,7 +288,8 @@ std::vector<std::string> Session::hosts() const {
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME + 1,
                 MPI_CHAR, MPI_COMM_WORLD);
   std::vector<std::string> out;
-  for (int r = 0; r < size_; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * (MPI_MAX_PROCESSOR_NAME + 1));
+  for (int r = 0; r < size_; ++r)
+    out.emplace_back(all.data() + static_cast<std::size_t>(r) * (MPI_MAX_PROCESSOR_NAME + 1));
   return out;
 }
 
@@ -334,10 +345,12 @@ std::vector<std::string> Session::gather_strings(const std::string& s) const {
       total += lens[r];
     }
   std::vector<char> buf(static_cast<std::size_t>(total) + 1);
-  MPI_Gatherv(s.data(), len, MPI_CHAR, buf.data(), lens.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Gatherv(s.data(), len, MPI_CHAR, buf.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
   std::vector<std::string> out;
   if (rank_ == 0)
-    for (int r = 0; r < size_; ++r) out.emplace_back(buf.data() + displs[r], static_cast<std::size_t>(lens[r]));
+    for (int r = 0; r < size_; ++r)
+      out.emplace_back(buf.data() + displs[r], static_cast<std::size_t>(lens[r]));
   return out;
 }
 

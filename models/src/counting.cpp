@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "shapes.hpp"
@@ -283,8 +283,8 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   int s = w.training.seq_len;
   bool causal = m.family == ModelFamily::Transformer;
   // Unfused attention computes the full square (the causal mask does not skip work).
-  double core = attn_core_flops_per_token(t, s) *
-                (causal && w.training.flash_attention ? 0.5 : 1.0);
+  double core =
+      attn_core_flops_per_token(t, s) * (causal && w.training.flash_attention ? 0.5 : 1.0);
   // Frozen base weights (LoRA): forward and input-gradient GEMMs only, no weight gradients.
   const double passes = w.training.frozen_weights ? 2.0 : 3.0;
   double per_token = 0;
@@ -343,8 +343,8 @@ double megatron_flops_per_iteration(const Workload& w, Recompute recompute) {
 
 int microbatches(const Workload& w, const Layout& l) {
   std::int64_t per = std::max<std::int64_t>(1, std::int64_t(l.micro_batch) * l.dp);
-  return static_cast<int>(std::min<std::int64_t>(w.training.global_batch / per,
-                                                 std::numeric_limits<int>::max()));
+  return static_cast<int>(
+      std::min<std::int64_t>(w.training.global_batch / per, std::numeric_limits<int>::max()));
 }
 
 LayerRange stage_layers(const Workload& w, const Layout& l, int v) {
@@ -602,13 +602,16 @@ std::string structural_problem(const Workload& w, const Layout& l) {
         "divides {}",
         tr.global_batch, l.micro_batch, l.dp, tr.global_batch / l.micro_batch);
   if (l.shard_group < 0 || (l.shard_group > 0 && (l.dp * l.cp) % l.shard_group != 0))
-    return fmt::format("shard_group={} does not divide the {} data-parallel ranks (dp*cp); 0 shards over all of them",
-                       l.shard_group, l.dp * l.cp);
+    return fmt::format(
+        "shard_group={} does not divide the {} data-parallel ranks (dp*cp); 0 shards over all of "
+        "them",
+        l.shard_group, l.dp * l.cp);
   if (l.shard_group > 0 && l.shard_group < l.dp * l.cp && l.zero == 0)
     return fmt::format("shard_group={} needs zero >= 1 (zero=0 shards nothing)", l.shard_group);
   if (l.reshard >= 0 && l.zero < 3)
-    return fmt::format("reshard={} applies to zero=3 only (zero={} keeps every parameter on every rank)",
-                       l.reshard, l.zero);
+    return fmt::format(
+        "reshard={} applies to zero=3 only (zero={} keeps every parameter on every rank)",
+        l.reshard, l.zero);
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   {
     // Checked before anything allocates per pass (the Program, memory estimates).
@@ -629,7 +632,8 @@ std::string structural_problem(const Workload& w, const Layout& l) {
           "its tables over all dp ranks)",
           to_string(m.family));
     if (l.shard_group > 0 && l.shard_group < l.dp * l.cp)
-      return fmt::format("shard_group={}: hybrid sharding is modelled for transformer models only", l.shard_group);
+      return fmt::format("shard_group={}: hybrid sharding is modelled for transformer models only",
+                         l.shard_group);
     return "";
   }
   const auto& t = m.tf;
@@ -670,15 +674,15 @@ std::string structural_problem(const Workload& w, const Layout& l) {
         return fmt::format("ep={} does not divide tp*cp*dp = {} (etp=1 folds EP over them)", l.ep,
                            stage_ranks);
       if (!l.sequence_parallel)
-        return fmt::format("etp=1 with tp={} needs sequence parallelism (sp=1): the MoE layer "
-                           "routes each rank's sequence shard",
-                           l.tp);
+        return fmt::format(
+            "etp=1 with tp={} needs sequence parallelism (sp=1): the MoE layer "
+            "routes each rank's sequence shard",
+            l.tp);
     } else if (l.dp % l.ep != 0) {
       return fmt::format(
           "ep={} does not divide dp={} (EP groups are carved out of the data-parallel "
           "ranks){}",
-          l.ep, l.dp,
-          l.tp > 1 && stage_ranks % l.ep == 0 ? "; etp=1 lets EP span tp x dp" : "");
+          l.ep, l.dp, l.tp > 1 && stage_ranks % l.ep == 0 ? "; etp=1 lets EP span tp x dp" : "");
     }
   }
   if (l.cp > 1 && tr.seq_len % (2 * l.cp) != 0)

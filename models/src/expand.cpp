@@ -30,8 +30,11 @@ constexpr double kCrossEntropyBwdBytes = 14.0;
 constexpr double kTorchBucketBytes = 25.0 * 1024 * 1024;
 
 /// Bytes a quantize-and-transpose pass moves per element of a GEMM input: read BF16 (2), write the
-/// quantized copy and its transpose with their scale factors (2 * dtype_bytes; fp8: 1 + 1 = 4 in all).
-double cast_bytes_per_element(DType dt) { return 2.0 + 2.0 * dtype_bytes(dt); }
+/// quantized copy and its transpose with their scale factors (2 * dtype_bytes; fp8: 1 + 1 = 4 in
+/// all).
+double cast_bytes_per_element(DType dt) {
+  return 2.0 + 2.0 * dtype_bytes(dt);
+}
 
 class Builder {
  public:
@@ -152,8 +155,8 @@ struct Buckets {
 /// with zero=0, an all-reduce) over the sharding group, then with hybrid sharding an all-reduce
 /// of the reduced shard (params/shard_size) across the group's replicas (FSDP HYBRID_SHARD).
 /// Appends the ops the optimizer must wait for to `out`.
-void dense_grad_reduce(Ctx& c, Builder& b, const char* name, Coll kind, double params, std::uint32_t after,
-                       std::uint32_t mb, std::vector<std::uint32_t>& out) {
+void dense_grad_reduce(Ctx& c, Builder& b, const char* name, Coll kind, double params,
+                       std::uint32_t after, std::uint32_t mb, std::vector<std::uint32_t>& out) {
   const DType gd = c.w.training.grad_dtype;
   std::uint32_t r = after;
   if (c.shard_size > 1) {
@@ -163,10 +166,10 @@ void dense_grad_reduce(Ctx& c, Builder& b, const char* name, Coll kind, double p
     out.push_back(r);
   }
   if (c.replicas > 1)
-    out.push_back(b.add(coll(b.name("dp.grad_allreduce_replicas"), Coll::AllReduce, GroupDim::DPReplica,
-                             c.replicas, params * c.Bg / c.shard_size, Stream::CommDP, Phase::Backward,
-                             gd, mb),
-                        {r}));
+    out.push_back(b.add(
+        coll(b.name("dp.grad_allreduce_replicas"), Coll::AllReduce, GroupDim::DPReplica, c.replicas,
+             params * c.Bg / c.shard_size, Stream::CommDP, Phase::Backward, gd, mb),
+        {r}));
 }
 
 void flush_bucket(Ctx& c, Builder& b, Buckets& bk, std::uint32_t after, bool force) {
@@ -192,9 +195,9 @@ struct TfShape {
   double Ts = 0;  // tokens of sequence-sharded tensors (T/tp with SP)
   double h = 0, a = 0, g = 0, d = 0, t = 1, s = 0, sq = 0, b = 1;
   bool sp = false, causal = true;
-  bool flash = true;     // fused (flash-style) attention kernel
+  bool flash = true;      // fused (flash-style) attention kernel
   bool flash_v1 = false;  // the original FlashAttention kernel (slower than FA2)
-  bool dropout = false;  // dropout on the attention probabilities and the residual branches
+  bool dropout = false;   // dropout on the attention probabilities and the residual branches
 };
 
 TfShape tf_shape(const Ctx& c) {
@@ -248,7 +251,9 @@ void tp_exit(Ctx& c, Builder& b, const TfShape& s, const char* rs, const char* a
 // compute.tp_overlap_gemm_slowdown.
 constexpr int kTpOverlapRsSplits = 4;  // TE initialize_ub default num_splits for "pipeline"
 
-bool tp_overlap_on(const Ctx& c, const TfShape& s) { return c.l.tp_overlap && s.sp && c.l.tp > 1; }
+bool tp_overlap_on(const Ctx& c, const TfShape& s) {
+  return c.l.tp_overlap && s.sp && c.l.tp > 1;
+}
 
 /// Splits a GEMM along m (tokens): the first part gets `frac` of the rows. FLOPs add up exactly.
 std::pair<Op, Op> split_rows(const Op& g, double frac) {
@@ -289,8 +294,8 @@ void ag_then_gemm(Ctx& c, Builder& b, const TfShape& s, const char* ag_name, con
 /// A GEMM then the TP reduce-scatter of its output (all-reduce without SP); with tp_overlap,
 /// pipelined in kTpOverlapRsSplits chunks: the first chunk's GEMM and the last chunk's
 /// reduce-scatter stay exposed.
-void gemm_then_rs(Ctx& c, Builder& b, const TfShape& s, const Op& g, const char* rs,
-                  const char* ar, Phase ph, std::uint32_t mb) {
+void gemm_then_rs(Ctx& c, Builder& b, const TfShape& s, const Op& g, const char* rs, const char* ar,
+                  Phase ph, std::uint32_t mb) {
   if (!tp_overlap_on(c, s) || g.m < 2) {
     b.chain(g);
     tp_exit(c, b, s, rs, ar, ph, mb);
@@ -346,7 +351,9 @@ double residual_bytes(const TfShape& s, double B) {
 }
 
 /// Elements of the s x s score tensor of one micro-batch on this rank (local heads).
-double score_elems(const TfShape& s) { return s.b * (s.a / s.t) * s.sq * s.s; }
+double score_elems(const TfShape& s) {
+  return s.b * (s.a / s.t) * s.sq * s.s;
+}
 
 /// Attention core forward. Flash: one fused kernel. Unfused (Megatron-LM before fused attention,
 /// BERT reference implementations): batched GEMM Q K^T writing the full s x s scores (causal
@@ -359,7 +366,8 @@ void attention_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint
     return;
   }
   const double heads = s.a / s.t, n = score_elems(s), B = c.B;
-  const DType dt = is_gemm_only_dtype(c.dt) ? DType::BF16 : c.dt;  // FP8/FP4 recipes keep these BMMs in BF16
+  const DType dt =
+      is_gemm_only_dtype(c.dt) ? DType::BF16 : c.dt;  // FP8/FP4 recipes keep these BMMs in BF16
   b.chain(gemm(b.name("attn.scores"), s.sq, s.s, s.d, s.b * heads, ph, dt, mb));
   b.chain(membound(b.name("attn.softmax"), 2.0 * n * B, ph, c.dt, mb));
   if (s.dropout) b.chain(membound(b.name("attn.dropout"), n * (2.0 * B + 1.0), ph, c.dt, mb));
@@ -403,14 +411,14 @@ std::uint32_t zero3_gather(Ctx& c, Builder& b, double dense_params, double exper
 /// GEMMs wait for it).
 struct MoeSizes {
   double E = 0, k = 0, ep = 1, local = 1;  // experts, top-k, EP degree, experts per rank
-  double T = 0;           // tokens entering the layer on this rank (the SP shard when folded)
-  double et = 1;          // tensor parallelism of the expert weights
-  bool folded = false;    // etp = 1 with tp > 1 (Layout::folded)
-  double load = 1;        // busiest rank's tokens / mean (moe_load_factor)
-  double tokens = 0;      // mean tokens per local expert: T * k / local
-  double copies = 0;      // top-k copies this rank sends: T * k
-  double Bd = 2;          // bytes per element sent to the experts
-  double f = 0, fu = 0;   // expert FFN width (gate+up when gated)
+  double T = 0;          // tokens entering the layer on this rank (the SP shard when folded)
+  double et = 1;         // tensor parallelism of the expert weights
+  bool folded = false;   // etp = 1 with tp > 1 (Layout::folded)
+  double load = 1;       // busiest rank's tokens / mean (moe_load_factor)
+  double tokens = 0;     // mean tokens per local expert: T * k / local
+  double copies = 0;     // top-k copies this rank sends: T * k
+  double Bd = 2;         // bytes per element sent to the experts
+  double f = 0, fu = 0;  // expert FFN width (gate+up when gated)
 };
 
 MoeSizes moe_sizes(const Ctx& c, const TfShape& s) {
@@ -426,7 +434,8 @@ MoeSizes moe_sizes(const Ctx& c, const TfShape& s) {
   z.et = z.folded ? 1.0 : s.t;
   z.copies = z.T * z.k;
   z.tokens = z.copies / z.local;
-  // FP8 dispatch: 1 byte per element plus one fp32 scale per 128 elements (DeepSeek-V3 1x128 tiles).
+  // FP8 dispatch: 1 byte per element plus one fp32 scale per 128 elements (DeepSeek-V3 1x128
+  // tiles).
   const DType dd = moe_dispatch_dtype(c.w);
   z.Bd = dd == DType::FP8 ? 1.0 + 4.0 / 128.0 : dtype_bytes(dd);
   z.f = t.moe_ffn_hidden;
@@ -503,7 +512,8 @@ void moe_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t m
                    MoePart::SharedExpert));
     b.chain(tagged(gemm(b.name("moe.shared_down"), s.T, h, f / s.t, 1, ph, c.dt, mb),
                    MoePart::SharedExpert));
-    if (z.folded) tp_exit(c, b, s, "moe.shared_tp_reducescatter", "moe.shared_tp_allreduce", ph, mb);
+    if (z.folded)
+      tp_exit(c, b, s, "moe.shared_tp_reducescatter", "moe.shared_tp_allreduce", ph, mb);
   }
 }
 
@@ -525,12 +535,12 @@ void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regath
       return grp ? grouped_gemm(b.name(n), m_, n_, k_, batch, load, d, ph, c.dt, mb)
                  : tagged(gemm(b.name(n), m_, n_, k_, batch, ph, c.dt, mb), part);
     };
-    b.chain(g(names[0], tokens, f / tpd, h, GroupedDim::M));  // down dgrad
+    b.chain(g(names[0], tokens, f / tpd, h, GroupedDim::M));                 // down dgrad
     if (!c.frozen) b.chain(g(names[1], f / tpd, h, tokens, GroupedDim::K));  // down wgrad
-    b.chain(tagged(membound(b.name(names[2]), tokens * load * batch * 2.0 * (fu + f) / tpd * B, ph,
-                            c.dt, mb),
-                   part));
-    b.chain(g(names[3], tokens, h, fu / tpd, GroupedDim::M));  // up dgrad
+    b.chain(tagged(
+        membound(b.name(names[2]), tokens * load * batch * 2.0 * (fu + f) / tpd * B, ph, c.dt, mb),
+        part));
+    b.chain(g(names[3], tokens, h, fu / tpd, GroupedDim::M));                 // up dgrad
     if (!c.frozen) b.chain(g(names[4], h, fu / tpd, tokens, GroupedDim::K));  // up wgrad
   };
   if (t.shared_experts > 0) {
@@ -546,9 +556,9 @@ void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regath
                           GroupDim::TP, c.l.tp, s.T * h * B, Stream::CommTP, ph, c.dt, mb),
                      MoePart::SharedExpert));
   }
-  b.chain(tagged(membound(b.name("moe.unpermute_bwd"), z.copies * h * z.Bd + z.T * h * B, ph, c.dt,
-                          mb),
-                 MoePart::Permute));
+  b.chain(
+      tagged(membound(b.name("moe.unpermute_bwd"), z.copies * h * z.Bd + z.T * h * B, ph, c.dt, mb),
+             MoePart::Permute));
   const double recv = z.copies * z.load;
   if (z.ep > 1) {
     b.chain(tagged(coll(b.name("moe.combine_alltoall_bwd"), Coll::AllToAll, GroupDim::EP, c.l.ep,
@@ -576,8 +586,8 @@ void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regath
   if (!z.folded) regather();
   b.chain(tagged(gemm(b.name("moe.router_dgrad"), z.T, h, z.E, 1, ph, c.dt, mb), MoePart::Router));
   if (!c.frozen)
-    b.chain(tagged(gemm(b.name("moe.router_wgrad"), h, z.E, z.T, 1, ph, c.dt, mb),
-                   MoePart::Router));
+    b.chain(
+        tagged(gemm(b.name("moe.router_wgrad"), h, z.E, z.T, 1, ph, c.dt, mb), MoePart::Router));
 }
 
 void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, std::uint32_t mb,
@@ -596,12 +606,12 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
   if (is_gemm_only_dtype(c.dt) && !t.layer_is_moe(layer)) {
     double f = t.ffn_hidden;
     b.chain(membound(b.name("fp8.cast_transpose"),
-                     cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t), ph,
-                     DType::BF16, mb));
+                     cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + s.a * s.d / s.t + f / s.t),
+                     ph, DType::BF16, mb));
   }
   ag_then_gemm(c, b, s, "attn.tp_allgather",
-               gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb),
-               ph, mb);
+               gemm(b.name("attn.qkv"), s.T, (s.a + 2 * s.g) * s.d / s.t, s.h, 1, ph, c.dt, mb), ph,
+               mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_kv_allgather"), Coll::AllGather, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
@@ -653,9 +663,10 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
   // FP8: the output gradient of each GEMM is cast (and transposed) once for its dgrad and wgrad.
   if (is_gemm_only_dtype(c.dt) && !t.layer_is_moe(layer)) {
     double fu = t.gated_mlp ? 2.0 * t.ffn_hidden : t.ffn_hidden;
-    b.chain(membound(b.name("fp8.cast_transpose_bwd"),
-                     cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t), ph,
-                     DType::BF16, mb));
+    b.chain(membound(
+        b.name("fp8.cast_transpose_bwd"),
+        cast_bytes_per_element(c.dt) * s.T * (2.0 * s.h + (s.a + 2 * s.g) * s.d / s.t + fu / s.t),
+        ph, DType::BF16, mb));
   }
   // --tp-comm-overlap: ring-exchange all-gather of the output gradient under fc2/proj dgrad, and
   // "bulk" overlap of fc1/qkv dgrad with the input re-gather, wgrad with the reduce-scatter.
@@ -697,7 +708,8 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     b.chain(gemm(b.name("mlp.down_wgrad"), f / s.t, s.h, s.T, 1, ph, c.dt, mb));
     b.chain(membound(b.name("mlp.act_bwd"), s.T * 2.0 * (fu + f) / s.t * B, ph, c.dt, mb));
     bulk(gemm(b.name("mlp.up_dgrad"), s.T, s.h, fu / s.t, 1, ph, c.dt, mb),
-         "mlp.tp_allgather_input", gemm(b.name("mlp.up_wgrad"), s.h, fu / s.t, s.T, 1, ph, c.dt, mb),
+         "mlp.tp_allgather_input",
+         gemm(b.name("mlp.up_wgrad"), s.h, fu / s.t, s.T, 1, ph, c.dt, mb),
          "mlp.tp_reducescatter_bwd");
   } else {
     mlp("mlp.up_dgrad", "mlp.up_wgrad", "mlp.act_bwd", "mlp.down_dgrad", "mlp.down_wgrad", s.T,
@@ -715,8 +727,7 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     tp_grad_in("attn.tp_allgather_bwd");
     gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
   }
-  if (c.l.recompute == Recompute::Selective)
-    attention_forward(c, b, s, Phase::Recompute, mb, true);
+  if (c.l.recompute == Recompute::Selective) attention_forward(c, b, s, Phase::Recompute, mb, true);
   attention_backward(c, b, s, mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_dkv_reducescatter"), Coll::ReduceScatter, GroupDim::CP, c.l.cp,
@@ -727,8 +738,7 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
          gemm(b.name("attn.qkv_wgrad"), s.h, (s.a + 2 * s.g) * s.d / s.t, s.T, 1, ph, c.dt, mb),
          "attn.tp_reducescatter_bwd");
   } else {
-    b.chain(
-        gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
+    b.chain(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb));
     if (!c.frozen) {
       tp_input_regather("attn.tp_allgather_input");
       b.chain(
@@ -896,7 +906,9 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   // DeepSpeed rejects ZeRO-2/3 with its pipeline engine; Megatron-FSDP follows FSDP2 here.
   const bool keep_params = zero3 && !l.reshard_after_forward();
   const bool pp_sync = l.pp > 1;
-  auto forward_gather = [&](std::uint32_t m) { return zero3 && !(keep_params && pp_sync && m > 0); };
+  auto forward_gather = [&](std::uint32_t m) {
+    return zero3 && !(keep_params && pp_sync && m > 0);
+  };
   const bool backward_gather = zero3 && !keep_params;
   auto layer_local = [&](int i, double& dense, double& expert) {
     auto lp = layer_params(t, i);
@@ -930,8 +942,9 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       }
       std::uint32_t prefetch_after = kNone;
       if (v == 0) {
-        std::uint32_t g =
-            forward_gather(mb) ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone) : kNone;
+        std::uint32_t g = forward_gather(mb)
+                              ? zero3_gather(c, b, in_params, 0, Phase::Forward, mb, kNone)
+                              : kNone;
         embed_forward(c, b, s, mb, g);
       }
       for (int i = r.first; i < r.first + r.count; ++i) {
@@ -946,9 +959,9 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
         prefetch_after = start;  // the next layer's gather may start once this layer starts
       }
       if (v == c.V - 1) {
-        std::uint32_t g = forward_gather(mb)
-                              ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb, prefetch_after)
-                              : kNone;
+        std::uint32_t g = forward_gather(mb) ? zero3_gather(c, b, out_params, 0, Phase::Forward, mb,
+                                                            prefetch_after)
+                                             : kNone;
         head_forward(c, b, s, mb, g);
       } else {
         Op o;
@@ -987,8 +1000,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       head_backward(c, b, s, mb);
       if (zero3) {
         if (c.dp_size > 1 && reduce_grads && (!pp_sync || last_mb))
-          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, out_params, b.prev(), mb,
-                            bk.reduce_ops);
+          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, out_params,
+                            b.prev(), mb, bk.reduce_ops);
       } else if (last_mb) {
         bk.dense += out_params;
         flush_bucket(c, b, bk, b.prev(), false);
@@ -1028,8 +1041,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
       embed_backward(c, b, s, mb);
       if (zero3) {
         if (c.dp_size > 1 && reduce_grads && (!pp_sync || last_mb))
-          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, in_params, b.prev(), mb,
-                            bk.reduce_ops);
+          dense_grad_reduce(c, b, "zero3.grad_reducescatter", Coll::ReduceScatter, in_params,
+                            b.prev(), mb, bk.reduce_ops);
       } else if (last_mb) {
         bk.dense += in_params;
       }

@@ -13,9 +13,12 @@ int dtype_block_elements(DType d) {
   switch (d) {
     case DType::MXFP8:
     case DType::MXFP6:
-    case DType::MXFP4: return 32;  // OCP MX v1.0: k = 32, one E8M0 (1-byte) scale per block
-    case DType::NVFP4: return 16;  // NVFP4: one E4M3 (1-byte) scale per 16 elements
-    default: return 0;
+    case DType::MXFP4:
+      return 32;  // OCP MX v1.0: k = 32, one E8M0 (1-byte) scale per block
+    case DType::NVFP4:
+      return 16;  // NVFP4: one E4M3 (1-byte) scale per 16 elements
+    default:
+      return 0;
   }
 }
 
@@ -49,18 +52,19 @@ bool is_gemm_only_dtype(DType d) {
   return d == DType::FP8 || dtype_block_elements(d) > 0;
 }
 
-
-
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
-      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, shard_group, reshard, mb, sp, "
+      "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, shard_group, "
+      "reshard, mb, sp, "
       "tp_overlap, fsdp, "
       "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
     const std::string& val = item.value;
-    auto integer = [&](int lo, int hi) { return static_cast<int>(flag_integer(item, flag, lo, hi)); };
+    auto integer = [&](int lo, int hi) {
+      return static_cast<int>(flag_integer(item, flag, lo, hi));
+    };
     if (key == "tp")
       l.tp = integer(1, 1 << 20);
     else if (key == "pp")
@@ -92,11 +96,15 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
       if (l.fsdp) l.zero = 3;
     } else if (key == "recompute") {
       auto r = parse_enum<Recompute>(val);
-      if (!r) throw InputError(flag, "recompute", "\"" + val + "\"", "one of " + enum_names<Recompute>(", "));
+      if (!r)
+        throw InputError(flag, "recompute", "\"" + val + "\"",
+                         "one of " + enum_names<Recompute>(", "));
       l.recompute = *r;
     } else if (key == "schedule") {
       auto sc = parse_enum<PipeSchedule>(val);
-      if (!sc) throw InputError(flag, "schedule", "\"" + val + "\"", "one of " + enum_names<PipeSchedule>(", "));
+      if (!sc)
+        throw InputError(flag, "schedule", "\"" + val + "\"",
+                         "one of " + enum_names<PipeSchedule>(", "));
       l.schedule = *sc;
     } else {
       throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
@@ -108,12 +116,15 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
 
 std::string to_string(const Layout& l) {
   return fmt::format(
-      "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}", l.tp,
-      l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
-      to_string(l.recompute), to_string(l.schedule)) +
-         (l.tp_overlap ? ",tp_overlap=1" : "") +  // only when on: existing strings stay as they were
+             "tp={},pp={},dp={},cp={},ep={},vp={},zero={},mb={},sp={},recompute={},schedule={}",
+             l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.zero, l.micro_batch, l.sequence_parallel ? 1 : 0,
+             to_string(l.recompute), to_string(l.schedule)) +
+         (l.tp_overlap ? ",tp_overlap=1"
+                       : "") +  // only when on: existing strings stay as they were
          (l.etp > 0 ? fmt::format(",etp={}", l.etp) : std::string()) +
-         (l.shard_group > 0 && l.shard_group < l.dp * l.cp ? fmt::format(",shard_group={}", l.shard_group) : "") +
+         (l.shard_group > 0 && l.shard_group < l.dp * l.cp
+              ? fmt::format(",shard_group={}", l.shard_group)
+              : "") +
          (l.zero >= 3 ? fmt::format(",reshard={}", l.reshard_after_forward() ? 1 : 0) : "");
 }
 
@@ -126,7 +137,9 @@ std::string to_compact_string(const Layout& l) {
   s += fmt::format(" mb{} z{}", l.micro_batch, l.zero);
   if (l.shard_group > 0 && l.shard_group < l.dp * l.cp) s += fmt::format(" sg{}", l.shard_group);
   if (l.zero >= 3) s += fmt::format(" rs{}", l.reshard_after_forward() ? 1 : 0);
-  s += l.recompute == Recompute::None ? " none" : l.recompute == Recompute::Selective ? " sel" : " full";
+  s += l.recompute == Recompute::None        ? " none"
+       : l.recompute == Recompute::Selective ? " sel"
+                                             : " full";
   return s;
 }
 

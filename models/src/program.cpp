@@ -66,7 +66,8 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
     }
     case GroupDim::DPReplica: {
       const int n = l.shard_size(), j = c.dp * l.cp + c.cp;
-      for (int k = j % n; k < l.dp * l.cp; k += n) g.push_back(rank_of(l, c.tp, k % l.cp, k / l.cp, c.pp));
+      for (int k = j % n; k < l.dp * l.cp; k += n)
+        g.push_back(rank_of(l, c.tp, k % l.cp, k / l.cp, c.pp));
       break;
     }
     case GroupDim::EDP:
@@ -85,11 +86,14 @@ std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim) {
 double bus_factor(Coll c, int n) {
   if (n <= 0) return 0;
   switch (c) {
-    case Coll::AllReduce: return 2.0 * (n - 1) / n;
+    case Coll::AllReduce:
+      return 2.0 * (n - 1) / n;
     case Coll::AllGather:
     case Coll::ReduceScatter:
-    case Coll::AllToAll: return static_cast<double>(n - 1) / n;
-    case Coll::Broadcast: return 1.0;
+    case Coll::AllToAll:
+      return static_cast<double>(n - 1) / n;
+    case Coll::Broadcast:
+      return 1.0;
   }
   return 0;
 }

@@ -10,7 +10,6 @@
 
 namespace tutti {
 
-
 namespace {
 
 constexpr int kMaxDim = 1 << 24;
@@ -18,7 +17,8 @@ constexpr int kMaxDim = 1 << 24;
 /// training.dtype: any DType (the block-scaled ones run the GEMMs only; is_gemm_only_dtype).
 DType parse_dtype(const Value& v) {
   static_assert(kNumDTypes == 9, "list every DType here (the error message names the choices)");
-  return *parse_enum<DType>(v.choice({"bf16", "fp16", "fp8", "fp32", "tf32", "mxfp8", "mxfp6", "mxfp4", "nvfp4"}));
+  return *parse_enum<DType>(
+      v.choice({"bf16", "fp16", "fp8", "fp32", "tf32", "mxfp8", "mxfp6", "mxfp4", "nvfp4"}));
 }
 
 /// training.grad_dtype and model.moe_dispatch_dtype: buffers and communication, never block-scaled.
@@ -68,9 +68,9 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
         t.moe_dispatch_dtype_set = true;
       }
     } else {
-      for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers",
-                            "moe_layer_freq", "moe_capacity_factor", "moe_imbalance",
-                            "moe_dispatch_dtype"})
+      for (const char* k :
+           {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers", "moe_layer_freq",
+            "moe_capacity_factor", "moe_imbalance", "moe_dispatch_dtype"})
         if (m.has(k)) m.req(k).fail("no MoE keys when \"experts\" is absent or 0");
     }
   }
@@ -208,7 +208,8 @@ Workload parse_doc(const Doc& doc) {
     tr.flash_attention = t.boolean_or("flash_attention", true);
     tr.flash_attention_version = static_cast<int>(t.integer_or("flash_attention_version", 2, 1, 2));
     if (auto v = t.opt("frozen_weights")) {
-      if (!w.model.token_model()) v->fail(std::string("no frozen_weights for family ") + to_string(fam));
+      if (!w.model.token_model())
+        v->fail(std::string("no frozen_weights for family ") + to_string(fam));
       tr.frozen_weights = v->boolean();
     }
     if (t.has("tokens_to_train") && t.has("samples_to_train"))
@@ -287,7 +288,8 @@ Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus, 
     const std::string k = std::string(key) + "=";
     return flag.rfind(k, 0) == 0 || flag.find("," + k) != std::string::npos;
   };
-  if (on_flag("dp")) return named;  // as resolve_layout: a dp from the file yields to the cluster size
+  if (on_flag("dp"))
+    return named;  // as resolve_layout: a dp from the file yields to the cluster size
   const int model_par = named.tp * named.pp * named.cp;
   if (cluster_gpus < model_par)
     throw InputError("--gpus", "gpus", std::to_string(cluster_gpus),
@@ -321,12 +323,13 @@ Layout fit_layout(const Workload& w, const std::string& flag, int cluster_gpus, 
     if (found) break;  // the largest ep that fits, with its largest dp
   }
   if (!found)
-    throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}", cluster_gpus,
-                                 model_par, why));
+    throw InputError(fmt::format("no data-parallel size fits {} GPUs at tp*pp*cp = {}: {}",
+                                 cluster_gpus, model_par, why));
   if (note && best.ep != named.ep)
-    *note = fmt::format("ep {} fits no data-parallel size on {} GPUs at tp*pp*cp = {} (ep must divide dp, "
-                        "dp <= {}); ep {} fitted (--parallel ep=N to choose)",
-                        named.ep, cluster_gpus, model_par, cluster_gpus / model_par, best.ep);
+    *note = fmt::format(
+        "ep {} fits no data-parallel size on {} GPUs at tp*pp*cp = {} (ep must divide dp, "
+        "dp <= {}); ep {} fitted (--parallel ep=N to choose)",
+        named.ep, cluster_gpus, model_par, cluster_gpus / model_par, best.ep);
   return best;
 }
 

@@ -1,7 +1,6 @@
 // Report of `tutti cluster` runs; numbers are the result documents' own (no recomputation but
 // the wait-time CDF, which is the sorted job_outcomes[].wait_s).
 #include "tutti/reports/cluster_report.hpp"
-#include "tutti/reports/result_schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
+#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 namespace {
@@ -26,52 +26,62 @@ double at(const json& r, const char* ptr) {
 
 Report build_cluster_report(const json& runs) {
   if (!runs.is_array() || runs.empty())
-    throw InputError("cluster report", "runs", runs.is_array() ? "an empty list" : "not a list", "one run or more");
+    throw InputError("cluster report", "runs", runs.is_array() ? "an empty list" : "not a list",
+                     "one run or more");
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i].is_object() || !runs[i].contains("timeline") || !runs[i].contains("job_outcomes"))
-      throw InputError("cluster report", "runs[" + std::to_string(i) + "]", "no timeline or job_outcomes",
+      throw InputError("cluster report", "runs[" + std::to_string(i) + "]",
+                       "no timeline or job_outcomes",
                        "a tutti cluster result document with job outcomes");
     // Typed before anything is read: schemas/cluster_result.schema.json (issue 23).
-    check_result(runs[i], "cluster_result.schema.json", "cluster report", "runs." + std::to_string(i));
+    check_result(runs[i], "cluster_result.schema.json", "cluster report",
+                 "runs." + std::to_string(i));
   }
   Report rep;
   rep.kind = "cluster";
   const json& r0 = runs[0];
-  rep.title = "Cluster scheduling: " + r0.value("trace", std::string()) + " on " + r0.value("cluster", std::string());
-  rep.subtitle = std::to_string(r0.value("jobs", 0)) + " jobs, " + std::to_string(r0.value("gpus", 0)) + " GPUs, " +
-                 std::to_string(runs.size()) + (runs.size() == 1 ? " policy" : " policies");
+  rep.title = "Cluster scheduling: " + r0.value("trace", std::string()) + " on " +
+              r0.value("cluster", std::string());
+  rep.subtitle = std::to_string(r0.value("jobs", 0)) + " jobs, " +
+                 std::to_string(r0.value("gpus", 0)) + " GPUs, " + std::to_string(runs.size()) +
+                 (runs.size() == 1 ? " policy" : " policies");
   // Summary.
   Section sum{"summary", "Summary", {}};
   Table t;
   t.id = "summary";
   t.title = "Runs";
-  t.columns = {{"policy", "Scheduler / placement", Unit::Text, ""},
-               {"makespan_s", "Makespan", Unit::Seconds, "Last job's end"},
-               {"allocated_utilization", "Allocated", Unit::Fraction, "GPU-hours held by jobs / all GPU-hours"},
-               {"busy_utilization", "Busy", Unit::Fraction, "Useful work GPU-hours / all GPU-hours"},
-               {"goodput", "Goodput", Unit::Fraction, "Useful / allocated"},
-               {"wait_p50_s", "Wait p50", Unit::Seconds, ""},
-               {"wait_p90_s", "Wait p90", Unit::Seconds, ""},
-               {"wait_p99_s", "Wait p99", Unit::Seconds, ""},
-               {"jct_p90_s", "JCT p90", Unit::Seconds, "Job completion time (submit to end)"},
-               {"slowdown_p90", "Slowdown p90", Unit::Number, "Iteration-time stretch from shared links"},
-               {"energy_J", "Energy", Unit::Joules, "Facility energy over the makespan"},
-               {"cost_usd", "Cost", Unit::Usd, "Amortised capex + electricity over the makespan"}};
+  t.columns = {
+      {"policy", "Scheduler / placement", Unit::Text, ""},
+      {"makespan_s", "Makespan", Unit::Seconds, "Last job's end"},
+      {"allocated_utilization", "Allocated", Unit::Fraction,
+       "GPU-hours held by jobs / all GPU-hours"},
+      {"busy_utilization", "Busy", Unit::Fraction, "Useful work GPU-hours / all GPU-hours"},
+      {"goodput", "Goodput", Unit::Fraction, "Useful / allocated"},
+      {"wait_p50_s", "Wait p50", Unit::Seconds, ""},
+      {"wait_p90_s", "Wait p90", Unit::Seconds, ""},
+      {"wait_p99_s", "Wait p99", Unit::Seconds, ""},
+      {"jct_p90_s", "JCT p90", Unit::Seconds, "Job completion time (submit to end)"},
+      {"slowdown_p90", "Slowdown p90", Unit::Number, "Iteration-time stretch from shared links"},
+      {"energy_J", "Energy", Unit::Joules, "Facility energy over the makespan"},
+      {"cost_usd", "Cost", Unit::Usd, "Amortised capex + electricity over the makespan"}};
   std::size_t best = 0;
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (at(runs[i], "/wait_s/mean") < at(runs[best], "/wait_s/mean")) best = i;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json& r = runs[i];
-    t.rows.push_back({Cell::str(run_label(r), {}, i == best && runs.size() > 1), Cell::num(at(r, "/makespan_s")),
-                      Cell::num(at(r, "/allocated_utilization")), Cell::num(at(r, "/busy_utilization")),
-                      Cell::num(at(r, "/goodput")), Cell::num(at(r, "/wait_s/p50")), Cell::num(at(r, "/wait_s/p90")),
+    t.rows.push_back({Cell::str(run_label(r), {}, i == best && runs.size() > 1),
+                      Cell::num(at(r, "/makespan_s")), Cell::num(at(r, "/allocated_utilization")),
+                      Cell::num(at(r, "/busy_utilization")), Cell::num(at(r, "/goodput")),
+                      Cell::num(at(r, "/wait_s/p50")), Cell::num(at(r, "/wait_s/p90")),
                       Cell::num(at(r, "/wait_s/p99")), Cell::num(at(r, "/jct_s/p90")),
-                      Cell::num(at(r, "/slowdown/p90")), Cell::num(at(r, "/energy_J")), Cell::num(at(r, "/cost_usd"))});
+                      Cell::num(at(r, "/slowdown/p90")), Cell::num(at(r, "/energy_J")),
+                      Cell::num(at(r, "/cost_usd"))});
   }
   sum.blocks.push_back(t);
   if (runs.size() > 1)
-    rep.verdict.push_back({"Mean queue wait", run_label(runs[best]),
-                           "lowest mean wait: " + format_value(at(runs[best], "/wait_s/mean"), Unit::Seconds), 0});
+    rep.verdict.push_back(
+        {"Mean queue wait", run_label(runs[best]),
+         "lowest mean wait: " + format_value(at(runs[best], "/wait_s/mean"), Unit::Seconds), 0});
   rep.primary_table = "summary";
   rep.sections.push_back(std::move(sum));
   // Utilisation timelines.
@@ -80,7 +90,9 @@ Report build_cluster_report(const json& runs) {
     Chart c;
     c.id = "util-" + std::to_string(i);
     c.title = "Allocated vs busy GPUs: " + run_label(runs[i]);
-    c.caption = "Busy excludes time lost to link sharing and checkpoints; the gap is GPUs held but not working.";
+    c.caption =
+        "Busy excludes time lost to link sharing and checkpoints; the gap is GPUs held but not "
+        "working.";
     c.kind = ChartKind::Line;
     c.x_label = "time since the first submission";
     c.y_label = "share of the cluster's GPUs";
@@ -113,7 +125,11 @@ Report build_cluster_report(const json& runs) {
       std::sort(w.begin(), w.end());
       Series s{run_label(r), {}};
       for (int q = 0; q <= 100; q += 5) {
-        const std::size_t k = w.empty() ? 0 : std::min(w.size() - 1, static_cast<std::size_t>(std::ceil(q / 100.0 * w.size())) - (q > 0 ? 1 : 0));
+        const std::size_t k =
+            w.empty()
+                ? 0
+                : std::min(w.size() - 1, static_cast<std::size_t>(std::ceil(q / 100.0 * w.size())) -
+                                             (q > 0 ? 1 : 0));
         s.values.push_back(w.empty() ? std::nan("") : w[k]);
       }
       c.series.push_back(std::move(s));
@@ -122,7 +138,8 @@ Report build_cluster_report(const json& runs) {
   }
   rep.sections.push_back(std::move(wait));
   // Per-policy comparison.
-  Section cmp{"compare", runs.size() > 1 ? "Per-policy comparison" : "Where the GPU-hours went", {}};
+  Section cmp{
+      "compare", runs.size() > 1 ? "Per-policy comparison" : "Where the GPU-hours went", {}};
   {
     Chart c;
     c.id = "gpu-hours";

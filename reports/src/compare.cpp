@@ -549,7 +549,8 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
        "Including checkpoints, rework and restarts (reliability model)"},
       {"goodput", "Goodput", Unit::Fraction, "Useful share of the wall time"},
       {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
-      {"energy_J_per_token", "Energy per token", Unit::Joules, "Facility energy of the run per training token"},
+      {"energy_J_per_token", "Energy per token", Unit::Joules,
+       "Facility energy of the run per training token"},
       {"avg_it_W", "Average IT power", Unit::Watts, ""},
       {"capex_usd", "Cluster capex", Unit::Usd,
        "Everything bought: GPUs, servers, network, storage, build-out"},
@@ -564,8 +565,9 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
     if (std::isfinite(a->cost_run_usd)) any_cost = true;
     t.rows.push_back(
         {Cell::str(a->name), Cell::num(a->ttt_s), Cell::num(a->effective_ttt_s),
-         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->energy_J_per_token), Cell::num(a->avg_it_W),
-         Cell::num(a->capex_usd), num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
+         Cell::num(a->goodput), Cell::num(a->energy_J), Cell::num(a->energy_J_per_token),
+         Cell::num(a->avg_it_W), Cell::num(a->capex_usd),
+         num_best(a->cost_run_usd, oks.size() > 1 && i == b_cost),
          num_best(a->usd_per_mtok, oks.size() > 1 && i == b_tok), Cell::num(a->cloud_run_usd)});
   }
   if (!any_cost && !oks.empty())
@@ -711,8 +713,8 @@ std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu) {
     std::string text;
     for (const auto& d : *it) {
       if (!text.empty()) text += "; ";
-      text += d.value("what", d.value("key", "?")) + " " + format_sig(d.value("value", 0.0)) + " (" +
-              d.value("basis", "") + ")";
+      text += d.value("what", d.value("key", "?")) + " " + format_sig(d.value("value", 0.0)) +
+              " (" + d.value("basis", "") + ")";
     }
     out.push_back(Callout{Callout::Level::Warning, "Calibration defaults on " + it.key() + ":",
                           text + ". No microbenchmark of this GPU stands behind these values; "
@@ -724,9 +726,9 @@ std::vector<Callout> calibration_default_notices(const nlohmann::json& by_gpu) {
 Table price_origins_table(const std::vector<std::pair<std::string, nlohmann::json>>& rows) {
   // The figures in the order a bill reads; the keys are facility.cost.origins'.
   static const std::pair<const char*, const char*> kFigures[] = {
-      {"servers", "Servers"},         {"network", "Network"}, {"storage", "Storage"},
-      {"facility", "Facility"},       {"capex", "Capex"},     {"electricity", "Electricity"},
-      {"rack_space", "Rack space"},   {"owned", "Owned cost"}, {"cloud", "Rental"}};
+      {"servers", "Servers"},       {"network", "Network"},  {"storage", "Storage"},
+      {"facility", "Facility"},     {"capex", "Capex"},      {"electricity", "Electricity"},
+      {"rack_space", "Rack space"}, {"owned", "Owned cost"}, {"cloud", "Rental"}};
   Table t;
   t.id = "price-origins";
   t.title = "Where each price comes from";
@@ -737,7 +739,8 @@ Table price_origins_table(const std::vector<std::pair<std::string, nlohmann::jso
     std::vector<Cell> row = {Cell::str(name)};
     for (const auto& f : kFigures) {
       auto it = origins.find(f.first);
-      row.push_back(it != origins.end() && it->is_string() ? Cell::str(it->get<std::string>()) : Cell::none());
+      row.push_back(it != origins.end() && it->is_string() ? Cell::str(it->get<std::string>())
+                                                           : Cell::none());
     }
     t.rows.push_back(std::move(row));
   }
@@ -757,7 +760,8 @@ Report build_compare_report(const nlohmann::json& data) {
     std::string what = e.what();
     auto close = what.find("] ");
     if (close != std::string::npos) what = what.substr(close + 2);
-    throw InputError("", "(document)", what, "a comparison document as `tutti report compare --format json` writes it");
+    throw InputError("", "(document)", what,
+                     "a comparison document as `tutti report compare --format json` writes it");
   }
 }
 
@@ -774,9 +778,11 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     const json& a = archs[i];
     const std::string at = fmt::format("architectures.{}", i);
     if (a.is_object() && a.value("ok", false))
-      check_result(a.contains("simulation") ? a.at("simulation") : json(), "simulation_result.schema.json", "",
-                   at + ".simulation");
-    if (!a.is_object() || !a.contains("oversubscription") || !a.at("oversubscription").contains("points")) continue;
+      check_result(a.contains("simulation") ? a.at("simulation") : json(),
+                   "simulation_result.schema.json", "", at + ".simulation");
+    if (!a.is_object() || !a.contains("oversubscription") ||
+        !a.at("oversubscription").contains("points"))
+      continue;
     const json& pts = a.at("oversubscription").at("points");
     for (std::size_t k = 0; pts.is_array() && k < pts.size(); ++k)
       if (pts[k].is_object() && pts[k].value("ok", false) && pts[k].contains("simulation"))
@@ -803,7 +809,8 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     json by_gpu = json::object();
     for (const auto& a : data.value("architectures", json::array()))
       if (a.contains("simulation") && a["simulation"].contains("calibration_defaults"))
-        for (auto it = a["simulation"]["calibration_defaults"].begin(); it != a["simulation"]["calibration_defaults"].end(); ++it)
+        for (auto it = a["simulation"]["calibration_defaults"].begin();
+             it != a["simulation"]["calibration_defaults"].end(); ++it)
           by_gpu[it.key()] = it.value();
     for (auto& c : calibration_default_notices(by_gpu)) r.notices.push_back(std::move(c));
   }

@@ -1,8 +1,8 @@
-#include <cctype>
 #include "tutti/reports/format.hpp"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
 namespace tutti::reports {

@@ -288,7 +288,8 @@ void table(std::string& o, const Table& t) {
   // instead of being squeezed by the numeric columns beside it.
   std::size_t name_col = t.columns.size();
   for (std::size_t i = 0; i < t.columns.size(); ++i)
-    if (t.columns[i].unit == Unit::Text && t.columns[i].key != "layout" && t.columns[i].key != "point") {
+    if (t.columns[i].unit == Unit::Text && t.columns[i].key != "layout" &&
+        t.columns[i].key != "point") {
       name_col = i;
       break;
     }
@@ -298,7 +299,10 @@ void table(std::string& o, const Table& t) {
       const Column& col = t.columns[i];
       const Cell c = i < row.size() ? row[i] : Cell::none();
       // A layout ("tp4 pp4 dp32 cp2 vp4") stays on one line; a wide table scrolls in its wrapper.
-      std::string cls = col.unit != Unit::Text ? "num" : col.key == "layout" ? "nowrap" : i == name_col ? "name" : "";
+      std::string cls = col.unit != Unit::Text ? "num"
+                        : col.key == "layout"  ? "nowrap"
+                        : i == name_col        ? "name"
+                                               : "";
       if (c.emphasis) cls += cls.empty() ? "best" : " best";
       o += "<td";
       if (!cls.empty()) o += " class=\"" + cls + "\"";

@@ -1,5 +1,4 @@
 #include "tutti/reports/plan_report.hpp"
-#include "tutti/reports/compare.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +8,7 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/reports/compare.hpp"
 #include "tutti/reports/format.hpp"
 #include "tutti/reports/result_schema.hpp"
 
@@ -47,7 +47,8 @@ std::string layout_text(const json& c) {
   const json& l = c.at("layout");
   if (l.is_string()) return l.get<std::string>();
   if (!l.is_object()) return {};
-  if (l.contains("compact") && l.at("compact").is_string()) return l.at("compact").get<std::string>();
+  if (l.contains("compact") && l.at("compact").is_string())
+    return l.at("compact").get<std::string>();
   if (l.contains("string") && l.at("string").is_string()) return l.at("string").get<std::string>();
   std::string out;
   for (const char* k :
@@ -120,7 +121,8 @@ std::vector<Column> config_columns(bool with_delta) {
       {"total_cost_usd", "Total cost", Unit::Usd, "Capex (or rental) + the run's opex"},
       {"capex_usd", "Capex", Unit::Usd, "Purchase price of everything bought"},
       {"energy_J", "Energy", Unit::Joules, "Facility energy of the run"},
-      {"energy_J_per_token", "Energy per token", Unit::Joules, "Facility energy of the run per training token"},
+      {"energy_J_per_token", "Energy per token", Unit::Joules,
+       "Facility energy of the run per training token"},
       {"peak_facility_power_W", "Peak facility power", Unit::Watts, ""},
       {"mfu", "MFU", Unit::Fraction, ""},
       {"bottleneck", "Bottleneck", Unit::Text, "Largest part of the iteration breakdown"},
@@ -238,7 +240,8 @@ Table breakdown_table(const json& rec) {
   };
   add("Compute", num(rec, {"/breakdown/compute_s"}));
   for (GroupDim d : enum_values<GroupDim>())
-    add("Exposed " + dim_label(d), num(rec, {(std::string("/breakdown/exposed_comm_s/") + to_string(d)).c_str()}));
+    add("Exposed " + dim_label(d),
+        num(rec, {(std::string("/breakdown/exposed_comm_s/") + to_string(d)).c_str()}));
   add("Pipeline bubble", num(rec, {"/breakdown/bubble_s"}));
   add("Other", num(rec, {"/breakdown/other_s"}));
   if (!t.rows.empty())
@@ -311,7 +314,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     throw InputError(
         "", "pareto", plan.is_object() ? "no \"pareto\" nor \"recommended\"" : describe_json(plan),
         "a plan as `tutti plan --json` prints it (keys recommended, pareto, evaluated, feasible)");
-  check_result(plan, "plan_result.schema.json", "");  // every key the report reads, typed: exit 2 if not
+  check_result(plan, "plan_result.schema.json",
+               "");  // every key the report reads, typed: exit 2 if not
   const json empty = json::array();
   const json& pareto =
       plan.contains("pareto") && plan.at("pareto").is_array() ? plan.at("pareto") : empty;
@@ -378,7 +382,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
         "Nothing fits:", reason.empty() ? "the plan has no recommended configuration." : reason});
   }
   if (plan.contains("calibration_defaults"))
-    for (auto& c : calibration_default_notices(plan["calibration_defaults"])) r.notices.push_back(std::move(c));
+    for (auto& c : calibration_default_notices(plan["calibration_defaults"]))
+      r.notices.push_back(std::move(c));
 
   Section front{"frontier", "Pareto frontier", {}};
   Chart chart = frontier_chart(pareto, rec);
@@ -391,7 +396,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   pt.id = "pareto";
   pt.title = "Configurations on the frontier (fastest first)";
   pt.columns = config_columns(rec != nullptr);
-  pt.columns.insert(pt.columns.begin(), Column{"point", "#", Unit::Text, "The point's tag in the chart"});
+  pt.columns.insert(pt.columns.begin(),
+                    Column{"point", "#", Unit::Text, "The point's tag in the chart"});
   std::vector<const json*> order;
   for (const auto& p : pareto) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
@@ -399,7 +405,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   for (std::size_t k = 0; k < order.size(); ++k) {
     const bool is_rec = rec && same_config(*order[k], *rec);
     pt.rows.push_back(config_row(*order[k], rec, is_rec));
-    pt.rows.back().insert(pt.rows.back().begin(), Cell::str("#" + std::to_string(k + 1), "", is_rec));
+    pt.rows.back().insert(pt.rows.back().begin(),
+                          Cell::str("#" + std::to_string(k + 1), "", is_rec));
   }
   if (!pt.rows.empty()) {
     pt.caption = "The recommendation is in bold.";
@@ -479,20 +486,23 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
                      : "The other finalists, re-simulated with the flow-level engine.";
     ru.blocks.push_back(std::move(rt));
   }
-  const json& alternatives =
-      plan.contains("alternatives") && plan.at("alternatives").is_array() ? plan.at("alternatives") : empty;
+  const json& alternatives = plan.contains("alternatives") && plan.at("alternatives").is_array()
+                                 ? plan.at("alternatives")
+                                 : empty;
   if (!alternatives.empty()) {
     Table at;
     at.id = "alternatives";
     at.title = "Best on other hardware";
     at.columns = config_columns(rec != nullptr);
     for (const auto& p : alternatives) at.rows.push_back(config_row(p, rec, false));
-    at.caption = "The best configuration of each other GPU type and fabric that meets every constraint.";
+    at.caption =
+        "The best configuration of each other GPU type and fabric that meets every constraint.";
     ru.blocks.push_back(std::move(at));
   }
   r.sections.push_back(std::move(ru));
 
-  if (plan.contains("constraints") && plan.at("constraints").is_array() && !plan.at("constraints").empty()) {
+  if (plan.contains("constraints") && plan.at("constraints").is_array() &&
+      !plan.at("constraints").empty()) {
     Section cs{"constraints", "Constraints that shaped the answer", {}};
     Table ct;
     ct.id = "constraints";
@@ -500,7 +510,9 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     ct.columns = {{"constraint", "Constraint", Unit::Text, ""}, {"value", "Value", Unit::Text, ""}};
     for (const auto& c : plan.at("constraints"))
       ct.rows.push_back({Cell::str(str(c, {"/constraint"})), Cell::str(str(c, {"/value"}))});
-    ct.caption = "A configuration outside these bounds was not searched; widen them in the request to see it.";
+    ct.caption =
+        "A configuration outside these bounds was not searched; widen them in the request to see "
+        "it.";
     cs.blocks.push_back(std::move(ct));
     r.sections.push_back(std::move(cs));
   }

@@ -10,10 +10,11 @@
 
 namespace tutti::reports {
 
-void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source,
-                  const std::string& at) {
+void check_result(const nlohmann::json& doc, const std::string& schema_name,
+                  const std::string& source, const std::string& at) {
   const auto& all = embedded_result_schemas();
-  const auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.first == schema_name; });
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.first == schema_name; });
   if (it == all.end()) throw InternalError("result schema " + schema_name + " is not embedded");
   const std::string& text = it->second;
   static thread_local std::string cached_name;

@@ -1,15 +1,16 @@
 // Serving run report (serve_report.hpp).
+#include "tutti/reports/serve_report.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
-#include "tutti/reports/serve_report.hpp"
 #include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
@@ -31,21 +32,23 @@ std::string str(const json& j, const char* ptr) {
 
 Report build_serve_report(const json& run) {
   if (!run.is_object() || run.value("kind", "") != "serving_run")
-    throw InputError("", "kind", run.is_object() ? describe_json(run.value("kind", json())) : describe_json(run),
-                     "a serving run as `tutti serve simulate --json` prints it");
+    throw InputError(
+        "", "kind", run.is_object() ? describe_json(run.value("kind", json())) : describe_json(run),
+        "a serving run as `tutti serve simulate --json` prints it");
   check_result(run, "serve_result.schema.json", "");  // typed before anything is read (issue 23)
   Report r;
   r.kind = "serve";
   r.title = "Serving " + str(run, "/model") + " on " + str(run, "/cluster");
-  r.subtitle = fmt::format("{} requests on {} GPUs ({}), tp {} x {} replica(s)", num(run, "/requests"),
-                           num(run, "/gpus"), str(run, "/gpu"), num(run, "/serving/tp"),
-                           num(run, "/serving/replicas"));
+  r.subtitle = fmt::format("{} requests on {} GPUs ({}), tp {} x {} replica(s)",
+                           num(run, "/requests"), num(run, "/gpus"), str(run, "/gpu"),
+                           num(run, "/serving/tp"), num(run, "/serving/replicas"));
   r.data_json = run.dump();
   r.primary_table = "latency";
 
   VerdictItem v;
   v.criterion = "Goodput";
-  v.winner = format_value(num(run, "/goodput/slo_attainment"), Unit::Fraction) + " of requests meet the SLOs";
+  v.winner = format_value(num(run, "/goodput/slo_attainment"), Unit::Fraction) +
+             " of requests meet the SLOs";
   v.detail = fmt::format("{} output tokens/s per GPU; TTFT p99 {}, TPOT p99 {}",
                          format_sig(num(run, "/throughput/output_tokens_per_s_per_gpu")),
                          format_value(num(run, "/ttft_s/p99"), Unit::Seconds),
@@ -62,7 +65,9 @@ Report build_serve_report(const json& run) {
   Table t;
   t.id = "latency";
   t.title = "Latency percentiles";
-  t.caption = "Nearest-rank percentiles over the requests; TPOT over requests with more than one output token.";
+  t.caption =
+      "Nearest-rank percentiles over the requests; TPOT over requests with more than one output "
+      "token.";
   t.columns = {{"metric", "Metric", Unit::Text, ""},
                {"mean_s", "Mean", Unit::Seconds, ""},
                {"p50_s", "p50", Unit::Seconds, ""},
@@ -75,15 +80,21 @@ Report build_serve_report(const json& run) {
   bars.y_label = "seconds";
   bars.y_unit = Unit::Seconds;
   bars.categories = {"p50", "p90", "p99"};
-  for (auto [key, name] : {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "End-to-end"}, {"queue_s", "Queueing"}}) {
+  for (auto [key, name] : {std::pair{"ttft_s", "TTFT"},
+                           {"tpot_s", "TPOT"},
+                           {"e2e_s", "End-to-end"},
+                           {"queue_s", "Queueing"}}) {
     const std::string base = std::string("/") + key + "/";
     auto at = [&](const char* q) { return num(run, (base + q).c_str()); };
-    t.rows.push_back({Cell::str(name), Cell::num(at("mean")), Cell::num(at("p50")), Cell::num(at("p90")), Cell::num(at("p99"))});
-    if (std::string(key) != "e2e_s") bars.series.push_back({name, {at("p50"), at("p90"), at("p99")}});
+    t.rows.push_back({Cell::str(name), Cell::num(at("mean")), Cell::num(at("p50")),
+                      Cell::num(at("p90")), Cell::num(at("p99"))});
+    if (std::string(key) != "e2e_s")
+      bars.series.push_back({name, {at("p50"), at("p90"), at("p99")}});
   }
   lat.blocks.push_back(t);
   lat.blocks.push_back(bars);
-  if (run.contains("request_records") && run.at("request_records").is_array() && !run.at("request_records").empty()) {
+  if (run.contains("request_records") && run.at("request_records").is_array() &&
+      !run.at("request_records").empty()) {
     Chart ch;
     ch.id = "ttft-over-time";
     ch.title = "Time to first token of every request";
@@ -108,7 +119,8 @@ Report build_serve_report(const json& run) {
       p.y = q.value("ttft_s", 0.0);
       p.size = q.value("prompt_tokens", 0.0) / max_prompt;
       p.color = q.value("preemptions", 0.0) / max_pre;
-      p.details = {fmt::format("prompt {} tokens, output {}", q.value("prompt_tokens", 0), q.value("output_tokens", 0)),
+      p.details = {fmt::format("prompt {} tokens, output {}", q.value("prompt_tokens", 0),
+                               q.value("output_tokens", 0)),
                    "TPOT " + format_value(q.value("tpot_s", 0.0), Unit::Seconds),
                    fmt::format("preemptions {}", q.value("preemptions", 0))};
       ps.points.push_back(std::move(p));
@@ -123,7 +135,9 @@ Report build_serve_report(const json& run) {
   k.id = "summary";
   k.title = "Summary";
   k.columns = {{"quantity", "Quantity", Unit::Text, ""}, {"value", "Value", Unit::Number, ""}};
-  auto row = [&](const char* name, double value) { k.rows.push_back({Cell::str(name), Cell::num(value)}); };
+  auto row = [&](const char* name, double value) {
+    k.rows.push_back({Cell::str(name), Cell::num(value)});
+  };
   row("output tokens/s", num(run, "/throughput/output_tokens_per_s"));
   row("output tokens/s per GPU", num(run, "/throughput/output_tokens_per_s_per_gpu"));
   row("output tokens/s per replica", num(run, "/throughput/output_tokens_per_s_per_replica"));
@@ -135,12 +149,15 @@ Report build_serve_report(const json& run) {
   row("mean sequences per iteration", num(run, "/mean_batch_sequences"));
   row("IT power, average (W)", num(run, "/facility/avg_it_W"));
   row("energy per output token (J, facility)", num(run, "/facility/energy_per_output_token_J"));
-  row("$ per million output tokens, owned", num(run, "/facility/usd_per_million_output_tokens_owned"));
-  row("$ per million output tokens, rented", num(run, "/facility/usd_per_million_output_tokens_rented"));
+  row("$ per million output tokens, owned",
+      num(run, "/facility/usd_per_million_output_tokens_owned"));
+  row("$ per million output tokens, rented",
+      num(run, "/facility/usd_per_million_output_tokens_rented"));
   thr.blocks.push_back(k);
   if (run.contains("notes") && run.at("notes").is_array() && !run.at("notes").empty()) {
     std::string text;
-    for (const json& n : run.at("notes")) text += (n.is_string() ? n.get<std::string>() : n.dump()) + "\n";
+    for (const json& n : run.at("notes"))
+      text += (n.is_string() ? n.get<std::string>() : n.dump()) + "\n";
     thr.blocks.push_back(Details{"Assumptions and defaults", text});
   }
   r.sections.push_back(std::move(thr));

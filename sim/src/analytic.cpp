@@ -5,19 +5,20 @@
 #include <tuple>
 #include <vector>
 
-#include "tutti/sim/attribution.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
 
 namespace tutti {
 
 namespace {
-// Gradient and parameter groups of data parallelism (dense and expert): their collectives run on the
-// DP stream, overlapped with backward, and count in the DP tail rather than on the compute path.
+// Gradient and parameter groups of data parallelism (dense and expert): their collectives run on
+// the DP stream, overlapped with backward, and count in the DP tail rather than on the compute
+// path.
 bool is_dp(GroupDim g) {
-  return g == GroupDim::DP || g == GroupDim::DPxCP || g == GroupDim::EDP || g == GroupDim::DPShard ||
-         g == GroupDim::DPReplica;
+  return g == GroupDim::DP || g == GroupDim::DPxCP || g == GroupDim::EDP ||
+         g == GroupDim::DPShard || g == GroupDim::DPReplica;
 }
 }  // namespace
 
@@ -70,8 +71,8 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
       t.moe_s = st.moe_s;
     }
   }
-  t.other_s = std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail -
-                                m * exposed_mb);
+  t.other_s =
+      std::max(0.0, t.iteration_s - t.compute_s - t.bubble_s - 2 * p2p - dp_tail - m * exposed_mb);
   return t;
 }
 
@@ -81,8 +82,8 @@ double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
   return plan_collective(coll, bytes, group, ctx).estimate_s;
 }
 
-double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout, int first,
-                               const CollectiveContext& ctx, std::uint64_t seed) {
+double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout,
+                               int first, const CollectiveContext& ctx, std::uint64_t seed) {
   const Topology& topo = *ctx.topo;
   const int per_stage = layout.tp * layout.cp * layout.dp;
   // Every group of the dimension inside the stage (the engine's Des::groups_of).
@@ -101,7 +102,9 @@ double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layo
     for (int r : g)
       if (topo.node_of(r) != topo.node_of(g[0])) local = false;
   // Groups inside one node each: disjoint NVLink copies of one another; one stands for all.
-  if (local) return simulate_collectives({plan_collective(coll, bytes, groups.front(), ctx)}, topo, *ctx.profile, seed);
+  if (local)
+    return simulate_collectives({plan_collective(coll, bytes, groups.front(), ctx)}, topo,
+                                *ctx.profile, seed);
   // Groups that cross the fabric share NICs and switch links: one max-min run of all of them.
   std::vector<CollectivePlan> plans;
   plans.reserve(groups.size());
@@ -110,7 +113,8 @@ double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layo
 }
 
 AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
-                         const CalibrationProfile& profile, double compute_slowdown, std::uint64_t) {
+                         const CalibrationProfile& profile, double compute_slowdown,
+                         std::uint64_t) {
   const Topology& topo = *cluster.topology;
   CollectiveContext ctx = make_collective_context(topo, profile, cluster.nvls, cluster.sharp);
   const Layout& L = program.layout;
@@ -126,7 +130,8 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     std::vector<std::tuple<int, int, double, double>> memo;
     auto coll_time = [&](const Op& op) {
       for (auto& [c, g, b, t] : memo)
-        if (c == static_cast<int>(op.coll) && g == static_cast<int>(op.group) && b == op.bytes) return t;
+        if (c == static_cast<int>(op.coll) && g == static_cast<int>(op.group) && b == op.bytes)
+          return t;
       double t = collective_time_s(op.coll, op.bytes, group_ranks(L, first, op.group), ctx);
       memo.emplace_back(static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes, t);
       return t;
@@ -135,7 +140,8 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
     // When the op may start: the latest finish, in `f`, of the ops it depends on.
     auto ready = [&](const std::vector<double>& f, const Op& op) {
       double t = 0;
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) t = std::max(t, f[rc.deps[op.dep_begin + d]]);
+      for (std::uint32_t d = 0; d < op.dep_count; ++d)
+        t = std::max(t, f[rc.deps[op.dep_begin + d]]);
       return t;
     };
     double tc = 0, td = 0, compute_total = 0;
@@ -155,14 +161,17 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       const int b = op.phase == Phase::Forward ? 0 : 1;
       lo[b] = std::min(lo[b], start);
       hi[b] = std::max(hi[b], line);
-      if (on_comm) comm[b][op.group] += t;
-      else comp[b] += t;
+      if (on_comm)
+        comm[b][op.group] += t;
+      else
+        comp[b] += t;
     };
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
       max_mb = std::max(max_mb, op.microbatch);
       const double dep_t = ready(finish, op);
-      const bool fb = op.phase == Phase::Forward || op.phase == Phase::Backward || op.phase == Phase::Recompute;
+      const bool fb =
+          op.phase == Phase::Forward || op.phase == Phase::Backward || op.phase == Phase::Recompute;
       const bool in_mb0 = overlap && fb && op.microbatch == 0;  // on micro-batch 0's timelines
       if (is_compute(op.kind)) {
         double t = op_time_s(op, cluster.gpu, profile) * compute_slowdown;
@@ -195,8 +204,10 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
       } else {
         if (op.kind == OpKind::Send) {
           const int b = first + op.peer_delta * per_stage;
-          const bool cross = b >= 0 && b < topo.num_gpus() && topo.domain_of(first) != topo.domain_of(b);
-          const double t = profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+          const bool cross =
+              b >= 0 && b < topo.num_gpus() && topo.domain_of(first) != topo.domain_of(b);
+          const double t =
+              profile.nccl.p2p_latency_s + op.bytes / (cross ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
           st.comm_busy_s += t;
           if (op.microbatch == 0 && op.phase == Phase::Forward && op.peer_delta > 0) st.p2p_s = t;
         }
@@ -246,11 +257,13 @@ namespace {
 // exposed time to the same dimensions. Cross-stream sharing (a DP-stream gather beside an EP
 // all-to-all on the same NICs) is not modelled: each collective is timed without the other
 // streams' traffic.
-bool list_schedule(const Program& program, const SimCluster& cluster, const CalibrationProfile& profile,
-                   const ProgramSimOptions& options, SimResult& r) {
+bool list_schedule(const Program& program, const SimCluster& cluster,
+                   const CalibrationProfile& profile, const ProgramSimOptions& options,
+                   SimResult& r) {
   if (program.classes.size() != 1 || program.layout.pp != 1) return false;
   const RankClass& rc = program.classes.front();
-  const CollectiveContext ctx = make_collective_context(*cluster.topology, profile, cluster.nvls, cluster.sharp);
+  const CollectiveContext ctx =
+      make_collective_context(*cluster.topology, profile, cluster.nvls, cluster.sharp);
   const Layout& L = program.layout;
   const int first = rc.stage * L.tp * L.cp * L.dp;
   std::vector<std::tuple<int, int, double, double>> memo;
@@ -278,7 +291,8 @@ bool list_schedule(const Program& program, const SimCluster& cluster, const Cali
       }
     }
     double s0 = free_at[op.stream];
-    for (std::uint32_t d = 0; d < op.dep_count; ++d) s0 = std::max(s0, end[rc.deps[op.dep_begin + d]]);
+    for (std::uint32_t d = 0; d < op.dep_count; ++d)
+      s0 = std::max(s0, end[rc.deps[op.dep_begin + d]]);
     start[i] = s0;
     end[i] = s0 + t;
     free_at[op.stream] = end[i];
@@ -303,7 +317,8 @@ SimResult simulate_program_analytic(const Program& program, const SimCluster& cl
                                     const CalibrationProfile& profile,
                                     const ProgramSimOptions& options) {
   auto wall0 = std::chrono::steady_clock::now();
-  check_internal(cluster.topology != nullptr, "simulate_program_analytic: cluster without topology");
+  check_internal(cluster.topology != nullptr,
+                 "simulate_program_analytic: cluster without topology");
   if (program.world > cluster.topology->num_gpus())
     throw InputError("the program needs " + std::to_string(program.world) + " GPUs but cluster " +
                      cluster.name + " has " + std::to_string(cluster.topology->num_gpus()));

@@ -110,7 +110,8 @@ Attribution attribute_timeline(const OpTimeline& t, const PeerTimeline& peer, do
   // Communication busy time: the union of communication op intervals.
   std::vector<std::pair<double, double>> iv;
   for (std::size_t i = 0; i < rc.ops.size(); ++i)
-    if (!is_compute(rc.ops[i].kind)) iv.push_back({std::max(t.start_s[i], t.rendezvous_s[i]), t.end_s[i]});
+    if (!is_compute(rc.ops[i].kind))
+      iv.push_back({std::max(t.start_s[i], t.rendezvous_s[i]), t.end_s[i]});
   std::sort(iv.begin(), iv.end());
   double busy = 0, cs = -1, ce = -1;
   for (auto [a, z] : iv) {

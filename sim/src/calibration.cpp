@@ -1,8 +1,9 @@
 #include "tutti/sim/calibration.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
@@ -17,15 +18,18 @@ extern const char* const kDefaultCalibrationJson;
 
 namespace {
 
-constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
+constexpr const char* kTierKeys[8] = {"nvlink",     "pcie",  "access", "leaf_spine",
                                       "spine_core", "local", "global", "torus"};
 constexpr const char* kProtoKeys[3] = {"ll", "ll128", "simple"};
-constexpr const char* kAlgoKeys[kNumNcclAlgos] = {"ring", "tree", "nvls", "collnet", "nvls_tree", "collnet_chain", "pat"};
+constexpr const char* kAlgoKeys[kNumNcclAlgos] = {"ring",      "tree",          "nvls", "collnet",
+                                                  "nvls_tree", "collnet_chain", "pat"};
 // The first four are required; the others (added with NCCL's full algorithm set) are optional:
 // a profile without them does not run them.
 constexpr int kRequiredAlgos = 4;
 constexpr const char* kHwKeys[3] = {"nvlink", "pci", "net"};
-const char* dtype_key(int i) { return to_string(static_cast<DType>(i)); }
+const char* dtype_key(int i) {
+  return to_string(static_cast<DType>(i));
+}
 
 /// Where "fitted_to" entries go, and the repository root their "file:" paths are checked
 /// against ("" = the embedded default in a binary far from its source tree: syntax only).
@@ -43,7 +47,8 @@ std::string check_repo_file(const std::string& rel, const std::string& root) {
     if (part == "..") return "stays inside the repository (no \"..\")";
   if (root.empty()) return "";
   std::error_code ec;
-  if (!fs::is_regular_file(fs::path(root) / p, ec)) return "names an existing file of the repository at " + root;
+  if (!fs::is_regular_file(fs::path(root) / p, ec))
+    return "names an existing file of the repository at " + root;
   return "";
 }
 
@@ -61,7 +66,8 @@ std::string repo_root_of(const std::string& file) {
   std::error_code ec;
   fs::path dir = fs::absolute(fs::path(file), ec).parent_path();
   for (; !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_directory(dir / "sim" / "calibration", ec) && fs::exists(dir / "CMakeLists.txt", ec)) return dir.string();
+    if (fs::is_directory(dir / "sim" / "calibration", ec) && fs::exists(dir / "CMakeLists.txt", ec))
+      return dir.string();
     if (dir == dir.parent_path()) break;
   }
   return source_root();
@@ -72,7 +78,8 @@ void read_fitted_to(Obj& o, FittedReader& fitted) {
   auto v = o.opt("fitted_to");
   if (!v) return;
   constexpr const char* kExpected =
-      "a non-empty array of strings \"case:<case id>\", \"source:<source key>\" or \"file:<repo-relative path>\"";
+      "a non-empty array of strings \"case:<case id>\", \"source:<source key>\" or "
+      "\"file:<repo-relative path>\"";
   if (!v->is_array()) v->fail(kExpected);
   Arr a = v->arr();
   if (a.size() == 0) v->fail(kExpected);
@@ -95,7 +102,8 @@ void read_fitted_to(Obj& o, FittedReader& fitted) {
   fitted.out->push_back(std::move(f));
 }
 
-/// Reads the optional "measured_on" of object `o`: catalog GPU ids whose measurements set its values.
+/// Reads the optional "measured_on" of object `o`: catalog GPU ids whose measurements set its
+/// values.
 std::vector<std::string> read_measured_on(Obj& o) {
   std::vector<std::string> out;
   auto v = o.opt("measured_on");
@@ -123,7 +131,8 @@ KernelModel parse_kernel(Obj o, FittedReader& fitted) {
     k.tile = v->number(0, 1e6);
     // A tile edge counts matrix elements: 0 (none) or >= 1; a tiny one (1e-310) made m/tile
     // infinite and every GEMM time NaN.
-    if (k.tile != 0 && k.tile < 1) v->fail("0 (no tile quantization) or a tile edge in [1, 1e6] elements");
+    if (k.tile != 0 && k.tile < 1)
+      v->fail("0 (no tile quantization) or a tile edge in [1, 1e6] elements");
   }
   if (auto v = o.opt("half_k")) k.half_k = v->number(0, 1e9);
   k.half_dim = o.req("half_dim").number(0, 1e9);
@@ -138,19 +147,21 @@ KernelModel parse_kernel(Obj o, FittedReader& fitted) {
 
 nlohmann::json kernel_json(const KernelModel& k) {
   nlohmann::json j = {{"flops_efficiency_max", k.flops.eff_max},
-          {"half_flops", k.flops.half},
-          {"half_time", std::to_string(k.half_time_s * 1e6) + "us"},
-          {"tile", k.tile},
-          {"half_k", k.half_k},
-          {"half_dim", k.half_dim},
-          {"bandwidth_efficiency_max", k.bandwidth.eff_max},
-          {"half_bytes", std::to_string(k.bandwidth.half) + "B"},
-          {"launch_overhead", std::to_string(k.launch_overhead_s * 1e6) + "us"}};
+                      {"half_flops", k.flops.half},
+                      {"half_time", std::to_string(k.half_time_s * 1e6) + "us"},
+                      {"tile", k.tile},
+                      {"half_k", k.half_k},
+                      {"half_dim", k.half_dim},
+                      {"bandwidth_efficiency_max", k.bandwidth.eff_max},
+                      {"half_bytes", std::to_string(k.bandwidth.half) + "B"},
+                      {"launch_overhead", std::to_string(k.launch_overhead_s * 1e6) + "us"}};
   if (!k.measured_on.empty()) j["measured_on"] = k.measured_on;
   return j;
 }
 
-std::string us(double s) { return std::to_string(s * 1e6) + "us"; }
+std::string us(double s) {
+  return std::to_string(s * 1e6) + "us";
+}
 
 CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   CalibrationProfile p;
@@ -166,9 +177,12 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
   p.gemm = parse_kernel(compute.req("gemm").obj(), fitted);
   p.attention = parse_kernel(compute.req("attention").obj(), fitted);
   p.membound = parse_kernel(compute.req("membound").obj(), fitted);
-  if (auto v = compute.opt("tp_overlap_gemm_slowdown")) p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
-  if (auto v = compute.opt("flash_attention_1_speed")) p.flash_attention_1_speed = v->number(0.01, 1.0);
-  if (auto v = compute.opt("grouped_gemm_half_tokens")) p.grouped_gemm_half_tokens = v->number(0.0, 1e6);
+  if (auto v = compute.opt("tp_overlap_gemm_slowdown"))
+    p.tp_overlap_gemm_slowdown = v->number(1.0, 4.0);
+  if (auto v = compute.opt("flash_attention_1_speed"))
+    p.flash_attention_1_speed = v->number(0.01, 1.0);
+  if (auto v = compute.opt("grouped_gemm_half_tokens"))
+    p.grouped_gemm_half_tokens = v->number(0.0, 1e6);
   if (auto dv = compute.opt("devices")) {
     Obj devs = dv->obj();
     for (const auto& id : devs.keys()) {
@@ -283,17 +297,20 @@ CalibrationProfile parse_doc(const Doc& doc, const std::string& repo_root) {
       if (a.at(i).choice({"hierarchical"}) == "hierarchical") p.nccl.allow_hierarchical = true;
   }
   if (auto v = nccl.opt("net_overhead")) p.nccl.net_overhead_s = v->quantity(Dim::Time, 0, 1e-3);
-  p.nccl.ring_plateau_latency_factor = nccl.number_or("ring_plateau_latency_factor", 1.0, 1.0, 10.0);
+  p.nccl.ring_plateau_latency_factor =
+      nccl.number_or("ring_plateau_latency_factor", 1.0, 1.0, 10.0);
   if (auto v = nccl.opt("collnet_direct_arity_latency"))
     p.nccl.collnet_direct_arity_latency_s = v->quantity(Dim::Time, 0, 1e-3);
-  if (auto v = nccl.opt("pat_rank_latency")) p.nccl.pat_rank_latency_s = v->quantity(Dim::Time, 0, 1e-3);
+  if (auto v = nccl.opt("pat_rank_latency"))
+    p.nccl.pat_rank_latency_s = v->quantity(Dim::Time, 0, 1e-3);
   for (auto& row : p.nccl.tree_size_correction) row.fill(1.0);
   if (auto v = nccl.opt("tree_size_correction")) {
     Obj tc = v->obj();
     for (int i = 0; i < 3; ++i) {
       Arr a = tc.req(kProtoKeys[i]).arr();
       if (a.size() != 24) tc.req(kProtoKeys[i]).fail("24 factors (log2(bytes/64) = 0..23)");
-      for (std::size_t j = 0; j < 24; ++j) p.nccl.tree_size_correction[i][j] = a.at(j).number(1e-3, 1.0);
+      for (std::size_t j = 0; j < 24; ++j)
+        p.nccl.tree_size_correction[i][j] = a.at(j).number(1e-3, 1.0);
     }
     read_fitted_to(tc, fitted);
     tc.done();
@@ -318,7 +335,8 @@ const DeviceOverride* CalibrationProfile::device(const std::string& gpu_id) cons
 
 const CalibrationProfile& default_calibration() {
   static const CalibrationProfile p = [] {
-    CalibrationProfile q = parse_doc(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"), source_root());
+    CalibrationProfile q = parse_doc(
+        Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json"), source_root());
     q.file.clear();
     return q;
   }();
@@ -344,7 +362,8 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
     json o = json::object();
     json peak = json::object();
     for (int i = 0; i < kNumDTypes; ++i)
-      if (d.peak_flops[i] > 0) peak[dtype_key(i)] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
+      if (d.peak_flops[i] > 0)
+        peak[dtype_key(i)] = std::to_string(d.peak_flops[i] / 1e12) + "TFLOPS";
     if (!peak.empty()) o["peak"] = peak;
     if (d.hbm_bw_Bps > 0) o["hbm_bandwidth"] = std::to_string(d.hbm_bw_Bps / 1e9) + "GB/s";
     json ge = json::object();
@@ -359,13 +378,15 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
   for (int i = 0; i < 8; ++i) {
     tiers[kTierKeys[i]] = {{"bandwidth_efficiency", p.tiers[i].bandwidth_efficiency},
                            {"latency", us(p.tiers[i].extra_latency_s)}};
-    if (!p.tiers[i].measured_on.empty()) tiers[kTierKeys[i]]["measured_on"] = p.tiers[i].measured_on;
+    if (!p.tiers[i].measured_on.empty())
+      tiers[kTierKeys[i]]["measured_on"] = p.tiers[i].measured_on;
   }
   json protos = json::object();
   for (int i = 0; i < 3; ++i)
-    protos[kProtoKeys[i]] = {{"bandwidth_efficiency", p.nccl.protocols[i].bandwidth_efficiency},
-                             {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"},
-                             {"max_bandwidth", std::to_string(p.nccl.protocols[i].max_bandwidth_Bps / 1e9) + "GB/s"}};
+    protos[kProtoKeys[i]] = {
+        {"bandwidth_efficiency", p.nccl.protocols[i].bandwidth_efficiency},
+        {"max_bytes", std::to_string(p.nccl.protocols[i].max_bytes) + "B"},
+        {"max_bandwidth", std::to_string(p.nccl.protocols[i].max_bandwidth_Bps / 1e9) + "GB/s"}};
   json algos = json::object();
   for (int a = 0; a < kNumNcclAlgos; ++a) {
     const NcclAlgorithm& A = p.nccl.algorithms[a];
@@ -383,31 +404,33 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
     algos[kAlgoKeys[a]] = {{"base_latency", base}, {"step_latency", steps}};
     if (!factor.empty()) algos[kAlgoKeys[a]]["bandwidth_factor"] = factor;
   }
-  j = json{{"name", p.name},
-           {"source", p.source},
-           {"compute",
-            {{"gemm", kernel_json(p.gemm)},
-             {"attention", kernel_json(p.attention)},
-             {"membound", kernel_json(p.membound)},
-             {"tp_overlap_gemm_slowdown", p.tp_overlap_gemm_slowdown},
-             {"flash_attention_1_speed", p.flash_attention_1_speed},
-             {"grouped_gemm_half_tokens", p.grouped_gemm_half_tokens},
-             {"devices", devices}}},
-           {"network", {{"tiers", tiers}}},
-           {"nccl",
-            {{"source", p.nccl.source},
-             {"protocols", protos},
-             {"algorithms", algos},
-             {"p2p_latency", us(p.nccl.p2p_latency_s)},
-             {"enable_tree", p.nccl.enable_tree},
-             {"enable_nvls", p.nccl.enable_nvls},
-             {"enable_sharp", p.nccl.enable_sharp},
-             {"max_channels", p.nccl.max_channels},
-             {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
-             {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
+  j = json{
+      {"name", p.name},
+      {"source", p.source},
+      {"compute",
+       {{"gemm", kernel_json(p.gemm)},
+        {"attention", kernel_json(p.attention)},
+        {"membound", kernel_json(p.membound)},
+        {"tp_overlap_gemm_slowdown", p.tp_overlap_gemm_slowdown},
+        {"flash_attention_1_speed", p.flash_attention_1_speed},
+        {"grouped_gemm_half_tokens", p.grouped_gemm_half_tokens},
+        {"devices", devices}}},
+      {"network", {{"tiers", tiers}}},
+      {"nccl",
+       {{"source", p.nccl.source},
+        {"protocols", protos},
+        {"algorithms", algos},
+        {"p2p_latency", us(p.nccl.p2p_latency_s)},
+        {"enable_tree", p.nccl.enable_tree},
+        {"enable_nvls", p.nccl.enable_nvls},
+        {"enable_sharp", p.nccl.enable_sharp},
+        {"max_channels", p.nccl.max_channels},
+        {"nvls_bandwidth_efficiency", p.nccl.nvls_bandwidth_efficiency},
+        {"nvls_max_bandwidth", std::to_string(p.nccl.nvls_max_bandwidth_Bps / 1e9) + "GB/s"}}}};
   json& jn = j["nccl"];
   jn["enable_pat"] = p.nccl.enable_pat;
-  jn["non_nccl_algorithms"] = p.nccl.allow_hierarchical ? json::array({"hierarchical"}) : json::array();
+  jn["non_nccl_algorithms"] =
+      p.nccl.allow_hierarchical ? json::array({"hierarchical"}) : json::array();
   jn["net_overhead"] = us(p.nccl.net_overhead_s);
   jn["ring_plateau_latency_factor"] = p.nccl.ring_plateau_latency_factor;
   jn["collnet_direct_arity_latency"] = us(p.nccl.collnet_direct_arity_latency_s);
@@ -429,7 +452,6 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p) {
   }
 }
 
-
 namespace {
 
 bool names(const std::vector<std::string>& ids, const std::string& id) {
@@ -445,7 +467,8 @@ std::string basis_of(const std::vector<std::string>& measured_on) {
 
 }  // namespace
 
-std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p, const GpuSpec& gpu) {
+std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p,
+                                                     const GpuSpec& gpu) {
   std::vector<CalibrationDefault> out;
   const DeviceOverride* o = p.device(gpu.id);
   // GEMM: the dtypes a training run computes in (fp32/tf32/fp16 share the bf16 family value).
@@ -455,11 +478,13 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
     if (o && o->gemm_efficiency[i] > 0) continue;
     // Only the BF16 rate is what the family's measured_on devices measured.
     if (d == DType::BF16 && names(p.gemm.measured_on, gpu.id)) continue;
-    const std::string key = std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d);
+    const std::string key =
+        std::string("compute.devices.") + gpu.id + ".gemm_efficiency." + to_string(d);
     const std::string what = std::string(to_string(d)) + " GEMM efficiency";
     const double fp8 = o ? o->gemm_efficiency[static_cast<int>(DType::FP8)] : 0;
     if (dtype_block_elements(d) > 0 && fp8 > 0)  // op_time_s takes the device's fp8 value
-      out.push_back({key, what, fp8, "this device's fp8 value (no measurement of the block-scaled format)"});
+      out.push_back(
+          {key, what, fp8, "this device's fp8 value (no measurement of the block-scaled format)"});
     else
       out.push_back({key, what, p.gemm.flops.eff_max,
                      d == DType::BF16 ? basis_of(p.gemm.measured_on)
@@ -469,16 +494,18 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
     out.push_back({"compute.attention.flops_efficiency_max", "fused attention efficiency",
                    p.attention.flops.eff_max, basis_of(p.attention.measured_on)});
   if (!(o && o->hbm_bw_Bps > 0) && !names(p.membound.measured_on, gpu.id))
-    out.push_back({"compute.membound.bandwidth_efficiency_max", "memory-bound kernels' HBM efficiency",
-                   p.membound.bandwidth.eff_max, basis_of(p.membound.measured_on)});
+    out.push_back({"compute.membound.bandwidth_efficiency_max",
+                   "memory-bound kernels' HBM efficiency", p.membound.bandwidth.eff_max,
+                   basis_of(p.membound.measured_on)});
   if (gpu.scaleup_bw_Bps > 0) {
     const TierModel& t = p.tier(Tier::NVLink);
     if (!names(t.measured_on, gpu.id))
-      out.push_back({"network.tiers.nvlink.bandwidth_efficiency", "scale-up link bandwidth efficiency",
-                     t.bandwidth_efficiency, basis_of(t.measured_on)});
+      out.push_back({"network.tiers.nvlink.bandwidth_efficiency",
+                     "scale-up link bandwidth efficiency", t.bandwidth_efficiency,
+                     basis_of(t.measured_on)});
     if (gpu.vendor == "nvidia" && !names(p.nccl.measured_on, gpu.id))
-      out.push_back({"nccl.nvls_bandwidth_efficiency", "NVLS efficiency", p.nccl.nvls_bandwidth_efficiency,
-                     basis_of(p.nccl.measured_on)});
+      out.push_back({"nccl.nvls_bandwidth_efficiency", "NVLS efficiency",
+                     p.nccl.nvls_bandwidth_efficiency, basis_of(p.nccl.measured_on)});
   }
   return out;
 }
@@ -486,11 +513,13 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
 std::string calibration_defaults_text(const std::vector<CalibrationDefault>& d) {
   std::string s;
   for (std::size_t i = 0; i < d.size(); ++i)
-    s += (i ? "; " : "") + d[i].what + " " + fmt::format("{:g}", d[i].value) + " (" + d[i].basis + ")";
+    s += (i ? "; " : "") + d[i].what + " " + fmt::format("{:g}", d[i].value) + " (" + d[i].basis +
+         ")";
   return s;
 }
 
-std::string calibration_defaults_line(const std::string& gpu_id, const std::vector<CalibrationDefault>& d) {
+std::string calibration_defaults_line(const std::string& gpu_id,
+                                      const std::vector<CalibrationDefault>& d) {
   if (d.empty()) return "";
   return gpu_id + ": calibration defaults used (no microbenchmark of this GPU behind them): " +
          calibration_defaults_text(d);
@@ -498,7 +527,8 @@ std::string calibration_defaults_line(const std::string& gpu_id, const std::vect
 
 nlohmann::json calibration_defaults_json(const std::vector<CalibrationDefault>& d) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& x : d) a.push_back({{"key", x.key}, {"what", x.what}, {"value", x.value}, {"basis", x.basis}});
+  for (const auto& x : d)
+    a.push_back({{"key", x.key}, {"what", x.what}, {"value", x.value}, {"basis", x.basis}});
   return a;
 }
 

@@ -8,8 +8,9 @@
 
 namespace tutti {
 
-
-bool is_nccl_algorithm(CollAlgo a) { return a != CollAlgo::Hierarchical; }
+bool is_nccl_algorithm(CollAlgo a) {
+  return a != CollAlgo::Hierarchical;
+}
 
 namespace {
 
@@ -34,7 +35,7 @@ Geo geometry(const std::vector<int>& group, const Topology& topo) {
     // Groups usually list ranks in ascending order: same node as the last one, or a new node
     // above every node seen so far, both O(1); otherwise search (planner hot path).
     auto it = !node_ids.empty() && node_ids.back() == nd ? node_ids.end() - 1
-              : nd > max_node ? node_ids.end()
+              : nd > max_node                            ? node_ids.end()
                               : std::find(node_ids.begin(), node_ids.end(), nd);
     max_node = std::max(max_node, nd);
     if (it == node_ids.end()) {
@@ -83,14 +84,29 @@ bool nccl_algo_of(CollAlgo a, NcclAlgo* out) {
   switch (a) {
     case CollAlgo::Ring:
     case CollAlgo::Hierarchical:
-    case CollAlgo::Chain: *out = NcclAlgo::Ring; return true;
-    case CollAlgo::Tree: *out = NcclAlgo::Tree; return true;
-    case CollAlgo::Nvls: *out = NcclAlgo::Nvls; return true;
-    case CollAlgo::NvlsTree: *out = NcclAlgo::NvlsTree; return true;
-    case CollAlgo::CollNet: *out = NcclAlgo::CollNet; return true;
-    case CollAlgo::CollNetChain: *out = NcclAlgo::CollNetChain; return true;
-    case CollAlgo::Pat: *out = NcclAlgo::Pat; return true;
-    default: return false;
+    case CollAlgo::Chain:
+      *out = NcclAlgo::Ring;
+      return true;
+    case CollAlgo::Tree:
+      *out = NcclAlgo::Tree;
+      return true;
+    case CollAlgo::Nvls:
+      *out = NcclAlgo::Nvls;
+      return true;
+    case CollAlgo::NvlsTree:
+      *out = NcclAlgo::NvlsTree;
+      return true;
+    case CollAlgo::CollNet:
+      *out = NcclAlgo::CollNet;
+      return true;
+    case CollAlgo::CollNetChain:
+      *out = NcclAlgo::CollNetChain;
+      return true;
+    case CollAlgo::Pat:
+      *out = NcclAlgo::Pat;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -123,7 +139,9 @@ double wire_factor(CollAlgo algo, NcclProto proto, const Geo& g, const Collectiv
     const double chunks = std::floor(bytes / 64);
     if (chunks >= 1) {
       const int ls = log2i(chunks);
-      const double c = ls < 23 ? m.tree_size_correction[static_cast<int>(proto)][static_cast<std::size_t>(ls)] : 1.0;
+      const double c =
+          ls < 23 ? m.tree_size_correction[static_cast<int>(proto)][static_cast<std::size_t>(ls)]
+                  : 1.0;
       if (c > 0) w /= c;
     }
   }
@@ -136,8 +154,9 @@ double wire_factor(CollAlgo algo, NcclProto proto, const Geo& g, const Collectiv
   }
   if (P.max_bandwidth_Bps > 0) {
     double link = ring_bw(g, ctx);
-    if (g.N > 1 && (algo == CollAlgo::Tree || algo == CollAlgo::CollNet || algo == CollAlgo::CollNetChain ||
-                    algo == CollAlgo::Hierarchical || algo == CollAlgo::Pat))
+    if (g.N > 1 &&
+        (algo == CollAlgo::Tree || algo == CollAlgo::CollNet || algo == CollAlgo::CollNetChain ||
+         algo == CollAlgo::Hierarchical || algo == CollAlgo::Pat))
       link = ctx.inter_bw_Bps;
     if (algo == CollAlgo::Direct || algo == CollAlgo::Pairwise || algo == CollAlgo::P2P)
       link = g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps;
@@ -171,7 +190,8 @@ double fixed_latency(CollAlgo algo, NcclProto proto, Coll coll, const Geo& g,
       // Inter-node rings still launch every step through the proxy: the net overhead floors
       // the intra-node steps (x3 for Simple).
       const double overhead = N > 1 ? m.net_overhead_s * (proto == NcclProto::Simple ? 3 : 1) : 0.0;
-      double lat = R.base_latency_s[p] + (steps - net_steps) * std::max(intra_lat(NcclAlgo::Ring), overhead) +
+      double lat = R.base_latency_s[p] +
+                   (steps - net_steps) * std::max(intra_lat(NcclAlgo::Ring), overhead) +
                    net_steps * inter_lat(NcclAlgo::Ring);
       if (proto == NcclProto::Simple && N > 1 && coll == Coll::AllReduce &&
           bytes / (static_cast<double>(m.max_channels) * n) >= 64)
@@ -198,17 +218,20 @@ double fixed_latency(CollAlgo algo, NcclProto proto, Coll coll, const Geo& g,
              2 * log2i(N) * inter_lat(NcclAlgo::NvlsTree);
     case CollAlgo::CollNet:
       return A(NcclAlgo::CollNet).base_latency_s[p] +
-             2 * (std::min(1, k - 1) * intra_lat(NcclAlgo::CollNet) + (k - 1) * m.collnet_direct_arity_latency_s) +
+             2 * (std::min(1, k - 1) * intra_lat(NcclAlgo::CollNet) +
+                  (k - 1) * m.collnet_direct_arity_latency_s) +
              inter_lat(NcclAlgo::CollNet);
     case CollAlgo::CollNetChain:
-      return A(NcclAlgo::CollNetChain).base_latency_s[p] + 2 * (k - 1) * intra_lat(NcclAlgo::CollNetChain) +
-             inter_lat(NcclAlgo::CollNetChain);
+      return A(NcclAlgo::CollNetChain).base_latency_s[p] +
+             2 * (k - 1) * intra_lat(NcclAlgo::CollNetChain) + inter_lat(NcclAlgo::CollNetChain);
     case CollAlgo::Pat:  // a logarithmic part and (still) a linear one
       return A(NcclAlgo::Pat).base_latency_s[p] + log2i(N) * (inter_lat(NcclAlgo::Pat) / 3.5) +
              n * m.pat_rank_latency_s;
     case CollAlgo::Direct:
-    case CollAlgo::P2P: return m.p2p_latency_s;
-    case CollAlgo::Pairwise: return (n - 1) * m.p2p_latency_s;
+    case CollAlgo::P2P:
+      return m.p2p_latency_s;
+    case CollAlgo::Pairwise:
+      return (n - 1) * m.p2p_latency_s;
   }
   return 0;
 }
@@ -222,21 +245,28 @@ double transfer_estimate(CollAlgo algo, Coll coll, double S, const Geo& g,
       double f = coll == Coll::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
       return f * S / ring_bw(g, ctx);
     }
-    case CollAlgo::Chain: return S / ring_bw(g, ctx);
-    case CollAlgo::Tree: return 2 * S / std::min(ctx.intra_bw_Bps > 0 ? ctx.intra_bw_Bps : 1e300, k * ctx.inter_bw_Bps);
+    case CollAlgo::Chain:
+      return S / ring_bw(g, ctx);
+    case CollAlgo::Tree:
+      return 2 * S /
+             std::min(ctx.intra_bw_Bps > 0 ? ctx.intra_bw_Bps : 1e300, k * ctx.inter_bw_Bps);
     case CollAlgo::Nvls:
       // Inside one domain: every port moves S(1+1/k). Across domains (with SHARP): the same
       // inside each domain, pipelined with S/k per NIC to the switch and back.
-      return std::max(S * (1 + 1 / k) / ctx.intra_bw_Bps, N > 1 ? S_net / k / ctx.inter_bw_Bps : 0.0);
+      return std::max(S * (1 + 1 / k) / ctx.intra_bw_Bps,
+                      N > 1 ? S_net / k / ctx.inter_bw_Bps : 0.0);
     case CollAlgo::NvlsTree:
       // NVLS inside each domain, pipelined with the trees across domains: S/k per NIC and
       // direction with two nodes, up to twice that with more (an inner node of a tree).
-      return std::max(S * (1 + 1 / k) / ctx.intra_bw_Bps, (N > 2 ? 2.0 : 1.0) * S_net / k / ctx.inter_bw_Bps);
+      return std::max(S * (1 + 1 / k) / ctx.intra_bw_Bps,
+                      (N > 2 ? 2.0 : 1.0) * S_net / k / ctx.inter_bw_Bps);
     case CollAlgo::CollNetChain:
       // Pipelined chain through the node (an inner rank's port carries S up and S down each
       // way) and S/k per NIC.
-      return std::max(k > 1 ? (k > 2 ? 2 : 1) * S / ctx.intra_bw_Bps : 0.0, S / k / ctx.inter_bw_Bps);
-    case CollAlgo::Pat: return (n - 1) / n * S / ctx.inter_bw_Bps;
+      return std::max(k > 1 ? (k > 2 ? 2 : 1) * S / ctx.intra_bw_Bps : 0.0,
+                      S / k / ctx.inter_bw_Bps);
+    case CollAlgo::Pat:
+      return (n - 1) / n * S / ctx.inter_bw_Bps;
     case CollAlgo::CollNet:
       return (k > 1 ? 2 * (k - 1) / k * S / ctx.intra_bw_Bps : 0) + S / k / ctx.inter_bw_Bps;
     case CollAlgo::Hierarchical:
@@ -252,14 +282,16 @@ double transfer_estimate(CollAlgo algo, Coll coll, double S, const Geo& g,
       const double km = static_cast<double>(k_min);
       return std::max((km - 1) / n * S / ctx.intra_bw_Bps, (n - km) / n * S / ctx.inter_bw_Bps);
     }
-    case CollAlgo::P2P: return S / (g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
+    case CollAlgo::P2P:
+      return S / (g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
   }
   return 0;
 }
 
 // NCCL's enabling conditions (src/graph/tuning.cc ncclTopoTuneModel, src/enqueue.cc
 // updateCollCostTable, src/init.cc), on tutti's geometry: N NVLink domains ("nodes") of k ranks.
-bool algo_applies(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContext& ctx, bool forced = false) {
+bool algo_applies(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContext& ctx,
+                  bool forced = false) {
   const NcclModel& m = ctx.profile->nccl;
   const bool nvlink = ctx.intra_hw == NcclHw::NVLink;
   // NVLS needs multicast-capable NVSwitches (the catalog's node "nvls"), >= 2 GPUs per domain.
@@ -271,25 +303,36 @@ bool algo_applies(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContex
   switch (algo) {
     case CollAlgo::Ring:
       return coll == Coll::AllReduce || coll == Coll::AllGather || coll == Coll::ReduceScatter;
-    case CollAlgo::Chain: return coll == Coll::Broadcast;
-    case CollAlgo::Tree: return coll == Coll::AllReduce && g.N > 1 && g.uniform && m.enable_tree;
+    case CollAlgo::Chain:
+      return coll == Coll::Broadcast;
+    case CollAlgo::Tree:
+      return coll == Coll::AllReduce && g.N > 1 && g.uniform && m.enable_tree;
     // Multi-node NVLS is NVLS + CollNet (updateCollCostTable: "NVLS && collNetSupport != 1 &&
     // nNodes > 1" is skipped).
-    case CollAlgo::Nvls: return coll == Coll::AllReduce && nvls && (g.N == 1 || collnet);
+    case CollAlgo::Nvls:
+      return coll == Coll::AllReduce && nvls && (g.N == 1 || collnet);
     // NVLS tree: disabled on a single node (tuning.cc).
-    case CollAlgo::NvlsTree: return coll == Coll::AllReduce && nvls && g.N > 1;
+    case CollAlgo::NvlsTree:
+      return coll == Coll::AllReduce && nvls && g.N > 1;
     // CollNet direct also needs NVSwitches in the node ("Disable CollNet+Direct if not on an
     // NVSwitch system"; an NVLink domain here).
-    case CollAlgo::CollNet: return coll == Coll::AllReduce && collnet && (g.k == 1 || nvlink);
-    case CollAlgo::CollNetChain: return coll == Coll::AllReduce && collnet;
+    case CollAlgo::CollNet:
+      return coll == Coll::AllReduce && collnet && (g.k == 1 || nvlink);
+    case CollAlgo::CollNetChain:
+      return coll == Coll::AllReduce && collnet;
     // PAT: all-gather and reduce-scatter, one GPU per node (ncclPatEnable), NCCL >= 2.23.
     case CollAlgo::Pat:
-      return (coll == Coll::AllGather || coll == Coll::ReduceScatter) && g.N > 1 && g.N == g.n && m.enable_pat;
+      return (coll == Coll::AllGather || coll == Coll::ReduceScatter) && g.N > 1 && g.N == g.n &&
+             m.enable_pat;
     case CollAlgo::Hierarchical:
-      return coll == Coll::AllReduce && g.N > 1 && g.k > 1 && g.uniform && (forced || m.allow_hierarchical);
-    case CollAlgo::Direct: return coll == Coll::AllToAll;
-    case CollAlgo::Pairwise: return coll == Coll::AllToAll;
-    case CollAlgo::P2P: return false;
+      return coll == Coll::AllReduce && g.N > 1 && g.k > 1 && g.uniform &&
+             (forced || m.allow_hierarchical);
+    case CollAlgo::Direct:
+      return coll == Coll::AllToAll;
+    case CollAlgo::Pairwise:
+      return coll == Coll::AllToAll;
+    case CollAlgo::P2P:
+      return false;
   }
   return false;
 }
@@ -302,8 +345,10 @@ bool proto_applies(CollAlgo algo, NcclProto proto, const Geo& g, const Collectiv
     case CollAlgo::NvlsTree:
     case CollAlgo::CollNet:
     case CollAlgo::CollNetChain:
-    case CollAlgo::Pat: return proto == NcclProto::Simple;
-    default: break;
+    case CollAlgo::Pat:
+      return proto == NcclProto::Simple;
+    default:
+      break;
   }
   if (proto == NcclProto::LL128 && g.k > 1 && ctx.intra_hw != NcclHw::NVLink) return false;
   return true;
@@ -352,16 +397,18 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       ph.repeat = coll == Coll::AllReduce ? 2 * (n - 1) : n - 1;
       if (N == 1 || k == 1 || !g.uniform) {
         plan.channels = 1;
-        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + 1) % n], S_wire / n});
+        for (int i = 0; i < n; ++i)
+          ph.flows.push_back({g.flat[i], g.flat[(i + 1) % n], S_wire / n});
       } else {
         plan.channels = k;
         double b = S_wire / (static_cast<double>(n) * k);
         for (int c = 0; c < k; ++c)
           for (int j = 0; j < N; ++j) {
             const auto& M = g.nodes[j];
-            for (int i = 0; i + 1 < k; ++i) ph.flows.push_back({M[(c + i) % k], M[(c + i + 1) % k], b});
-            ph.flows.push_back({M[(c + k - 1) % k], M[c], b});             // PXN hand-off
-            ph.flows.push_back({M[c], g.nodes[(j + 1) % N][c], b});        // rail c to next node
+            for (int i = 0; i + 1 < k; ++i)
+              ph.flows.push_back({M[(c + i) % k], M[(c + i + 1) % k], b});
+            ph.flows.push_back({M[(c + k - 1) % k], M[c], b});       // PXN hand-off
+            ph.flows.push_back({M[c], g.nodes[(j + 1) % N][c], b});  // rail c to next node
           }
       }
       plan.phases.push_back(std::move(ph));
@@ -396,7 +443,8 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       if (N > 1) {
         plan.channels = k;
         for (int j = 0; j < N; ++j)
-          for (int i = 0; i < k; ++i) ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_net / k});
+          for (int i = 0; i < k; ++i)
+            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_net / k});
       }
       plan.phases.push_back(std::move(ph));
       break;
@@ -448,7 +496,8 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       if (plan.algo == CollAlgo::CollNet) {
         ph.repeat = 1;
         for (int j = 0; j < N; ++j)
-          for (int i = 0; i < k; ++i) ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_wire / k});
+          for (int i = 0; i < k; ++i)
+            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + 1) % N][i], S_wire / k});
       } else {
         ph.repeat = 2 * (N - 1);
         for (int j = 0; j < N; ++j)
@@ -468,7 +517,8 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       for (int p = 0; p < k; ++p) {
         int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / k);
         int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / k);
-        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n * (hi - lo)});
+        for (int i = 0; i < n; ++i)
+          ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n * (hi - lo)});
       }
       plan.phases.push_back(std::move(ph));
       break;
@@ -482,12 +532,14 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
         int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / phases);
         CollPhase ph;
         ph.repeat = hi - lo;
-        for (int i = 0; i < n; ++i) ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n});
+        for (int i = 0; i < n; ++i)
+          ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n});
         plan.phases.push_back(std::move(ph));
       }
       break;
     }
-    case CollAlgo::P2P: break;
+    case CollAlgo::P2P:
+      break;
   }
 }
 
@@ -497,7 +549,8 @@ CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const Collective
   plan.algo = algo;
   plan.proto = proto;
   const double wire = bytes * wire_factor(algo, proto, g, ctx, bytes);
-  const double net = bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
+  const double net =
+      bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
   plan.fixed_latency_s = fixed_latency(algo, proto, coll, g, ctx, bytes);
   plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, wire, g, ctx, net);
   build_phases(plan, coll, wire, g, net);
@@ -511,20 +564,28 @@ double path_latency(CollAlgo algo, Coll coll, const Geo& g, const CollectiveCont
   const int n = g.n, N = g.N, k = g.k;
   const double intra = ctx.intra_lat_s, inter = N > 1 ? ctx.inter_lat_s : ctx.intra_lat_s;
   switch (algo) {
-    case CollAlgo::Ring: return (coll == Coll::AllReduce ? 2 * (n - 1) : n - 1) * inter;
-    case CollAlgo::Pat: return log2i(2.0 * n - 1) * inter;
-    case CollAlgo::CollNet: return 2 * (k - 1) * intra + inter;
-    case CollAlgo::Hierarchical: return 2 * (k - 1) * intra + 2 * (N - 1) * inter;
-    case CollAlgo::Pairwise: return std::min(n - 1, kMaxPairwisePhases) * inter;
-    default: return std::max(intra, inter);  // one pipelined phase
+    case CollAlgo::Ring:
+      return (coll == Coll::AllReduce ? 2 * (n - 1) : n - 1) * inter;
+    case CollAlgo::Pat:
+      return log2i(2.0 * n - 1) * inter;
+    case CollAlgo::CollNet:
+      return 2 * (k - 1) * intra + inter;
+    case CollAlgo::Hierarchical:
+      return 2 * (k - 1) * intra + 2 * (N - 1) * inter;
+    case CollAlgo::Pairwise:
+      return std::min(n - 1, kMaxPairwisePhases) * inter;
+    default:
+      return std::max(intra, inter);  // one pipelined phase
   }
 }
 
 double plan_estimate(CollAlgo algo, NcclProto proto, Coll coll, double bytes, const Geo& g,
                      const CollectiveContext& ctx) {
-  const double net = bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
+  const double net =
+      bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
   return fixed_latency(algo, proto, coll, g, ctx, bytes) +
-         transfer_estimate(algo, coll, bytes * wire_factor(algo, proto, g, ctx, bytes), g, ctx, net);
+         transfer_estimate(algo, coll, bytes * wire_factor(algo, proto, g, ctx, bytes), g, ctx,
+                           net);
 }
 
 }  // namespace
@@ -579,9 +640,9 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
   // NCCL's order (NCCL_ALGO_TREE, RING, COLLNET_DIRECT, COLLNET_CHAIN, NVLS, NVLS_TREE, PAT;
   // protocols LL, LL128, Simple): the first of equal estimates wins. Hierarchical (not NCCL)
   // last, and only when the profile asks for it.
-  const CollAlgo cands[] = {CollAlgo::Tree, CollAlgo::Ring,     CollAlgo::Chain, CollAlgo::CollNet,
-                            CollAlgo::CollNetChain, CollAlgo::Nvls, CollAlgo::NvlsTree, CollAlgo::Pat,
-                            CollAlgo::Hierarchical};
+  const CollAlgo cands[] = {CollAlgo::Tree,     CollAlgo::Ring,         CollAlgo::Chain,
+                            CollAlgo::CollNet,  CollAlgo::CollNetChain, CollAlgo::Nvls,
+                            CollAlgo::NvlsTree, CollAlgo::Pat,          CollAlgo::Hierarchical};
   for (CollAlgo a : cands) {
     if (!algo_applies(a, coll, g, ctx)) continue;
     NcclAlgo na = NcclAlgo::Ring;

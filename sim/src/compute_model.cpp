@@ -1,10 +1,10 @@
 #include "tutti/sim/compute_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "tutti/core/error.hpp"
 #include "tutti/topologies/catalog.hpp"
@@ -25,7 +25,8 @@ double hbm_bandwidth_Bps(const GpuSpec& gpu, const CalibrationProfile& profile) 
   return gpu.hbm_bw_Bps;
 }
 
-void check_dtype_supported(const std::string& file, DType dtype, const std::vector<const GpuSpec*>& gpus,
+void check_dtype_supported(const std::string& file, DType dtype,
+                           const std::vector<const GpuSpec*>& gpus,
                            const CalibrationProfile& profile) {
   std::string lacking;
   for (const GpuSpec* g : gpus)
@@ -35,23 +36,33 @@ void check_dtype_supported(const std::string& file, DType dtype, const std::vect
   const Catalog& cat = Catalog::builtin();
   for (const auto& id : cat.ids("gpu"))
     if (peak_flops(cat.gpu(id), dtype, profile) > 0) having += (having.empty() ? "" : ", ") + id;
-  throw InputError(file.empty() ? "workload" : file, "training.dtype", std::string("\"") + to_string(dtype) + "\"",
-                   fmt::format("a dtype that {} {} tensor cores for ({} lack {}; {} runs on: {})", lacking,
-                               lacking.find(',') == std::string::npos ? "has" : "have", lacking, to_string(dtype),
-                               to_string(dtype), having.empty() ? "no catalog GPU" : having));
+  throw InputError(
+      file.empty() ? "workload" : file, "training.dtype",
+      std::string("\"") + to_string(dtype) + "\"",
+      fmt::format("a dtype that {} {} tensor cores for ({} lack {}; {} runs on: {})", lacking,
+                  lacking.find(',') == std::string::npos ? "has" : "have", lacking,
+                  to_string(dtype), to_string(dtype), having.empty() ? "no catalog GPU" : having));
 }
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& profile) {
   const KernelModel* km = nullptr;
   switch (op.kind) {
-    case OpKind::Gemm: km = &profile.gemm; break;
-    case OpKind::Attention: km = &profile.attention; break;
-    case OpKind::MemBound: km = &profile.membound; break;
-    default: return 0.0;
+    case OpKind::Gemm:
+      km = &profile.gemm;
+      break;
+    case OpKind::Attention:
+      km = &profile.attention;
+      break;
+    case OpKind::MemBound:
+      km = &profile.membound;
+      break;
+    default:
+      return 0.0;
   }
   const double eb = dtype_bytes(op.dtype);
   const double batch = static_cast<double>(std::max<std::int64_t>(op.batch, 1));
-  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n),
+               k = static_cast<double>(op.k);
   double flops = op.flops, bytes = op.bytes;
   double shape = 1.0;
   if (op.kind == OpKind::Gemm) {
@@ -93,8 +104,8 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& pro
         eff_max = o->attention_efficiency;
     }
     if (op.kind == OpKind::Attention && op.flash_v1) eff_max *= profile.flash_attention_1_speed;
-    EfficiencyCurve curve{eff_max, km->half_time_s > 0 ? km->half_time_s * peak * eff_max
-                                                       : km->flops.half};
+    EfficiencyCurve curve{eff_max,
+                          km->half_time_s > 0 ? km->half_time_s * peak * eff_max : km->flops.half};
     double eff = curve.at(flops) * shape;
     t = flops / (peak * eff);
   }
@@ -112,7 +123,8 @@ double gemv_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& p
   const KernelModel& km = profile.gemm;
   const double eb = dtype_bytes(op.dtype);
   const double batch = static_cast<double>(std::max<std::int64_t>(op.batch, 1));
-  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  const double m = static_cast<double>(op.m), n = static_cast<double>(op.n),
+               k = static_cast<double>(op.k);
   const double flops = 2.0 * m * n * k * batch;
   const double bytes = op.bytes > 0 ? op.bytes : (m * k + k * n + m * n) * batch * eb;
   const double peak = peak_flops(gpu, op.dtype, profile);
@@ -122,7 +134,8 @@ double gemv_time_s(const Op& op, const GpuSpec& gpu, const CalibrationProfile& p
                      "dtype or GPU");
   double eff_max = km.flops.eff_max;
   if (const DeviceOverride* o = profile.device(gpu.id))
-    if (o->gemm_efficiency[static_cast<int>(op.dtype)] > 0) eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
+    if (o->gemm_efficiency[static_cast<int>(op.dtype)] > 0)
+      eff_max = o->gemm_efficiency[static_cast<int>(op.dtype)];
   const double bw = hbm_bandwidth_Bps(gpu, profile);
   check_internal(bw > 0, "compute model: GPU without HBM bandwidth");
   const double t = std::max(flops / (peak * eff_max), bytes / (bw * km.bandwidth.at(bytes)));

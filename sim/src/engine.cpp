@@ -10,12 +10,14 @@
 //    a node: then only the representative node's flows are simulated;
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
 //    one copy of precomputed paths into the network, not a re-plan and re-route.
+#include "tutti/sim/engine.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <map>
 #include <queue>
 #include <set>
@@ -23,12 +25,11 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "tutti/sim/attribution.hpp"
-#include "tutti/sim/slots.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
-#include "tutti/sim/engine.hpp"
 #include "tutti/sim/network.hpp"
+#include "tutti/sim/slots.hpp"
 #include "tutti/sim/trace.hpp"
 #include "tutti/topologies/failures.hpp"
 
@@ -53,13 +54,13 @@ struct Pace {
   static constexpr int kMinChunks = 16;  // a paced phase of R steps: chunks of at most ceil(R/16)
   static constexpr double kMove = 1e-3;  // a bottleneck move smaller than this is not one
   FlowNetwork::SetId set = 0;
-  const double* bytes = nullptr;           // step bytes of each flow of the current chunk
-  const std::uint32_t* groups = nullptr;   // flow offsets of each group (collective) in the set
+  const double* bytes = nullptr;          // step bytes of each flow of the current chunk
+  const std::uint32_t* groups = nullptr;  // flow offsets of each group (collective) in the set
   std::uint32_t ngroups = 0;
-  std::vector<std::int32_t> bott;          // per group: flow index of its bottleneck (-1: not seen)
+  std::vector<std::int32_t> bott;  // per group: flow index of its bottleneck (-1: not seen)
   int step = 0, chunk = 0, next = 1;
-  bool paced = true;     // run in chunks (else: each phase as one set of macro flows)
-  bool moved = false;    // the bottleneck has moved in this instance
+  bool paced = true;   // run in chunks (else: each phase as one set of macro flows)
+  bool moved = false;  // the bottleneck has moved in this instance
   bool watched = false, listed = false;
   double next_check = 0;  // checks are at least 1/kChecks of a chunk's duration apart
   static constexpr double kChecks = 16;
@@ -86,8 +87,8 @@ struct Pace {
     return chunk;
   }
   /// Starts watching a chunk of `repeat` steps on `set`.
-  void watch(FlowNetwork::SetId s, const double* b, const std::uint32_t* g, std::uint32_t ng, std::uint32_t max_group,
-             int repeat) {
+  void watch(FlowNetwork::SetId s, const double* b, const std::uint32_t* g, std::uint32_t ng,
+             std::uint32_t max_group, int repeat) {
     set = s;
     bytes = b;
     groups = g;
@@ -132,10 +133,10 @@ struct Pace {
 struct RoutedPhase {
   std::vector<std::uint32_t> offsets;  // size flows+1
   std::vector<std::uint32_t> links;
-  std::vector<double> bytes;           // bytes of one step
-  std::vector<std::uint32_t> groups;   // flow offsets of each merged collective (size plans+1)
-  std::uint32_t max_group = 0;         // flows of the largest group
-  int repeat = 1;                      // lock-step steps (paced by Pace)
+  std::vector<double> bytes;          // bytes of one step
+  std::vector<std::uint32_t> groups;  // flow offsets of each merged collective (size plans+1)
+  std::uint32_t max_group = 0;        // flows of the largest group
+  int repeat = 1;                     // lock-step steps (paced by Pace)
 };
 struct RoutedPlan {
   // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
@@ -168,7 +169,7 @@ struct ClassState {
   int first_rank = 0;
   int nranks = 0;   // ranks this timeline stands for (Des::ranks_of; first_rank is the first)
   int replica = 0;  // replica group (Des::rgroups_) this timeline runs; its ranks: Des::ranks_of
-  const struct ClassOps* ops = nullptr;       // the rank class's op tables (shared by its timelines)
+  const struct ClassOps* ops = nullptr;  // the rank class's op tables (shared by its timelines)
   std::vector<std::uint32_t> indeg;
   std::vector<double> start, end, rendezvous;
   std::vector<std::uint8_t> started;
@@ -191,9 +192,9 @@ using TierCounts = std::array<std::uint64_t, kTiers>;
 struct Join {
   std::uint32_t pending = 0;
   bool moved = false;
-  bool paced = false;             // the run is paced
-  std::uint64_t sig = 0;          // neighbourhood at its start (RoutedPlan::quiet)
-  TierCounts begins{};            // Des::tier_begins_ at its start
+  bool paced = false;     // the run is paced
+  std::uint64_t sig = 0;  // neighbourhood at its start (RoutedPlan::quiet)
+  TierCounts begins{};    // Des::tier_begins_ at its start
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
 };
 
@@ -212,8 +213,14 @@ struct CommInstance {
 
 class Des {
  public:
-  Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof, const ProgramSimOptions& o)
-      : prog_(p), cl_(c), prof_(prof), opt_(o), topo_(*c.topology), net_(topo_, prof),
+  Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
+      const ProgramSimOptions& o)
+      : prog_(p),
+        cl_(c),
+        prof_(prof),
+        opt_(o),
+        topo_(*c.topology),
+        net_(topo_, prof),
         ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp)) {}
 
   SimResult run();
@@ -224,7 +231,8 @@ class Des {
   void start_op(std::uint32_t c, std::uint32_t i);
   void complete_op(std::uint32_t c, std::uint32_t i);
   void drain_ready();
-  void begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t, std::uint32_t>> parts);
+  void begin_comm(const RoutedPlan* plan,
+                  std::vector<std::pair<std::uint32_t, std::uint32_t>> parts);
   void start_phase(std::uint32_t inst);
   void on_set_done(std::uint64_t tag);
   void check_pacing();
@@ -265,20 +273,28 @@ class Des {
   std::vector<std::uint32_t> watch_;  // instances whose current chunk's bottleneck is watched
   std::vector<Join> joins_;
   std::vector<std::uint32_t> free_joins_;
-  std::uint32_t new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group, std::uint32_t join);
-  void end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins, bool moved);
+  std::uint32_t new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
+                             std::uint32_t join);
+  void end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins,
+               bool moved);
   std::map<std::tuple<std::uint32_t, int, int, double>, std::unique_ptr<RoutedPlan>> coll_cache_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, double>, std::unique_ptr<RoutedPlan>> p2p_cache_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, double>, std::unique_ptr<RoutedPlan>>
+      p2p_cache_;
   // p2p rendezvous: (src stage, dst stage, tag) -> (class, op) of the side that arrived first.
-  std::map<std::tuple<int, int, std::uint32_t, int>, std::pair<std::uint32_t, std::uint32_t>> p2p_wait_;
+  std::map<std::tuple<int, int, std::uint32_t, int>, std::pair<std::uint32_t, std::uint32_t>>
+      p2p_wait_;
   // Collectives across the replica timelines of a stage: (base class, op) -> arrivals so far.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::pair<std::uint32_t, std::uint32_t>>> rcoll_;
-  int replicas_ = 1;  // timelines per rank class: replica groups (rgroups_.size())
+  std::map<std::pair<std::uint32_t, std::uint32_t>,
+           std::vector<std::pair<std::uint32_t, std::uint32_t>>>
+      rcoll_;
+  int replicas_ = 1;    // timelines per rank class: replica groups (rgroups_.size())
   double group_s_ = 0;  // wall time of replica_groups
   std::vector<std::string> approximations_;  // SimResult::approximations
   std::vector<std::vector<int>> rgroups_;  // data-parallel indices of each replica group, ascending
   // cross-class (PP-dimension) collectives: (name, occurrence) -> participants so far.
-  std::map<std::tuple<std::uint16_t, std::uint32_t, int>, std::vector<std::pair<std::uint32_t, std::uint32_t>>> xcoll_;
+  std::map<std::tuple<std::uint16_t, std::uint32_t, int>,
+           std::vector<std::pair<std::uint32_t, std::uint32_t>>>
+      xcoll_;
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcoll_expected_;
   std::vector<ClassOps> class_ops_;  // per rank class (prog_.classes)
   std::vector<std::uint32_t> path_;
@@ -325,7 +341,9 @@ struct Renumber {
     off.assign(1, 0);
   }
   void push(std::uint32_t x) { buf.push_back(x); }
-  void sort_from(std::size_t from) { std::sort(buf.begin() + static_cast<std::ptrdiff_t>(from), buf.end()); }
+  void sort_from(std::size_t from) {
+    std::sort(buf.begin() + static_cast<std::ptrdiff_t>(from), buf.end());
+  }
   std::size_t mark() const { return buf.size(); }
   void end() { off.push_back(buf.size()); }
   std::uint32_t ids(std::vector<std::uint32_t>& out) const {
@@ -335,7 +353,8 @@ struct Renumber {
     seen.reserve(n);
     const char* base = reinterpret_cast<const char*>(buf.data());
     for (std::size_t i = 0; i < n; ++i) {
-      const std::string_view key(base + off[i] * sizeof(std::uint32_t), (off[i + 1] - off[i]) * sizeof(std::uint32_t));
+      const std::string_view key(base + off[i] * sizeof(std::uint32_t),
+                                 (off[i + 1] - off[i]) * sizeof(std::uint32_t));
       out[i] = seen.emplace(key, static_cast<std::uint32_t>(seen.size())).first->second;
     }
     return static_cast<std::uint32_t>(seen.size());
@@ -366,10 +385,13 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
       f_links.insert(f_links.end(), path_.begin(), path_.end());
       f_off.push_back(static_cast<std::uint32_t>(f_links.size()));
       f_owner.push_back(owner);
-      fcol.push_back(init.emplace(std::make_pair(family, bytes / np), static_cast<std::uint32_t>(init.size())).first->second);
+      fcol.push_back(
+          init.emplace(std::make_pair(family, bytes / np), static_cast<std::uint32_t>(init.size()))
+              .first->second);
     }
   };
-  // Send/recv: stage pairs that exchange (interleaved pipelines wrap from the last stage to the first).
+  // Send/recv: stage pairs that exchange (interleaved pipelines wrap from the last stage to the
+  // first).
   std::set<std::pair<int, int>> pairs;
   std::map<std::uint16_t, std::vector<int>> pp_stages;  // PP-dimension collective name -> stages
   for (const RankClass& rc : prog_.classes)
@@ -389,8 +411,8 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
     for (const Op& op : rc.ops) {
       if (op.kind != OpKind::Collective) continue;
       const bool pp = op.group == GroupDim::PP;
-      if (!seen.insert({pp ? -1 : rc.stage, static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes,
-                        pp ? op.name : std::uint16_t{0}})
+      if (!seen.insert({pp ? -1 : rc.stage, static_cast<int>(op.coll), static_cast<int>(op.group),
+                        op.bytes, pp ? op.name : std::uint16_t{0}})
                .second)
         continue;
       if (dp_like(op.group) && !strict) continue;
@@ -425,7 +447,8 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
   {
     std::vector<std::uint32_t> fill(l_off.begin(), l_off.end() - 1);
     for (std::size_t f = 0; f < nf; ++f)
-      for (std::uint32_t h = f_off[f]; h < f_off[f + 1]; ++h) l_flows[fill[f_links[h]]++] = static_cast<std::uint32_t>(f);
+      for (std::uint32_t h = f_off[f]; h < f_off[f + 1]; ++h)
+        l_flows[fill[f_links[h]]++] = static_cast<std::uint32_t>(f);
   }
   std::vector<std::uint32_t> r_off(dp + 1, 0), r_flows;
   for (std::int32_t o : f_owner)
@@ -441,9 +464,10 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
   {
     std::map<std::pair<double, double>, std::uint32_t> lk;
     for (std::size_t l = 0; l < nl; ++l)
-      lcol[l] = lk.emplace(std::make_pair(topo_.links()[l].bandwidth_Bps, topo_.links()[l].latency_s),
-                           static_cast<std::uint32_t>(lk.size()))
-                    .first->second;
+      lcol[l] =
+          lk.emplace(std::make_pair(topo_.links()[l].bandwidth_Bps, topo_.links()[l].latency_s),
+                     static_cast<std::uint32_t>(lk.size()))
+              .first->second;
   }
   std::uint32_t nfc = static_cast<std::uint32_t>(init.size()), nlc = 0, nrc = 1;
   Renumber rn;
@@ -505,20 +529,27 @@ void Des::build() {
     if (n > 1)
       approximations_.push_back(
           "replicas lock-stepped: with expert parallelism (ep " + std::to_string(L.ep) + ") the " +
-          std::to_string(L.dp) + " data-parallel replicas run one timeline per stage, but the link loads their "
-          "transfers meet (ECMP) set them apart into " + std::to_string(n) +
-          " groups, so every transfer waits for the slowest replica's: the iteration is an upper estimate (dense "
-          "models on 16,384 GPUs: 1.7% to 10% above per-replica timelines; Qwen3-30B-A3B on 64 GPUs: equal; "
+          std::to_string(L.dp) +
+          " data-parallel replicas run one timeline per stage, but the link loads their "
+          "transfers meet (ECMP) set them apart into " +
+          std::to_string(n) +
+          " groups, so every transfer waits for the slowest replica's: the iteration is an upper "
+          "estimate (dense "
+          "models on 16,384 GPUs: 1.7% to 10% above per-replica timelines; Qwen3-30B-A3B on 64 "
+          "GPUs: equal; "
           "bench/engine.md)");
   } else if (!opt_.strict_replica_groups && !opt_.per_replica && replicas_ < L.dp) {
     // The groups leave out the DP collectives' flows; say so when the strict groups would differ.
     const std::size_t n = replica_groups(true, false).size();
     if (n != rgroups_.size())
       approximations_.push_back(
-          "replica groups by their transfers' link loads: " + std::to_string(replicas_) + " timeline(s) for " +
-          std::to_string(L.dp) + " data-parallel replicas; refined by the data-parallel collectives' flows too "
-          "there would be " + std::to_string(n) +
-          " (equal iterations to 1e-9 on the cases tested, tests/sim/replica_groups_test.cpp; not bounded in general)");
+          "replica groups by their transfers' link loads: " + std::to_string(replicas_) +
+          " timeline(s) for " + std::to_string(L.dp) +
+          " data-parallel replicas; refined by the data-parallel collectives' flows too "
+          "there would be " +
+          std::to_string(n) +
+          " (equal iterations to 1e-9 on the cases tested, tests/sim/replica_groups_test.cpp; not "
+          "bounded in general)");
   }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
   const int span = L.tp * L.cp;
@@ -538,7 +569,8 @@ void Des::build() {
     std::map<std::uint16_t, std::uint32_t> occ;
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = rc.ops[i];
-      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(), "program: dependency range out of bounds");
+      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(),
+                     "program: dependency range out of bounds");
       for (std::uint32_t d = 0; d < op.dep_count; ++d) {
         std::uint32_t dep = rc.deps[op.dep_begin + d];
         check_internal(dep < i, "program: an op depends on a later op");
@@ -552,7 +584,8 @@ void Des::build() {
       }
       last[st] = static_cast<std::int32_t>(i);
       co.occurrence[i] = occ[op.name]++;
-      if (op.kind == OpKind::Collective && op.group == GroupDim::PP) ++xcount[{op.name, co.occurrence[i]}];
+      if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
+        ++xcount[{op.name, co.occurrence[i]}];
     }
     co.succ_off.assign(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) co.succ_off[i + 1] = co.succ_off[i] + cnt[i];
@@ -560,7 +593,8 @@ void Des::build() {
     std::vector<std::uint32_t> fill(co.succ_off.begin(), co.succ_off.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = rc.ops[i];
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) co.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
+      for (std::uint32_t d = 0; d < op.dep_count; ++d)
+        co.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
     }
   }
   for (std::size_t c = 0; c < cls_.size(); ++c) {
@@ -629,8 +663,8 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
         // Adaptive routing / spraying: one subflow of bytes / n per equal-cost path.
         const int np = topo_.paths(f.src_gpu, f.dst_gpu);
         for (int part = 0; part < np; ++part) {
-          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu), np > 1 ? part : -1,
-                           path_);
+          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu),
+                           np > 1 ? part : -1, path_);
           out.links.insert(out.links.end(), path_.begin(), path_.end());
           for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
           out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
@@ -715,10 +749,12 @@ void Des::complete_op(std::uint32_t c, std::uint32_t i) {
   ++done_ops_;
   const ClassOps& co = *s.ops;
   for (std::uint32_t k = co.succ_off[i]; k < co.succ_off[i + 1]; ++k) release(c, co.succ[k]);
-  if (!is_p2p(s.rc->ops[i].kind) && co.stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(co.stream_next[i]));
+  if (!is_p2p(s.rc->ops[i].kind) && co.stream_next[i] >= 0)
+    release(c, static_cast<std::uint32_t>(co.stream_next[i]));
 }
 
-std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group, std::uint32_t join) {
+std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
+                                std::uint32_t join) {
   const std::uint32_t id = take_slot(insts_, free_insts_);
   CommInstance& in = insts_[id];
   in.plan = plan;
@@ -730,7 +766,8 @@ std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_
   return id;
 }
 
-void Des::begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
+void Des::begin_comm(const RoutedPlan* plan,
+                     std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
   for (auto [c, i] : parts) cls_[c].rendezvous[i] = now_;
   // Neighbourhood: the tiers this run crosses that other communication in flight crosses too.
   std::uint64_t sig = 0;
@@ -761,7 +798,8 @@ void Des::begin_comm(const RoutedPlan* plan, std::vector<std::pair<std::uint32_t
   for (std::uint32_t g = 0; g < ng; ++g) new_instance(plan, true, g, j);
 }
 
-void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins, bool moved) {
+void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins,
+                  bool moved) {
   // Changed: other communication began during the run on a tier it crosses that was free of
   // others at its start.
   bool changed = false;
@@ -804,7 +842,8 @@ void Des::start_phase(std::uint32_t id) {
   const int k = pc.take(ph.repeat - pc.step, ph.repeat, max_group);
   FlowNetwork::SetId set = net_.open_set(id);
   for (std::uint32_t f = groups[0]; f < groups[ng]; ++f)
-    net_.add_flow(set, ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f], ph.bytes[f] * k, k);
+    net_.add_flow(set, ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f],
+                  ph.bytes[f] * k, k);
   net_.start_set(set, now_);
   pc.watch(set, ph.bytes.data(), groups, ng, max_group, ph.repeat);
   if (pc.watched && !pc.listed) {
@@ -830,8 +869,10 @@ void Des::check_pacing() {
   for (std::uint32_t id : watch_) {
     Pace& pc = insts_[id].pace;
     pc.check(net_, now_);
-    if (pc.watched) watch_[w++] = id;
-    else pc.listed = false;
+    if (pc.watched)
+      watch_[w++] = id;
+    else
+      pc.listed = false;
   }
   watch_.resize(w);
 }
@@ -861,7 +902,8 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
         for (const auto& r : ranks) g.push_back(r[j]);
         plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
       }
-      auto key2 = std::make_tuple(0xffffffffu - c, static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
+      auto key2 = std::make_tuple(0xffffffffu - c, static_cast<int>(op.coll),
+                                  static_cast<int>(op.group), op.bytes);
       auto it = coll_cache_.find(key2);
       if (it == coll_cache_.end())
         it = coll_cache_.emplace(key2, std::make_unique<RoutedPlan>(route(plans, false, 0))).first;
@@ -886,8 +928,10 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
   const int stage = s.rc->stage;
   const int peer = stage + op.peer_delta;
   if (peer < 0 || peer >= static_cast<int>(prog_.classes.size()))
-    throw InternalError("program: send/recv to stage " + std::to_string(peer) + " that does not exist");
-  const int src = op.kind == OpKind::Send ? stage : peer, dst = op.kind == OpKind::Send ? peer : stage;
+    throw InternalError("program: send/recv to stage " + std::to_string(peer) +
+                        " that does not exist");
+  const int src = op.kind == OpKind::Send ? stage : peer,
+            dst = op.kind == OpKind::Send ? peer : stage;
   // Issue order on the stream: the next op of this stream may be issued now.
   if (s.ops->stream_next[i] >= 0) release(c, static_cast<std::uint32_t>(s.ops->stream_next[i]));
   auto key = std::make_tuple(src, dst, op.tag, s.replica);
@@ -910,7 +954,7 @@ SimResult Des::run() {
   auto wall0 = std::chrono::steady_clock::now();
   build();
   if (!opt_.trace.path.empty()) {  // before simulating: bad filters and oversized traces fail fast
-    double run_iterations = 0;       // as finish_result counts them
+    double run_iterations = 0;     // as finish_result counts them
     if (opt_.tokens_to_train > 0 && prog_.tokens_per_iteration > 0)
       run_iterations = std::ceil(opt_.tokens_to_train / prog_.tokens_per_iteration);
     else if (opt_.samples_to_train > 0 && prog_.samples_per_iteration > 0)
@@ -937,8 +981,10 @@ SimResult Des::run() {
       Event e = events_.top();
       events_.pop();
       now_ = e.t;
-      if (e.kind == 0) complete_op(e.a, e.b);
-      else start_phase(e.a);
+      if (e.kind == 0)
+        complete_op(e.a, e.b);
+      else
+        start_phase(e.a);
     }
     drain_ready();
   }
@@ -946,8 +992,9 @@ SimResult Des::run() {
     for (std::uint32_t c = 0; c < cls_.size(); ++c)
       for (std::uint32_t i = 0; i < cls_[c].end.size(); ++i)
         if (cls_[c].end[i] < 0)
-          throw InternalError("program deadlocks: stage " + std::to_string(cls_[c].rc->stage) + " op " +
-                              std::to_string(i) + " (" + prog_.names.at(cls_[c].rc->ops[i].name) + ", " +
+          throw InternalError("program deadlocks: stage " + std::to_string(cls_[c].rc->stage) +
+                              " op " + std::to_string(i) + " (" +
+                              prog_.names.at(cls_[c].rc->ops[i].name) + ", " +
                               to_string(cls_[c].rc->ops[i].kind) + ") never " +
                               (cls_[c].started[i] ? "finished (unmatched send/recv?)" : "started"));
   }
@@ -961,13 +1008,16 @@ SimResult Des::run() {
   breakdown(r, iter);
   bottlenecks(r, iter);
   finish_result(r, prog_, cl_, prof_, opt_);
-  if (!opt_.trace.path.empty()) write_trace(opt_.trace.path, prog_, trace_timelines(), opt_.trace.filter, iter);
+  if (!opt_.trace.path.empty())
+    write_trace(opt_.trace.path, prog_, trace_timelines(), opt_.trace.filter, iter);
   if (opt_.replica_timelines) *opt_.replica_timelines = replicas_;
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(stderr,
-                 "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu rate solves, %llu "
+                 "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
+                 "rate solves, %llu "
                  "flow re-rates, %zu comm plans\n",
-                 total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_, static_cast<unsigned long long>(net_.solves()),
+                 total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
+                 static_cast<unsigned long long>(net_.solves()),
                  static_cast<unsigned long long>(net_.flows_solved()),
                  coll_cache_.size() + p2p_cache_.size());
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -1029,13 +1079,15 @@ void Des::bottlenecks(SimResult& r, double iter) {
     double ua = util(a), ub = util(b);
     return ua != ub ? ua > ub : a < b;
   });
-  if (idx.size() > static_cast<std::size_t>(opt_.max_bottleneck_links)) idx.resize(opt_.max_bottleneck_links);
+  if (idx.size() > static_cast<std::size_t>(opt_.max_bottleneck_links))
+    idx.resize(opt_.max_bottleneck_links);
   for (std::uint32_t l : idx) {
     const Link& L = topo_.links()[l];
     LinkUse u;
     u.link = l;
     u.tier = L.tier;
-    u.name = fabric_device_name(topo_.devices()[L.src]) + "->" + fabric_device_name(topo_.devices()[L.dst]);
+    u.name = fabric_device_name(topo_.devices()[L.src]) + "->" +
+             fabric_device_name(topo_.devices()[L.dst]);
     u.utilization = iter > 0 ? util(l) : 0;
     u.bytes = bytes[l];
     r.bottleneck_links.push_back(u);
@@ -1051,8 +1103,8 @@ std::vector<TraceTimeline> Des::trace_timelines() const {
     for (std::size_t a = 0; a < g.size();) {
       std::size_t b = a + 1;
       while (b < g.size() && g[b] == g[b - 1] + 1) ++b;
-      out.push_back({s.rc, s.rc->stage * per_stage + g[a] * span, static_cast<int>(b - a) * span, s.start.data(),
-                     s.end.data(), s.rendezvous.data()});
+      out.push_back({s.rc, s.rc->stage * per_stage + g[a] * span, static_cast<int>(b - a) * span,
+                     s.start.data(), s.end.data(), s.rendezvous.data()});
       a = b;
     }
   }
@@ -1080,10 +1132,11 @@ double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topo
   std::vector<double> fin(plans.size(), 0);
   std::vector<Pace> pace(plans.size());
   std::vector<std::vector<double>> step_bytes(plans.size());  // per plan: bytes of the flows sent
-  std::vector<std::uint32_t> groups(2 * plans.size());         // per plan: one group
+  std::vector<std::uint32_t> groups(2 * plans.size());        // per plan: one group
   // Fixed latencies first: (time, plan) events.
   std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>,
-                      std::greater<>> ev;
+                      std::greater<>>
+      ev;
   for (std::size_t p = 0; p < plans.size(); ++p) ev.push({plans[p].fixed_latency_s, p});
   std::vector<std::uint32_t> path;
   double now = 0;
@@ -1108,7 +1161,8 @@ double simulate_collectives(const std::vector<CollectivePlan>& plans, const Topo
       if (f.src_gpu == f.dst_gpu) continue;
       const int np = topo.paths(f.src_gpu, f.dst_gpu);  // adaptive/spray: one subflow per path
       for (int part = 0; part < np; ++part) {
-        topo.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed, f.src_gpu, f.dst_gpu), np > 1 ? part : -1, path);
+        topo.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed, f.src_gpu, f.dst_gpu),
+                        np > 1 ? part : -1, path);
         net.add_flow(set, path.data(), path.size(), f.bytes / np * k, k);
       }
     }
@@ -1154,7 +1208,8 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
                            const CalibrationProfile& profile, const ProgramSimOptions& options) {
   check_internal(cluster.topology != nullptr, "simulate_program: cluster without topology");
   if (!(options.compute_slowdown >= 1.0))
-    throw InputError("compute_slowdown", "compute_slowdown", std::to_string(options.compute_slowdown), ">= 1");
+    throw InputError("compute_slowdown", "compute_slowdown",
+                     std::to_string(options.compute_slowdown), ">= 1");
   Des des(program, cluster, profile, options);
   return des.run();
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tutti/sim/slots.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/slots.hpp"
 
 namespace tutti {
 
@@ -209,13 +209,13 @@ void FlowNetwork::resolve(double now) {
   for (std::uint32_t f : fresh_) {
     const Flow& fl = flows_[f];
     if (fl.state != 2) continue;
-    for (std::uint32_t l : path(fl)) resolve_floor_ = std::min(resolve_floor_, cap_[l] / link_n_[l]);
+    for (std::uint32_t l : path(fl))
+      resolve_floor_ = std::min(resolve_floor_, cap_[l] / link_n_[l]);
   }
   fresh_.clear();
   // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
   // and their rates are subtracted from the capacity of the links they share with the others.
-  const double floor =
-      incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
+  const double floor = incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
   const std::uint32_t shared_min = incremental_ ? 2 : 1;
   resolve_floor_ = inf;
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {

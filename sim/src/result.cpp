@@ -16,8 +16,10 @@ void to_json(nlohmann::json& j, const SimResult& r) {
   for (GroupDim d : enum_values<GroupDim>()) exposed[to_string(d)] = r.breakdown.exposed_comm_s[d];
   json links = json::array();
   for (const auto& l : r.bottleneck_links)
-    links.push_back({{"link", l.name}, {"tier", to_string(l.tier)},
-                     {"utilization", l.utilization}, {"bytes", l.bytes}});
+    links.push_back({{"link", l.name},
+                     {"tier", to_string(l.tier)},
+                     {"utilization", l.utilization},
+                     {"bytes", l.bytes}});
   j = json{{"engine", r.engine},
            {"iteration_time_s", r.iteration_time_s},
            {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},

@@ -25,8 +25,9 @@ SimCluster sim_cluster(const Cluster& c) {
 SimResult simulate(const Workload& w, const Cluster& c, const Layout& l, const SimOptions& o) {
   if (o.engine != "native" && o.engine != "analytic") {
     if (o.engine == "simgrid")
-      throw InputError("--engine", "engine", "\"simgrid\"",
-                       "native or analytic here (the SimGrid engine runs through simulate_simgrid)");
+      throw InputError(
+          "--engine", "engine", "\"simgrid\"",
+          "native or analytic here (the SimGrid engine runs through simulate_simgrid)");
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   }
   if (l.gpus() > c.gpus())

@@ -10,19 +10,19 @@
 //    after the next one on its track starts.
 #include "tutti/sim/trace.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <tuple>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include "tutti/sim/attribution.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/sim/attribution.hpp"
 
 namespace tutti {
 
@@ -43,25 +43,30 @@ std::vector<std::string> split_commas(const std::string& text) {
   std::size_t at = 0;
   while (true) {
     const std::size_t comma = text.find(',', at);
-    out.push_back(trim(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+    out.push_back(
+        trim(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
     if (comma == std::string::npos) return out;
     at = comma + 1;
   }
 }
 
 /// Sorted, merged copy of inclusive ranges.
-std::vector<std::pair<long long, long long>> merged(std::vector<std::pair<long long, long long>> r) {
+std::vector<std::pair<long long, long long>> merged(
+    std::vector<std::pair<long long, long long>> r) {
   std::sort(r.begin(), r.end());
   std::vector<std::pair<long long, long long>> out;
   for (const auto& x : r) {
-    if (!out.empty() && x.first <= out.back().second + 1) out.back().second = std::max(out.back().second, x.second);
-    else out.push_back(x);
+    if (!out.empty() && x.first <= out.back().second + 1)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
   }
   return out;
 }
 
 bool name_matches(const std::string& pattern, const std::string& name) {
-  if (!pattern.empty() && pattern.back() == '*') return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+  if (!pattern.empty() && pattern.back() == '*')
+    return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
   return pattern == name;
 }
 
@@ -73,9 +78,10 @@ std::vector<char> names_kept(const Program& p, const TraceFilter& f) {
     for (std::size_t i = 0; i < p.names.size(); ++i)
       if (name_matches(pat, p.names[i])) keep[i] = any = true;
     if (!any)
-      throw InputError(kOpsFlag, "", "\"" + pat + "\"",
-                       "an op kind (gemm, attention, membound, collective, send, recv, compute, p2p) or an op "
-                       "name of this workload's program (attn.qkv, moe.*, ...)");
+      throw InputError(
+          kOpsFlag, "", "\"" + pat + "\"",
+          "an op kind (gemm, attention, membound, collective, send, recv, compute, p2p) or an op "
+          "name of this workload's program (attn.qkv, moe.*, ...)");
   }
   return keep;
 }
@@ -101,17 +107,20 @@ Selection select(const Program& p, const std::vector<TraceTimeline>& tls, const 
   } else {
     std::vector<std::size_t> order(tls.size());  // timelines by first rank
     for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tls[a].first_rank < tls[b].first_rank; });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return tls[a].first_rank < tls[b].first_rank; });
     for (const auto& [lo, hi] : merged(f.ranks)) {
       if (hi >= p.world)
         throw InputError(kRanksFlag, "", std::to_string(hi),
                          fmt::format("ranks 0 to {} (the job has {} GPUs)", p.world - 1, p.world));
       for (long long r = lo; r <= hi; ++r) {
-        auto it = std::upper_bound(order.begin(), order.end(), r,
-                                   [&](long long x, std::size_t t) { return x < tls[t].first_rank; });
+        auto it = std::upper_bound(order.begin(), order.end(), r, [&](long long x, std::size_t t) {
+          return x < tls[t].first_rank;
+        });
         check_internal(it != order.begin(), "trace: a rank before the first timeline");
         const std::size_t t = *(it - 1);
-        check_internal(r < tls[t].first_rank + tls[t].nranks, "trace: a rank that no timeline covers");
+        check_internal(r < tls[t].first_rank + tls[t].nranks,
+                       "trace: a rank that no timeline covers");
         s.ranks.push_back({static_cast<int>(r), t});
       }
     }
@@ -120,8 +129,10 @@ Selection select(const Program& p, const std::vector<TraceTimeline>& tls, const 
   for (OpKind k : f.kinds) s.kind_kept[static_cast<std::size_t>(k)] = 1;
   s.name_kept = names_kept(p, f);
   s.all_ops = f.kinds.empty() && f.names.empty();
-  s.iterations = f.iterations.empty() ? std::vector<std::pair<long long, long long>>{{0, 0}} : merged(f.iterations);
-  for (const auto& [lo, hi] : s.iterations) s.iteration_count += static_cast<std::uint64_t>(hi - lo + 1);
+  s.iterations = f.iterations.empty() ? std::vector<std::pair<long long, long long>>{{0, 0}}
+                                      : merged(f.iterations);
+  for (const auto& [lo, hi] : s.iterations)
+    s.iteration_count += static_cast<std::uint64_t>(hi - lo + 1);
   return s;
 }
 
@@ -129,7 +140,9 @@ Selection select(const Program& p, const std::vector<TraceTimeline>& tls, const 
 enum TrackGroup : int { kStream = 0, kSend = 1, kRecv = 2 };
 struct TrackKey {
   int group = kStream, sub = 0, lane = 0;  // sub: the stream, or the peer stage
-  bool operator<(const TrackKey& o) const { return std::tie(group, sub, lane) < std::tie(o.group, o.sub, o.lane); }
+  bool operator<(const TrackKey& o) const {
+    return std::tie(group, sub, lane) < std::tie(o.group, o.sub, o.lane);
+  }
 };
 
 struct Slice {
@@ -146,7 +159,9 @@ struct TimelineSlices {
   std::map<TrackKey, int> tids;
 };
 
-std::int64_t to_ns(double s) { return std::llround(s * 1e9); }
+std::int64_t to_ns(double s) {
+  return std::llround(s * 1e9);
+}
 
 TimelineSlices slices_of(const TraceTimeline& tl, const Selection& sel) {
   TimelineSlices out;
@@ -154,18 +169,24 @@ TimelineSlices slices_of(const TraceTimeline& tl, const Selection& sel) {
   for (std::uint32_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     if (!sel.keeps(op)) continue;
-    const double a = is_compute(op.kind) ? tl.start_s[i] : std::max(tl.start_s[i], tl.rendezvous_s[i]);
+    const double a =
+        is_compute(op.kind) ? tl.start_s[i] : std::max(tl.start_s[i], tl.rendezvous_s[i]);
     Slice s{i, to_ns(a), 0, {}};
     s.end_ns = std::max(s.start_ns, to_ns(tl.end_s[i]));
-    if (op.kind == OpKind::Send) s.track = {kSend, tl.rc->stage + op.peer_delta, 0};
-    else if (op.kind == OpKind::Recv) s.track = {kRecv, tl.rc->stage + op.peer_delta, 0};
-    else s.track = {kStream, static_cast<int>(op.stream), 0};
+    if (op.kind == OpKind::Send)
+      s.track = {kSend, tl.rc->stage + op.peer_delta, 0};
+    else if (op.kind == OpKind::Recv)
+      s.track = {kRecv, tl.rc->stage + op.peer_delta, 0};
+    else
+      s.track = {kStream, static_cast<int>(op.stream), 0};
     out.slices.push_back(s);
   }
   std::stable_sort(out.slices.begin(), out.slices.end(), [](const Slice& x, const Slice& y) {
-    return std::tie(x.track.group, x.track.sub, x.start_ns) < std::tie(y.track.group, y.track.sub, y.start_ns);
+    return std::tie(x.track.group, x.track.sub, x.start_ns) <
+           std::tie(y.track.group, y.track.sub, y.start_ns);
   });
-  std::map<std::pair<int, int>, std::vector<std::int64_t>> lane_end;  // per track: each lane's last end
+  std::map<std::pair<int, int>, std::vector<std::int64_t>>
+      lane_end;  // per track: each lane's last end
   for (Slice& s : out.slices) {
     auto& ends = lane_end[{s.track.group, s.track.sub}];
     std::size_t lane = 0;
@@ -179,7 +200,8 @@ TimelineSlices slices_of(const TraceTimeline& tl, const Selection& sel) {
   for (auto& [key, id] : out.tids) id = tid++;
   for (Slice& s : out.slices) s.tid = out.tids.at(s.track);
   // Program order within a track reads best in the file; viewers sort by time anyway.
-  std::sort(out.slices.begin(), out.slices.end(), [](const Slice& x, const Slice& y) { return x.op < y.op; });
+  std::sort(out.slices.begin(), out.slices.end(),
+            [](const Slice& x, const Slice& y) { return x.op < y.op; });
   return out;
 }
 
@@ -191,18 +213,23 @@ std::string track_name(const TrackKey& k) {
   return n;
 }
 
-std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
 // Bytes of one slice's line without its name, pid and numbers (see write_trace's format).
 constexpr double kSliceOverhead =
-    sizeof(R"({"ph":"X","pid":,"tid":,"name":"","cat":"","ts":,"dur":,"args":{"mb":,"iter":}},)") - 1 + 1;
+    sizeof(R"({"ph":"X","pid":,"tid":,"name":"","cat":"","ts":,"dur":,"args":{"mb":,"iter":}},)") -
+    1 + 1;
 constexpr double kNumberDigits = 11 + 8 + 2 + 2 + 1;  // ts, dur, tid, mb, iteration (typical)
 
 }  // namespace
 
-std::vector<std::pair<long long, long long>> parse_index_ranges(const std::string& text, const std::string& flag) {
+std::vector<std::pair<long long, long long>> parse_index_ranges(const std::string& text,
+                                                                const std::string& flag) {
   std::vector<std::pair<long long, long long>> out;
-  const std::string expected = "a comma list of non-negative indices and inclusive ranges, e.g. 0-7,64";
+  const std::string expected =
+      "a comma list of non-negative indices and inclusive ranges, e.g. 0-7,64";
   if (trim(text).empty()) throw InputError(flag, "", "an empty list", expected);
   auto number = [&](const std::string& s, const std::string& item) {
     if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos)
@@ -216,21 +243,26 @@ std::vector<std::pair<long long, long long>> parse_index_ranges(const std::strin
       out.push_back({v, v});
       continue;
     }
-    const long long lo = number(trim(item.substr(0, dash)), item), hi = number(trim(item.substr(dash + 1)), item);
-    if (hi < lo) throw InputError(flag, "", "\"" + item + "\"", "a range whose end is not before its start");
+    const long long lo = number(trim(item.substr(0, dash)), item),
+                    hi = number(trim(item.substr(dash + 1)), item);
+    if (hi < lo)
+      throw InputError(flag, "", "\"" + item + "\"", "a range whose end is not before its start");
     out.push_back({lo, hi});
   }
   return out;
 }
 
-TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops, const std::string& iterations) {
+TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops,
+                               const std::string& iterations) {
   TraceFilter f;
   if (!ranks.empty()) f.ranks = parse_index_ranges(ranks, kRanksFlag);
   if (!iterations.empty()) f.iterations = parse_index_ranges(iterations, kIterationsFlag);
   if (!ops.empty()) {
     if (trim(ops).empty()) throw InputError(kOpsFlag, "", "an empty list", "op kinds or names");
     for (const std::string& tok : split_commas(ops)) {
-      if (tok.empty()) throw InputError(kOpsFlag, "", "\"" + ops + "\"", "op kinds or names separated by single commas");
+      if (tok.empty())
+        throw InputError(kOpsFlag, "", "\"" + ops + "\"",
+                         "op kinds or names separated by single commas");
       if (tok == "compute") {
         f.kinds.insert(f.kinds.end(), {OpKind::Gemm, OpKind::Attention, OpKind::MemBound});
       } else if (tok == "p2p") {
@@ -239,7 +271,8 @@ TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops,
         f.kinds.push_back(*k);
       } else {
         if (tok.find_first_of(" \"\\") != std::string::npos || tok == "*")
-          throw InputError(kOpsFlag, "", "\"" + tok + "\"", "an op kind, an op name or a name prefix ending in *");
+          throw InputError(kOpsFlag, "", "\"" + tok + "\"",
+                           "an op kind, an op name or a name prefix ending in *");
         f.names.push_back(tok);
       }
     }
@@ -247,12 +280,13 @@ TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops,
   return f;
 }
 
-TraceEstimate estimate_trace(const Program& p, const std::vector<TraceTimeline>& tls, const TraceFilter& f,
-                             double run_iterations) {
+TraceEstimate estimate_trace(const Program& p, const std::vector<TraceTimeline>& tls,
+                             const TraceFilter& f, double run_iterations) {
   const Selection sel = select(p, tls, f);
   if (run_iterations >= 1 && static_cast<double>(sel.iterations.back().second) >= run_iterations)
     throw InputError(kIterationsFlag, "", std::to_string(sel.iterations.back().second),
-                     fmt::format("iterations 0 to {:.0f} (the run has {:.0f})", run_iterations - 1, run_iterations));
+                     fmt::format("iterations 0 to {:.0f} (the run has {:.0f})", run_iterations - 1,
+                                 run_iterations));
   // Per timeline: kept slices and the bytes of their names and kinds.
   std::vector<std::pair<std::uint64_t, double>> per(tls.size(), {0, 0});
   std::vector<char> counted(tls.size(), 0);
@@ -264,13 +298,15 @@ TraceEstimate estimate_trace(const Program& p, const std::vector<TraceTimeline>&
       for (const Op& op : tls[t].rc->ops)
         if (sel.keeps(op)) {
           ++per[t].first;
-          per[t].second += static_cast<double>(p.names[op.name].size() + std::string_view(to_string(op.kind)).size()) + kSliceOverhead +
-                           kNumberDigits;
+          per[t].second += static_cast<double>(p.names[op.name].size() +
+                                               std::string_view(to_string(op.kind)).size()) +
+                           kSliceOverhead + kNumberDigits;
         }
     }
     const double pid_digits = static_cast<double>(std::to_string(rank).size());
     e.events += per[t].first * sel.iteration_count;
-    e.bytes += (per[t].second + pid_digits * static_cast<double>(per[t].first)) * static_cast<double>(sel.iteration_count);
+    e.bytes += (per[t].second + pid_digits * static_cast<double>(per[t].first)) *
+               static_cast<double>(sel.iteration_count);
     e.bytes += 200 + 80 * (kNumStreams + 4);  // process and track names
   }
   return e;
@@ -281,15 +317,20 @@ void check_trace(const Program& p, const std::vector<TraceTimeline>& tls, const 
   const TraceEstimate e = estimate_trace(p, tls, o.filter, run_iterations);
   const bool over = e.bytes > o.max_bytes;
   if (o.note)
-    o.note(fmt::format("trace: about {:.1f} MB ({} slices on {} ranks){}", e.bytes / 1e6, e.events, e.ranks,
-                       over && o.force ? fmt::format(", over the {:.0f} MB limit (--trace-force)", o.max_bytes / 1e6)
-                                       : std::string()));
+    o.note(fmt::format(
+        "trace: about {:.1f} MB ({} slices on {} ranks){}", e.bytes / 1e6, e.events, e.ranks,
+        over && o.force
+            ? fmt::format(", over the {:.0f} MB limit (--trace-force)", o.max_bytes / 1e6)
+            : std::string()));
   if (over && !o.force)
-    throw InputError("--trace", "", fmt::format("a trace of about {:.0f} MB ({} slices on {} ranks)", e.bytes / 1e6, e.events, e.ranks),
-                     fmt::format("at most {:.0f} MB, which trace viewers open comfortably: choose ranks "
-                                 "(--trace-ranks 0-7), ops (--trace-ops compute,collective) or iterations "
-                                 "(--trace-iterations), or pass --trace-force",
-                                 o.max_bytes / 1e6));
+    throw InputError(
+        "--trace", "",
+        fmt::format("a trace of about {:.0f} MB ({} slices on {} ranks)", e.bytes / 1e6, e.events,
+                    e.ranks),
+        fmt::format("at most {:.0f} MB, which trace viewers open comfortably: choose ranks "
+                    "(--trace-ranks 0-7), ops (--trace-ops compute,collective) or iterations "
+                    "(--trace-iterations), or pass --trace-force",
+                    o.max_bytes / 1e6));
 }
 
 void write_trace(const std::string& path, const Program& p, const std::vector<TraceTimeline>& tls,
@@ -314,22 +355,32 @@ void write_trace(const std::string& path, const Program& p, const std::vector<Tr
     if (!cache[t]) cache[t] = std::make_unique<TimelineSlices>(slices_of(tl, sel));
     const TimelineSlices& ts = *cache[t];
     const RankCoords rc = coords_of(p.layout, rank);
-    const std::string lockstep =
-        tl.nranks > 1 ? fmt::format("; ranks {}-{} run in lock-step", tl.first_rank, tl.first_rank + tl.nranks - 1) : "";
+    const std::string lockstep = tl.nranks > 1
+                                     ? fmt::format("; ranks {}-{} run in lock-step", tl.first_rank,
+                                                   tl.first_rank + tl.nranks - 1)
+                                     : "";
     sep();
-    fmt::format_to(std::back_inserter(buf),
-                   R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"ts":0,"args":{{"name":{}}}}})", rank,
-                   json_string(fmt::format("rank {}: stage {}, tp {} cp {} dp {}{}", rank, rc.pp, rc.tp, rc.cp, rc.dp, lockstep)));
+    fmt::format_to(
+        std::back_inserter(buf),
+        R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"ts":0,"args":{{"name":{}}}}})", rank,
+        json_string(fmt::format("rank {}: stage {}, tp {} cp {} dp {}{}", rank, rc.pp, rc.tp, rc.cp,
+                                rc.dp, lockstep)));
     sep();
-    fmt::format_to(std::back_inserter(buf), R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"ts":0,"args":{{"sort_index":{}}}}})",
-                   rank, rank);
+    fmt::format_to(
+        std::back_inserter(buf),
+        R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"ts":0,"args":{{"sort_index":{}}}}})",
+        rank, rank);
     for (const auto& [key, tid] : ts.tids) {
       sep();
-      fmt::format_to(std::back_inserter(buf), R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":{}}}}})",
-                     rank, tid, json_string(track_name(key)));
+      fmt::format_to(
+          std::back_inserter(buf),
+          R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":{}}}}})",
+          rank, tid, json_string(track_name(key)));
       sep();
-      fmt::format_to(std::back_inserter(buf),
-                     R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"ts":0,"args":{{"sort_index":{}}}}})", rank, tid, tid);
+      fmt::format_to(
+          std::back_inserter(buf),
+          R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"ts":0,"args":{{"sort_index":{}}}}})",
+          rank, tid, tid);
     }
     for (const auto& [lo, hi] : sel.iterations)
       for (long long k = lo; k <= hi; ++k) {
@@ -337,10 +388,11 @@ void write_trace(const std::string& path, const Program& p, const std::vector<Tr
         for (const Slice& s : ts.slices) {
           const Op& op = tl.rc->ops[s.op];
           sep();
-          fmt::format_to(std::back_inserter(buf),
-                         R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":"{}","ts":{},"dur":{},"args":{{"mb":{},"iter":{}}}}})",
-                         rank, s.tid, names[op.name], to_string(op.kind), us(s.start_ns + shift),
-                         us(s.end_ns - s.start_ns), op.microbatch, k);
+          fmt::format_to(
+              std::back_inserter(buf),
+              R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":"{}","ts":{},"dur":{},"args":{{"mb":{},"iter":{}}}}})",
+              rank, s.tid, names[op.name], to_string(op.kind), us(s.start_ns + shift),
+              us(s.end_ns - s.start_ns), op.microbatch, k);
           if (buf.size() > (1u << 20)) {
             out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
             buf.clear();

@@ -1,17 +1,18 @@
 // fitted_to in calibration profiles, and refitting the default profile from its microbenchmark
 // files (sim/calibration_fit.hpp, `tutti calibrate defaults`).
+#include "tutti/calibrate/calibration_fit.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/calibrate/calibration_fit.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/topologies/catalog.hpp"
-#include "../support/run.hpp"
 
 using namespace tutti;
 using tutti::testing::run_tutti;
@@ -55,7 +56,7 @@ TEST_CASE("fitted_to is read strictly, kept with its key path and written back")
   const FittedTo* a = find_fitted(p, "compute.attention");
   REQUIRE(a != nullptr);
   CHECK(a->targets == std::vector<std::string>{"case:llama-7b-a100", "source:some-paper",
-                                                "file:sim/calibration/microbench/gemm-mamf.json"});
+                                               "file:sim/calibration/microbench/gemm-mamf.json"});
   REQUIRE(find_fitted(p, "nccl.protocols.ll") != nullptr);
   // Round trip: to_json puts each back where it was read.
   nlohmann::json out;
@@ -77,7 +78,8 @@ TEST_CASE("fitted_to errors name the file and key path and say what was expected
       {{42}, "compute.gemm.fitted_to.0"},
       {{"paper:foo"}, "compute.gemm.fitted_to.0"},
       {{"case:"}, "compute.gemm.fitted_to.0"},
-      {{"file:sim/calibration/microbench/no-such-file.json"}, "names an existing file of the repository"},
+      {{"file:sim/calibration/microbench/no-such-file.json"},
+       "names an existing file of the repository"},
       {{"file:../outside.json"}, "stays inside the repository"},
       {{"file:/etc/passwd"}, "relative to the repository root"},
   };
@@ -99,8 +101,9 @@ TEST_CASE("fitted_to errors name the file and key path and say what was expected
 
 TEST_CASE("the default profile names the data of every fitted constant") {
   const CalibrationProfile& p = default_calibration();
-  for (const char* path : {"compute.gemm", "compute.devices.h100-sxm-80gb.gemm_efficiency",
-                           "compute.devices.h200-sxm-141gb.gemm_efficiency", "network.tiers.nvlink", "nccl"}) {
+  for (const char* path :
+       {"compute.gemm", "compute.devices.h100-sxm-80gb.gemm_efficiency",
+        "compute.devices.h200-sxm-141gb.gemm_efficiency", "network.tiers.nvlink", "nccl"}) {
     const FittedTo* f = find_fitted(p, path);
     REQUIRE_MESSAGE(f != nullptr, path);
     for (const auto& t : f->targets) {
@@ -134,7 +137,8 @@ TEST_CASE("fit_defaults refits the shipped constants from the microbenchmark fil
     op.m = m;
     op.n = n;
     op.k = k;
-    return 2.0 * m * n * k / op_time_s(op, Catalog::builtin().gpu("h100-sxm-80gb"), fit.profile) / 1e12;
+    return 2.0 * m * n * k / op_time_s(op, Catalog::builtin().gpu("h100-sxm-80gb"), fit.profile) /
+           1e12;
   };
   CHECK(tflops(20224, 20224, 20224) == doctest::Approx(794.5).epsilon(0.002));
   CHECK(tflops(2048, 2048, 13312) < 794.5);
@@ -144,7 +148,8 @@ TEST_CASE("fit_defaults refits the shipped constants from the microbenchmark fil
   for (const auto& p : fit.points) {
     CHECK(p.predicted > 0);
     if (p.fits.empty()) saw_check = true;
-    if (p.id == "nvls-8" || p.id == "h100-sxm-bf16") CHECK(p.predicted == doctest::Approx(p.measured).epsilon(0.03));
+    if (p.id == "nvls-8" || p.id == "h100-sxm-bf16")
+      CHECK(p.predicted == doctest::Approx(p.measured).epsilon(0.03));
   }
   CHECK(saw_check);
   // A different start converges to the same values (the fit does not depend on the file's numbers).
@@ -159,13 +164,20 @@ TEST_CASE("fit_defaults refits the shipped constants from the microbenchmark fil
 TEST_CASE("bad microbenchmark files are input errors naming file and key path") {
   const std::string root = tutti::testing::temp_dir();
   const std::string file = "sim/calibration/microbench/x.json";
-  nlohmann::json ok = {{"kind", "gemm"},
-                       {"source_key", "k"},
-                       {"source", "s"},
-                       {"points",
-                        {{{"id", "a"}, {"gpu", "h100-sxm-80gb"}, {"dtype", "bf16"}, {"m", 4096}, {"n", 4096},
-                          {"k", 4096}, {"tflops", 700.0}, {"source", "s"}}}},
-                       {"fits", {{{"constant", "compute.gemm.flops_efficiency_max"}, {"points", {"a"}}}}}};
+  nlohmann::json ok = {
+      {"kind", "gemm"},
+      {"source_key", "k"},
+      {"source", "s"},
+      {"points",
+       {{{"id", "a"},
+         {"gpu", "h100-sxm-80gb"},
+         {"dtype", "bf16"},
+         {"m", 4096},
+         {"n", 4096},
+         {"k", 4096},
+         {"tflops", 700.0},
+         {"source", "s"}}}},
+      {"fits", {{{"constant", "compute.gemm.flops_efficiency_max"}, {"points", {"a"}}}}}};
   write(root + "/" + file, ok);
   DefaultsFit fit = fit_defaults(default_calibration(), microbench_files(root), root);
   REQUIRE(fit.fits.size() == 1);
@@ -198,12 +210,18 @@ TEST_CASE("bad microbenchmark files are input errors naming file and key path") 
   j = ok;
   j["kind"] = "collective";
   j["cluster"] = "topologies/none.json";
-  j["points"] = {{{"id", "a"}, {"op", "all_reduce"}, {"algo", "ring"}, {"proto", "simple"}, {"gpus", 8},
-                  {"bytes", "1GiB"}, {"source", "s"}}};
+  j["points"] = {{{"id", "a"},
+                  {"op", "all_reduce"},
+                  {"algo", "ring"},
+                  {"proto", "simple"},
+                  {"gpus", 8},
+                  {"bytes", "1GiB"},
+                  {"source", "s"}}};
   expect(j, "exactly one of \"busbw\", \"algbw\" and \"time\"");
 }
 
-TEST_CASE("tutti calibrate defaults --check passes on the shipped profile and fails on a drifted one") {
+TEST_CASE(
+    "tutti calibrate defaults --check passes on the shipped profile and fails on a drifted one") {
   auto r = run_tutti({"calibrate", "defaults", "--check"});
   CHECK_MESSAGE(r.rc == 0, r.out << r.err);
   CHECK(r.out.find("compute.gemm.flops_efficiency_max") != std::string::npos);

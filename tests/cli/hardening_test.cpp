@@ -16,7 +16,9 @@ using tutti::testing::run_tutti;
 using tutti::testing::temp_dir;
 
 namespace {
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 std::string write(const std::string& name, const std::string& text) {
   std::string path = temp_dir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
@@ -28,7 +30,8 @@ std::string read(const std::string& path) {
 }
 const char* kW = "models/tiny-gpt.json";
 // tiny-gpt with one key replaced (`--set` of simulate applies to the cluster, the main input).
-std::string workload_with(const std::string& section, const std::string& key, const std::string& json_value) {
+std::string workload_with(const std::string& section, const std::string& key,
+                          const std::string& json_value) {
   nlohmann::json j = nlohmann::json::parse(read("models/tiny-gpt.json"));
   j[section][key] = nlohmann::json::parse(json_value);
   static int n = 0;
@@ -57,7 +60,9 @@ TEST_CASE("hardening: duplicate keys are refused with both locations") {
   std::string path = write("dup.json", text);
   auto r = run_tutti({"simulate", "--workload", path, "--cluster", kC});
   CHECK(r.rc == 2);
-  CHECK_MESSAGE(has(r.err, path + ": training.global_batch: got key \"global_batch\" twice: at line "), r.err);
+  CHECK_MESSAGE(
+      has(r.err, path + ": training.global_batch: got key \"global_batch\" twice: at line "),
+      r.err);
 }
 
 TEST_CASE("hardening: 1e999 in a file or in --set is exit 2 naming the key") {
@@ -72,25 +77,38 @@ TEST_CASE("hardening: 1e999 in a file or in --set is exit 2 naming the key") {
   CHECK_MESSAGE(has(r.err, "--set: nodes: got 1e999"), r.err);
 }
 
-TEST_CASE("hardening: global_batch 2^40 and 2^24, layers 32000: exit 2 with the reason, never nonsense") {
-  auto r = run_tutti({"simulate", "--workload", workload_with("training", "global_batch", "1099511627776"), "--cluster", kC});
+TEST_CASE(
+    "hardening: global_batch 2^40 and 2^24, layers 32000: exit 2 with the reason, never nonsense") {
+  auto r = run_tutti({"simulate", "--workload",
+                      workload_with("training", "global_batch", "1099511627776"), "--cluster", kC});
   CHECK(r.rc == 2);
-  CHECK_MESSAGE(has(r.err, "training.global_batch: got 1099511627776, expected an integer in [1, 1073741824]"), r.err);
-  r = run_tutti({"simulate", "--workload", workload_with("training", "global_batch", "16777216"), "--cluster", kC});
+  CHECK_MESSAGE(
+      has(r.err,
+          "training.global_batch: got 1099511627776, expected an integer in [1, 1073741824]"),
+      r.err);
+  r = run_tutti({"simulate", "--workload", workload_with("training", "global_batch", "16777216"),
+                 "--cluster", kC});
   CHECK(r.rc == 2);
-  CHECK_MESSAGE(has(r.err, "micro-batch x layer passes a Program holds; use micro_batch*dp >= 1537"), r.err);
-  r = run_tutti({"simulate", "--workload", workload_with("model", "layers", "32000"), "--cluster", kC, "--json"});
+  CHECK_MESSAGE(
+      has(r.err, "micro-batch x layer passes a Program holds; use micro_batch*dp >= 1537"), r.err);
+  r = run_tutti({"simulate", "--workload", workload_with("model", "layers", "32000"), "--cluster",
+                 kC, "--json"});
   CHECK(r.rc == 2);  // out of memory on one node, with a layout that would fit
   CHECK_MESSAGE(has(r.err, "more than the 79.6 GiB of HBM; would fit: "), r.err);
 }
 
 TEST_CASE("hardening: tokens_to_train 1e308B, --deadline 1e308d, --budget $1e308M are exit 2") {
-  auto r = run_tutti({"simulate", "--workload", workload_with("training", "tokens_to_train", "\"1e308B\""), "--cluster", kC});
+  auto r = run_tutti({"simulate", "--workload",
+                      workload_with("training", "tokens_to_train", "\"1e308B\""), "--cluster", kC});
   CHECK(r.rc == 2);
   CHECK_MESSAGE(has(r.err, "training.tokens_to_train: got \"1e308B\""), r.err);
-  r = run_tutti({"simulate", "--workload", workload_with("training", "tokens_to_train", "\"1e17T\""), "--cluster", kC});
+  r = run_tutti({"simulate", "--workload",
+                 workload_with("training", "tokens_to_train", "\"1e17T\""), "--cluster", kC});
   CHECK(r.rc == 2);
-  CHECK_MESSAGE(has(r.err, "training.tokens_to_train: got \"1e17T\", expected a count such as 2048, \"2T\" or \"1.5B\" in [1"), r.err);
+  CHECK_MESSAGE(has(r.err,
+                    "training.tokens_to_train: got \"1e17T\", expected a count such as 2048, "
+                    "\"2T\" or \"1.5B\" in [1"),
+                r.err);
   r = run_tutti({"plan", "tests/plan/small_request.json", "--deadline", "1e308d"});
   CHECK(r.rc == 2);
   CHECK_MESSAGE(has(r.err, "constraints.deadline"), r.err);
@@ -102,7 +120,9 @@ TEST_CASE("hardening: tokens_to_train 1e308B, --deadline 1e308d, --budget $1e308
   CHECK_MESSAGE(has(r.err, "constraints.deadline: got \"1e9y\""), r.err);
 }
 
-TEST_CASE("hardening: unknown fabric, storage, facility or GPU in a plan request names the file and key") {
+TEST_CASE(
+    "hardening: unknown fabric, storage, facility or GPU in a plan request names the file and "
+    "key") {
   const std::string req = "tests/plan/small_request.json";
   struct Case {
     const char* set;
@@ -163,7 +183,8 @@ TEST_CASE("hardening: report inputs with wrong types are exit 2 naming the file"
   r = run_tutti({"report", "render", p2, "--format", "md"});
   CHECK_MESSAGE(r.rc == 2, r.err);
   CHECK_MESSAGE(has(r.err, p2), r.err);
-  std::string p3 = write("render-bad2.json", R"({"kind": "plan", "data": {"pareto": [1, 2]}, "inputs": [3]})");
+  std::string p3 =
+      write("render-bad2.json", R"({"kind": "plan", "data": {"pareto": [1, 2]}, "inputs": [3]})");
   r = run_tutti({"report", "render", p3, "--format", "md"});
   CHECK_MESSAGE(r.rc == 2, r.err);
   CHECK_MESSAGE(has(r.err, p3), r.err);
@@ -189,7 +210,8 @@ TEST_CASE("hardening: golden outputs, fixtures and every golden run hold only fi
   std::vector<std::string> files;
   for (const char* dir : {"tests/sim/golden", "tests/reports/fixtures"})
     for (const auto& e : fs::directory_iterator(tutti::testing::src(dir)))
-      if (e.path().extension() == ".json") files.push_back(std::string(dir) + "/" + e.path().filename().string());
+      if (e.path().extension() == ".json")
+        files.push_back(std::string(dir) + "/" + e.path().filename().string());
   CHECK(files.size() >= 3);
   for (const auto& f : files) {
     nlohmann::json j = nlohmann::json::parse(read(f));
@@ -200,11 +222,11 @@ TEST_CASE("hardening: golden outputs, fixtures and every golden run hold only fi
   const std::vector<std::vector<std::string>> runs = {
       {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "native"},
       {"simulate", "--workload", kW, "--cluster", kC, "--json", "--engine", "analytic"},
-      {"simulate", "--workload", kW, "--cluster", "topologies/h100-64gpu-fattree.json", "--json", "--engine",
-       "simgrid", "--parallel", "tp=2,pp=2,mb=2"},
+      {"simulate", "--workload", kW, "--cluster", "topologies/h100-64gpu-fattree.json", "--json",
+       "--engine", "simgrid", "--parallel", "tp=2,pp=2,mb=2"},
       {"plan", "tests/plan/small_request.json", "--json"},
-      {"validate", "--cases", "tests/validation/published-public.json", "--engine", "analytic", "--format",
-       "json"}};
+      {"validate", "--cases", "tests/validation/published-public.json", "--engine", "analytic",
+       "--format", "json"}};
   for (const auto& args : runs) {
     auto r = run_tutti(args);
     INFO(args[0], " ", args[1], " ", r.err);
@@ -213,7 +235,9 @@ TEST_CASE("hardening: golden outputs, fixtures and every golden run hold only fi
   }
 }
 
-TEST_CASE("hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulates to finite numbers or exit 2") {
+TEST_CASE(
+    "hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulates to finite numbers or "
+    "exit 2") {
   // Inputs the libFuzzer targets found (bench/fuzz.md): workload and cluster files that parse,
   // each simulated on the analytic engine against the shipped counterpart.
   namespace fs = std::filesystem;
@@ -227,8 +251,8 @@ TEST_CASE("hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulat
     for (const auto& in : inputs) {
       const std::string f = in.string();
       const bool w = std::string(kind) == "workload";
-      auto r = run_tutti({"simulate", "--workload", w ? f : std::string(kW), "--cluster", w ? std::string(kC) : f,
-                          "--json", "--engine", "analytic"});
+      auto r = run_tutti({"simulate", "--workload", w ? f : std::string(kW), "--cluster",
+                          w ? std::string(kC) : f, "--json", "--engine", "analytic"});
       INFO(f, ": ", r.err);
       CHECK((r.rc == 0 || r.rc == 2));
       if (r.rc == 0) {
@@ -243,15 +267,17 @@ TEST_CASE("hardening: a sample of fuzzer-made inputs (tests/fuzz/sample) simulat
   CHECK(ok > 0);
 }
 
-TEST_CASE("hardening: a sample of extreme values in every numeric workload key: exit 0 with finite "
-          "numbers, or exit 2, never 70 or a crash") {
+TEST_CASE(
+    "hardening: a sample of extreme values in every numeric workload key: exit 0 with finite "
+    "numbers, or exit 2, never 70 or a crash") {
   const std::pair<const char*, const char*> keys[] = {
-      {"model", "layers"},       {"model", "hidden"},         {"model", "heads"},
-      {"model", "ffn_hidden"},   {"model", "vocab"},          {"training", "seq_len"},
+      {"model", "layers"},          {"model", "hidden"},         {"model", "heads"},
+      {"model", "ffn_hidden"},      {"model", "vocab"},          {"training", "seq_len"},
       {"training", "global_batch"}, {"training", "micro_batch"}, {"parallel", "tp"},
-      {"parallel", "pp"},        {"parallel", "dp"},          {"parallel", "zero"}};
-  const char* values[] = {"0", "-1", "1", "3", "1e-310", "0.5", "2147483647", "9223372036854775807",
-                          "1e308", "\"x\"", "[]"};
+      {"parallel", "pp"},           {"parallel", "dp"},          {"parallel", "zero"}};
+  const char* values[] = {"0",      "-1",    "1",          "3",
+                          "1e-310", "0.5",   "2147483647", "9223372036854775807",
+                          "1e308",  "\"x\"", "[]"};
   int ok = 0, refused = 0;
   for (auto [section, key] : keys)
     for (const char* v : values) {

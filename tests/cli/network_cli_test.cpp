@@ -15,9 +15,18 @@ namespace {
 // tiny-gpt on 8 DGX H100 (2 leaves of 32 NICs, 2:1 oversubscribed): data-parallel traffic
 // crosses the spines.
 std::vector<std::string> sim_args(std::vector<std::string> extra) {
-  std::vector<std::string> a = {"--set", "fabric.oversubscription=2", "--set", "fabric.leaf_down_ports=32",
-                                "simulate", "--workload", "models/tiny-gpt.json", "--cluster",
-                                "topologies/h100-64gpu-fattree.json", "--parallel", "tp=2,pp=1,dp=32,mb=1", "--json"};
+  std::vector<std::string> a = {"--set",
+                                "fabric.oversubscription=2",
+                                "--set",
+                                "fabric.leaf_down_ports=32",
+                                "simulate",
+                                "--workload",
+                                "models/tiny-gpt.json",
+                                "--cluster",
+                                "topologies/h100-64gpu-fattree.json",
+                                "--parallel",
+                                "tp=2,pp=1,dp=32,mb=1",
+                                "--json"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -28,14 +37,23 @@ std::vector<std::string> with_set(const std::string& set, std::vector<std::strin
   return a;
 }
 
-double iteration(const RunResult& r) { return r.json()["iteration_time_s"].get<double>(); }
+double iteration(const RunResult& r) {
+  return r.json()["iteration_time_s"].get<double>();
+}
 
 // tiny-gpt data-parallel over one DGX SuperPOD SU (32 nodes, 8 rail leaves, 4 spines with 8
 // parallel cables to each leaf): a spine can fail without cutting anyone off.
 std::vector<std::string> su_args(std::vector<std::string> extra) {
-  std::vector<std::string> a = {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
-                                "topologies/dgx-h100-superpod-1su.json", "--parallel", "tp=2,pp=1,dp=128,mb=1",
-                                "--global-batch", "128", "--json"};
+  std::vector<std::string> a = {"simulate",
+                                "--workload",
+                                "models/tiny-gpt.json",
+                                "--cluster",
+                                "topologies/dgx-h100-superpod-1su.json",
+                                "--parallel",
+                                "tp=2,pp=1,dp=128,mb=1",
+                                "--global-batch",
+                                "128",
+                                "--json"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -52,10 +70,12 @@ TEST_CASE("cli network: --set fabric.routing selects adaptive and spray, named i
     CHECK(r.json()["routing"] == mode);
     CHECK(iteration(r) <= iteration(ecmp) * (1 + 1e-9));  // no hash collisions left
   }
-  auto text = run_tutti({"--set", "fabric.routing=spray", "simulate", "--workload", "models/tiny-gpt.json",
-                         "--cluster", "topologies/h100-64gpu-fattree.json"});
+  auto text =
+      run_tutti({"--set", "fabric.routing=spray", "simulate", "--workload", "models/tiny-gpt.json",
+                 "--cluster", "topologies/h100-64gpu-fattree.json"});
   REQUIRE_MESSAGE(text.rc == 0, text.err);
-  CHECK(text.out.find("routing    spray (each flow split evenly over its equal-cost paths)") != std::string::npos);
+  CHECK(text.out.find("routing    spray (each flow split evenly over its equal-cost paths)") !=
+        std::string::npos);
   auto bad = run_tutti(with_set("fabric.routing=random"));
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("fabric.routing") != std::string::npos);
@@ -101,8 +121,8 @@ TEST_CASE("cli network: --fail link by cable name and by link id") {
   REQUIRE_MESSAGE(by_name.rc == 0, by_name.err);
   CHECK(by_name.json()["failures"]["cables"].size() == 1);
   CHECK(iteration(by_name) >= iteration(healthy) * (1 - 1e-9));
-  for (const char* bad : {"link=leaf0-spine9", "link=gpu0-leaf0", "link=leaf0-leaf1", "link=leaf0-spine0#99", "link=1",
-                          "port=leaf0", "link="}) {
+  for (const char* bad : {"link=leaf0-spine9", "link=gpu0-leaf0", "link=leaf0-leaf1",
+                          "link=leaf0-spine0#99", "link=1", "port=leaf0", "link="}) {
     auto e = run_tutti(su_args({"--fail", bad}));
     INFO(bad << ": " << e.err);
     CHECK(e.rc == 2);
@@ -140,16 +160,16 @@ TEST_CASE("cli network: a pair cut off by failures is an input error naming it")
   CHECK(r.err.find("no path left") != std::string::npos);
   CHECK(r.err.find("gpu") != std::string::npos);
   // Failures on a fabric without a failure model.
-  auto t = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster", "topologies/torus.json",
-                      "--fail", "switch=leaf0"});
+  auto t = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                      "topologies/torus.json", "--fail", "switch=leaf0"});
   CHECK(t.rc == 2);
   CHECK(t.err.find("Clos") != std::string::npos);
 }
 
 TEST_CASE("cli network: report compare puts routing modes and failure scenarios side by side") {
-  auto r = run_tutti({"report", "compare",
-                      "--workload", "models/tiny-gpt.json", "--cluster", "topologies/dgx-h100-superpod-1su.json",
-                      "--parallel", "tp=4,pp=2,dp=32,mb=1", "--oversubscription", "0", "--variant", "spray: --set fabric.routing=spray",
+  auto r = run_tutti({"report", "compare", "--workload", "models/tiny-gpt.json", "--cluster",
+                      "topologies/dgx-h100-superpod-1su.json", "--parallel", "tp=4,pp=2,dp=32,mb=1",
+                      "--oversubscription", "0", "--variant", "spray: --set fabric.routing=spray",
                       "--variant", "spine0 down: --fail switch=spine0", "--format", "json"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = r.json();
@@ -159,8 +179,9 @@ TEST_CASE("cli network: report compare puts routing modes and failure scenarios 
   CHECK(archs[1]["simulation"]["routing"] == "spray");
   CHECK(archs[2]["simulation"]["failures"]["switches"][0] == "spine0");
   CHECK(r.json()["command"].get<std::string>().find("--variant") != std::string::npos);
-  auto bad = run_tutti({"report", "compare", "--workload", "models/tiny-gpt.json", "--cluster",
-                        "topologies/h100-64gpu-fattree.json", "--variant", "nolabel", "--format", "json"});
+  auto bad =
+      run_tutti({"report", "compare", "--workload", "models/tiny-gpt.json", "--cluster",
+                 "topologies/h100-64gpu-fattree.json", "--variant", "nolabel", "--format", "json"});
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("--variant") != std::string::npos);
 }

@@ -26,13 +26,20 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-double rel(const nlohmann::json& a, const nlohmann::json& b) { return a.get<double>() / b.get<double>() - 1; }
+double rel(const nlohmann::json& a, const nlohmann::json& b) {
+  return a.get<double>() / b.get<double>() - 1;
+}
 
 }  // namespace
 
 TEST_CASE("golden: tutti simulate --engine simgrid, tiny-gpt TP 2 x PP 2 x DP 16 on 64 GPUs") {
-  const std::vector<std::string> args = {"simulate", "-w", "models/tiny-gpt.json", "-c",
-                                         "topologies/h100-64gpu-fattree.json", "--parallel", "tp=2,pp=2,mb=2",
+  const std::vector<std::string> args = {"simulate",
+                                         "-w",
+                                         "models/tiny-gpt.json",
+                                         "-c",
+                                         "topologies/h100-64gpu-fattree.json",
+                                         "--parallel",
+                                         "tp=2,pp=2,mb=2",
                                          "--json"};
   auto n = run_tutti(args);
   REQUIRE_MESSAGE(n.rc == 0, n.err);
@@ -46,9 +53,11 @@ TEST_CASE("golden: tutti simulate --engine simgrid, tiny-gpt TP 2 x PP 2 x DP 16
   CHECK(keys(js["breakdown"]) == keys(jn["breakdown"]));
   CHECK(js["engine"] == "simgrid");
   CHECK(jn["engine"] == "native");
-  for (const char* k : {"workload", "cluster", "gpus", "layout", "calibration"}) CHECK_MESSAGE(js[k] == jn[k], k);
+  for (const char* k : {"workload", "cluster", "gpus", "layout", "calibration"})
+    CHECK_MESSAGE(js[k] == jn[k], k);
   // The default fabric (ECMP routing), 64 GPUs: the engines agree within 1%.
-  for (const char* k : {"iteration_time_s", "mfu", "tokens_per_s_per_gpu", "samples_per_s", "time_to_train_s"}) {
+  for (const char* k :
+       {"iteration_time_s", "mfu", "tokens_per_s_per_gpu", "samples_per_s", "time_to_train_s"}) {
     INFO(k << ": native " << jn[k] << ", simgrid " << js[k]);
     CHECK(std::abs(rel(js[k], jn[k])) < 0.01);
   }
@@ -67,8 +76,9 @@ TEST_CASE("golden: tutti simulate --engine simgrid, tiny-gpt TP 2 x PP 2 x DP 16
 }
 
 TEST_CASE("golden: tutti simulate --engine simgrid refuses what it cannot run") {
-  auto big = run_tutti({"simulate", "-w", "models/llama3-405b.json", "-c", "topologies/h100-16k-rail-3tier.json",
-                        "-p", "zero=2,vp=1", "--engine", "simgrid", "--json"});
+  auto big = run_tutti({"simulate", "-w", "models/llama3-405b.json", "-c",
+                        "topologies/h100-16k-rail-3tier.json", "-p", "zero=2,vp=1", "--engine",
+                        "simgrid", "--json"});
   CHECK(big.rc == 2);
   CHECK(big.err.find("--engine simgrid") != std::string::npos);
   CHECK(big.err.find("--engine native") != std::string::npos);
@@ -81,7 +91,8 @@ TEST_CASE("golden: tutti topo --export simgrid") {
   REQUIRE_MESSAGE(x.rc == 0, x.err);
   const std::string& xml = x.out;
   CHECK(xml.rfind("<?xml", 0) == 0);
-  CHECK(xml.find("<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">") != std::string::npos);
+  CHECK(xml.find("<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">") !=
+        std::string::npos);
   CHECK(xml.find("<platform version=\"4.1\">") != std::string::npos);
   CHECK(xml.find("</platform>") != std::string::npos);
   // One host per GPU, named as tutti's reports name them.
@@ -96,7 +107,8 @@ TEST_CASE("golden: tutti topo --export simgrid") {
   auto again = run_tutti({"topo", "topologies/h100-64gpu-fattree.json", "--export", "simgrid"});
   CHECK(again.out == xml);
   const std::string path = temp_dir() + "/platform.xml";
-  auto o = run_tutti({"topo", "topologies/h100-64gpu-fattree.json", "--export", "simgrid", "-o", path});
+  auto o =
+      run_tutti({"topo", "topologies/h100-64gpu-fattree.json", "--export", "simgrid", "-o", path});
   REQUIRE_MESSAGE(o.rc == 0, o.err);
   std::ifstream in(path);
   std::stringstream file;

@@ -4,11 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "../support/run.hpp"
 #include "../support/trace_check.hpp"
@@ -28,7 +27,8 @@ std::vector<std::string> job(std::vector<std::string> extra) {
 
 }  // namespace
 
-TEST_CASE("simulate --trace: a filtered trace of a 1,024-GPU iteration is under 20 MB and strict-valid") {
+TEST_CASE(
+    "simulate --trace: a filtered trace of a 1,024-GPU iteration is under 20 MB and strict-valid") {
   const std::string dir = tutti::testing::temp_dir();
   // Every timeline of the job: refused before simulating, with the size and the filters to use.
   const auto all = run_tutti(job({"--trace", dir + "/all.json"}));
@@ -62,10 +62,12 @@ TEST_CASE("simulate --trace: a filtered trace of a 1,024-GPU iteration is under 
   CHECK(cats.count("collective"));
   CHECK(cats.count("send"));
   // The same trace twice: byte-identical.
-  const auto again = run_tutti(job({"--trace", dir + "/g.json", "--trace-ranks", "0-7,1023", "--json"}));
+  const auto again =
+      run_tutti(job({"--trace", dir + "/g.json", "--trace-ranks", "0-7,1023", "--json"}));
   REQUIRE(again.rc == 0);
   std::ifstream a(path), b(dir + "/g.json");
-  const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  const std::string sa((std::istreambuf_iterator<char>(a)), {}),
+      sb((std::istreambuf_iterator<char>(b)), {});
   CHECK(sa == sb);
 }
 

@@ -1,10 +1,11 @@
 // The cluster simulator: schedulers, placement, interference, failures, accounting, determinism.
+#include "tutti/cluster/cluster_sim.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "../support/run.hpp"
-#include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -12,14 +13,16 @@ using namespace tutti;
 
 namespace {
 
-// 8 DGX H100 on 2 leaves (4 nodes each), 32 NICs per leaf, 8:1 oversubscribed (4 uplinks each) so rings of
-// two jobs that cross leaves must share uplinks.
+// 8 DGX H100 on 2 leaves (4 nodes each), 32 NICs per leaf, 8:1 oversubscribed (4 uplinks each) so
+// rings of two jobs that cross leaves must share uplinks.
 const Cluster& small_cluster() {
-  static Cluster c = load_cluster(testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.oversubscription=8", "fabric.leaf_down_ports=32"});
+  static Cluster c = load_cluster(testing::src("topologies/h100-64gpu-fattree.json"),
+                                  {"fabric.oversubscription=8", "fabric.leaf_down_ports=32"});
   return c;
 }
 
-JobSpec job(const std::string& id, double submit, int gpus, double dur, double wall = 0, double comm = 0) {
+JobSpec job(const std::string& id, double submit, int gpus, double dur, double wall = 0,
+            double comm = 0) {
   JobSpec j;
   j.id = id;
   j.submit_s = submit;
@@ -56,13 +59,17 @@ const JobOutcome& outcome(const ClusterResult& r, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("EASY backfill starts small jobs in the head's shadow without delaying it and FIFO does not") {
+TEST_CASE(
+    "EASY backfill starts small jobs in the head's shadow without delaying it and FIFO does not") {
   // 64 GPUs. A holds 48 for 2 h; B wants all 64 (starts at 2 h); C, D (8 GPUs, 1 h) fit beside A.
-  JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600), job("C", 2, 8, 3600, 3600),
-                    job("D", 3, 8, 3600, 3600)});
-  ClusterResult fifo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Packed));
-  ClusterResult easy = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
-  ClusterResult cons = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Conservative, PlacementKind::Packed));
+  JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600),
+                    job("C", 2, 8, 3600, 3600), job("D", 3, 8, 3600, 3600)});
+  ClusterResult fifo =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Packed));
+  ClusterResult easy =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
+  ClusterResult cons = simulate_cluster(small_cluster(), l,
+                                        quiet(SchedulerKind::Conservative, PlacementKind::Packed));
   CHECK(outcome(fifo, "B").start_s == doctest::Approx(7200));
   CHECK(outcome(easy, "B").start_s == doctest::Approx(7200));  // the head is not delayed
   CHECK(outcome(cons, "B").start_s == doctest::Approx(7200));
@@ -76,23 +83,30 @@ TEST_CASE("EASY backfill starts small jobs in the head's shadow without delaying
   CHECK(easy.idle.head_blocking < fifo.idle.head_blocking);
 }
 
-TEST_CASE("EASY does not backfill a job that would delay the head and gang preempts lower priority") {
-  JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600), job("long", 2, 8, 3 * 3600, 3 * 3600)});
-  ClusterResult easy = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
+TEST_CASE(
+    "EASY does not backfill a job that would delay the head and gang preempts lower priority") {
+  JobList l = list({job("A", 0, 48, 7200, 7200), job("B", 1, 64, 3600, 3600),
+                    job("long", 2, 8, 3 * 3600, 3 * 3600)});
+  ClusterResult easy =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
   // "long" would end after B's reservation and B needs every GPU: it waits behind B.
   CHECK(outcome(easy, "long").start_s == doctest::Approx(7200 + 3600));
   l.jobs[1].priority = 5;
-  ClusterResult gang = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Gang, PlacementKind::Packed));
+  ClusterResult gang =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Gang, PlacementKind::Packed));
   CHECK(outcome(gang, "B").start_s == doctest::Approx(1));
   CHECK(outcome(gang, "A").preemptions == 1);
   CHECK(gang.preemptions >= 1);
-  CHECK(gang.idle.preemption > 0);  // A loses the work since its last checkpoint (none: no failures)
+  CHECK(gang.idle.preemption >
+        0);  // A loses the work since its last checkpoint (none: no failures)
 }
 
 TEST_CASE("two jobs sharing a spine slow down while the same jobs on disjoint leaves do not") {
   JobList l = list({job("A", 0, 16, 3600, 0, 0.8), job("B", 0, 16, 3600, 0, 0.8)});
-  ClusterResult spread = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Spread));
-  ClusterResult topo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
+  ClusterResult spread =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Spread));
+  ClusterResult topo =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
   // Spread puts each job on both leaves (its ring crosses the uplinks); topology keeps each on one.
   CHECK(outcome(spread, "A").groups == 2);
   CHECK(outcome(topo, "A").groups == 1);
@@ -118,7 +132,8 @@ TEST_CASE("two jobs sharing a spine slow down while the same jobs on disjoint le
 TEST_CASE("topology-aware GPU placement avoids fragmenting nodes that packed first-fit splits") {
   // GPU allocation on 8 nodes: 4-GPU jobs and a later 8-GPU job per node.
   std::vector<JobSpec> js;
-  for (int i = 0; i < 8; ++i) js.push_back(job("small" + std::to_string(i), i, 4, 4 * 3600.0, 4 * 3600.0));
+  for (int i = 0; i < 8; ++i)
+    js.push_back(job("small" + std::to_string(i), i, 4, 4 * 3600.0, 4 * 3600.0));
   for (int i = 0; i < 4; ++i) js.push_back(job("s2-" + std::to_string(i), 100 + i, 4, 600, 600));
   js.push_back(job("wide", 200, 16, 3600, 3600));
   ClusterSimOptions o = quiet(SchedulerKind::Fifo, PlacementKind::Spread);
@@ -133,7 +148,9 @@ TEST_CASE("topology-aware GPU placement avoids fragmenting nodes that packed fir
   CHECK(spread.idle.fragmentation > topo.idle.fragmentation);
 }
 
-TEST_CASE("accounting: GPU-hours add up, utilisation and goodput are consistent, output is deterministic") {
+TEST_CASE(
+    "accounting: GPU-hours add up, utilisation and goodput are consistent, output is "
+    "deterministic") {
   JobList l = synthetic_jobs(parse_synthetic("jobs=300,span=3d,max_gpus=32,median=2h,users=5"), 3);
   ClusterSimOptions o;  // easy + topology + node allocation + failures on
   o.seed = 11;
@@ -204,12 +221,14 @@ TEST_CASE("workload jobs are timed by tutti's engine for the placement they got"
 
 TEST_CASE("fair share: a light user's job overtakes a heavy user's queue") {
   // heavy has used the whole cluster for an hour; light submits after heavy's next jobs.
-  JobList l = list({job("h0", 0, 64, 3600, 3600), job("h1", 10, 64, 3600, 3600), job("h2", 11, 64, 3600, 3600),
-                    job("l0", 20, 64, 3600, 3600)});
+  JobList l = list({job("h0", 0, 64, 3600, 3600), job("h1", 10, 64, 3600, 3600),
+                    job("h2", 11, 64, 3600, 3600), job("l0", 20, 64, 3600, 3600)});
   l.users = {"heavy", "light"};
   l.jobs[3].user = 1;
-  ClusterResult fifo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
-  ClusterResult fair = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::FairShare, PlacementKind::Packed));
+  ClusterResult fifo =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Easy, PlacementKind::Packed));
+  ClusterResult fair =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::FairShare, PlacementKind::Packed));
   CHECK(outcome(fifo, "l0").start_s == doctest::Approx(3 * 3600));  // behind h1, h2
   CHECK(outcome(fair, "l0").start_s == doctest::Approx(3600));      // heavy's usage puts it first
   CHECK(outcome(fair, "h1").start_s == doctest::Approx(2 * 3600));
@@ -219,18 +238,23 @@ TEST_CASE("fair share: a light user's job overtakes a heavy user's queue") {
 
 TEST_CASE("topology-aware placement keeps a job in one leaf where packed first-fit splits it") {
   // Nodes 1 and 3 free up on leaf 0 while leaf 1 (nodes 4-7) is empty; a 3-node job arrives.
-  JobList l = list({job("n0", 0, 8, 36000, 36000), job("n1", 0, 8, 100, 100), job("n2", 0, 8, 36000, 36000),
-                    job("n3", 0, 8, 100, 100), job("wide", 200, 24, 3600, 3600, 0.5)});
-  ClusterResult packed = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Packed));
-  ClusterResult topo = simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
+  JobList l =
+      list({job("n0", 0, 8, 36000, 36000), job("n1", 0, 8, 100, 100), job("n2", 0, 8, 36000, 36000),
+            job("n3", 0, 8, 100, 100), job("wide", 200, 24, 3600, 3600, 0.5)});
+  ClusterResult packed =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Packed));
+  ClusterResult topo =
+      simulate_cluster(small_cluster(), l, quiet(SchedulerKind::Fifo, PlacementKind::Topology));
   CHECK(outcome(packed, "wide").groups == 2);  // nodes 1, 3, 4
   CHECK(outcome(topo, "wide").groups == 1);    // nodes 4, 5, 6
 }
 
-TEST_CASE("elastic jobs grow into idle GPUs, shrink for the queue head, stay in their range and finish earlier") {
-  // 64 GPUs. E (16 GPUs for 4 h nominal, elastic 8..40) beside A (16 GPUs, 2 h); R (32 GPUs, 1 h) at 1 h.
-  // Rigid: E ends at 4 h. Elastic: E works on 40 GPUs for 1 h (40 GPU-h), shrinks to 16 for R
-  // (16 GPU-h), regrows to 40 at 2 h for the last 8 GPU-h: ends at 2.2 h; R is not delayed.
+TEST_CASE(
+    "elastic jobs grow into idle GPUs, shrink for the queue head, stay in their range and finish "
+    "earlier") {
+  // 64 GPUs. E (16 GPUs for 4 h nominal, elastic 8..40) beside A (16 GPUs, 2 h); R (32 GPUs, 1 h)
+  // at 1 h. Rigid: E ends at 4 h. Elastic: E works on 40 GPUs for 1 h (40 GPU-h), shrinks to 16 for
+  // R (16 GPU-h), regrows to 40 at 2 h for the last 8 GPU-h: ends at 2.2 h; R is not delayed.
   JobSpec e = job("E", 0, 16, 4 * 3600.0, 5 * 3600.0);
   e.min_gpus = 8;
   e.max_gpus = 40;
@@ -248,8 +272,9 @@ TEST_CASE("elastic jobs grow into idle GPUs, shrink for the queue head, stay in 
     CHECK(outcome(el, "E").end_s == doctest::Approx(2.2 * 3600.0));
     CHECK(outcome(el, "R").start_s == doctest::Approx(3600));  // the rigid job is not delayed
     CHECK(outcome(el, "E").min_gpus_used >= 8);
-    CHECK(outcome(el, "E").max_gpus_used == 40);  // never above its maximum, though 48 GPUs were free
-    CHECK(outcome(el, "E").resizes >= 3);         // grow, shrink for R, regrow
+    CHECK(outcome(el, "E").max_gpus_used ==
+          40);                             // never above its maximum, though 48 GPUs were free
+    CHECK(outcome(el, "E").resizes >= 3);  // grow, shrink for R, regrow
     CHECK(outcome(el, "E").gpus == 16);
     CHECK(el.makespan_s < rigid.makespan_s);
     CHECK(el.busy_utilization > rigid.busy_utilization);
@@ -277,7 +302,8 @@ TEST_CASE("elastic: a job never runs below its minimum, a head that would need t
   CHECK(outcome(r, "R").start_s == doctest::Approx(outcome(r, "E").end_s));
 }
 
-TEST_CASE("elastic on a synthetic trace: every scheduler completes, ranges hold, GPU-hours add up") {
+TEST_CASE(
+    "elastic on a synthetic trace: every scheduler completes, ranges hold, GPU-hours add up") {
   JobList l = synthetic_jobs(parse_synthetic("jobs=200,span=2d,max_gpus=32,median=2h,users=4"), 7);
   for (std::size_t i = 0; i < l.jobs.size(); i += 2) {
     l.jobs[i].min_gpus = std::max(1, l.jobs[i].gpus / 2);

@@ -9,7 +9,8 @@
 
 using namespace tutti;
 
-TEST_CASE("cluster: the llama3-fabric profile adds leaf switch failures that stop the jobs behind them") {
+TEST_CASE(
+    "cluster: the llama3-fabric profile adds leaf switch failures that stop the jobs behind them") {
   // 128 DGX H100 on QM9700 rails: 32 leaves, each the only attachment of one rail of 32 nodes.
   ClusterParams p;
   p.node = "dgx-h100";
@@ -34,7 +35,8 @@ TEST_CASE("cluster: the llama3-fabric profile adds leaf switch failures that sto
   CHECK(r.completed == 8);
   // 32 leaves x 2 failures per 100 switches per 91 days (Singh et al. 2021) = 2.57 a year.
   bool said = false;
-  for (const auto& d : r.defaults) said = said || d.find("2.57 switch failures per year") != std::string::npos;
+  for (const auto& d : r.defaults)
+    said = said || d.find("2.57 switch failures per year") != std::string::npos;
   CHECK_MESSAGE(said, "defaults name the switch failure rate");
   CHECK(r.failures > 0);
   CHECK(r.restarts > 0);
@@ -42,5 +44,6 @@ TEST_CASE("cluster: the llama3-fabric profile adds leaf switch failures that sto
   CHECK(to_json(simulate_cluster(c, l, o)).dump() == to_json(r).dump());
   // The node-level profile charges no switch failures.
   o.reliability_profile = "llama3";
-  for (const auto& d : simulate_cluster(c, l, o).defaults) CHECK(d.find("switch failures") == std::string::npos);
+  for (const auto& d : simulate_cluster(c, l, o).defaults)
+    CHECK(d.find("switch failures") == std::string::npos);
 }

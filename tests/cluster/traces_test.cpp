@@ -4,10 +4,10 @@
 #include <string>
 
 #include "../support/run.hpp"
-#include "tutti/core/json_text.hpp"
-#include "tutti/core/schema.hpp"
 #include "tutti/cluster/jobs.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/json_text.hpp"
+#include "tutti/core/schema.hpp"
 
 using namespace tutti;
 
@@ -26,7 +26,7 @@ TEST_CASE("swf: fields, skipped records, processors per GPU") {
   const std::string t =
       "; Version: 2.2\n; MaxProcs: 64\n"
       "1 100 5 3600 16 -1 -1 16 7200 -1 1 3 1 -1 1 1 -1 -1\n"
-      "2 50 0 0 8 -1 -1 8 600 -1 5 4 1 -1 1 1 -1 -1\n"   // cancelled: run time 0
+      "2 50 0 0 8 -1 -1 8 600 -1 5 4 1 -1 1 1 -1 -1\n"      // cancelled: run time 0
       "3 200 1 60 -1 -1 -1 4 120 -1 1 3 2 -1 1 1 -1 -1\n";  // allocated unknown -> requested
   JobList l = read_swf(t, "t.swf", 2);
   REQUIRE(l.jobs.size() == 2);
@@ -47,10 +47,12 @@ TEST_CASE("swf: bad lines name the file, line and field") {
         "a.swf: line 2: got 17 fields, expected 18 whitespace-separated SWF fields");
   CHECK(error_of([] { read_swf("1 0 0 ten 4 -1 -1 4 20 -1 1 1 1 -1 1 1 -1 -1\n", "a.swf"); }) ==
         "a.swf: line 1, field 4 (run time): got \"ten\", expected a number (-1 for unknown)");
-  CHECK(error_of([] { read_swf("; only comments\n", "a.swf"); }).find("no runnable job") != std::string::npos);
+  CHECK(error_of([] { read_swf("; only comments\n", "a.swf"); }).find("no runnable job") !=
+        std::string::npos);
   // Found by fuzz_job_traces in CI (stop 30): 1e116 processors was cast to int (undefined).
   CHECK(error_of([] { read_swf("1 0 0 10 1e116 -1 -1 4 20 -1 1 1 1 -1 1 1 -1 -1\n", "a.swf"); }) ==
-        "a.swf: line 1, field 5 (allocated processors): got 1e+116 processors (1e+116 GPUs), expected at most "
+        "a.swf: line 1, field 5 (allocated processors): got 1e+116 processors (1e+116 GPUs), "
+        "expected at most "
         "16777216 GPUs at 1 processors per GPU");
 }
 
@@ -70,28 +72,39 @@ TEST_CASE("sacct: TRES GPUs, steps and pending jobs skipped, NNodes fallback, li
   CHECK(l.jobs[0].gpus == 8);
   CHECK(l.jobs[0].work.duration_s == 7200);
   CHECK(l.jobs[0].walltime_s == 4 * 3600);
-  CHECK(l.jobs[1].gpus == 16);               // gres/gpu:h100=16
-  CHECK(l.jobs[1].walltime_s == 86400);      // 1-00:00:00
+  CHECK(l.jobs[1].gpus == 16);           // gres/gpu:h100=16
+  CHECK(l.jobs[1].walltime_s == 86400);  // 1-00:00:00
   CHECK(l.jobs[1].submit_s == 600);
-  CHECK(l.jobs[2].gpus == 32);               // no gres/gpu: NNodes 4 x 8
-  CHECK(l.jobs[2].walltime_s == 1800);       // 30:00 = MM:SS
-  CHECK(l.jobs[3].walltime_s == 0);          // UNLIMITED
+  CHECK(l.jobs[2].gpus == 32);          // no gres/gpu: NNodes 4 x 8
+  CHECK(l.jobs[2].walltime_s == 1800);  // 30:00 = MM:SS
+  CHECK(l.jobs[3].walltime_s == 0);     // UNLIMITED
   CHECK(l.users[l.jobs[3].user] == "dave");
   CHECK(l.teams[l.jobs[3].team] == "vision");
 }
 
 TEST_CASE("sacct: bad dumps name the line and column") {
   const std::string h = "JobID|User|Submit|Start|End|AllocTRES\n";
-  CHECK(error_of([&] { read_sacct(h + "1|a|2024-03-01 08:00|2024-03-01T08:00:00|2024-03-01T09:00:00|gres/gpu=1\n", "s.txt"); }) ==
-        "s.txt: line 2, Submit: got \"2024-03-01 08:00\", expected a time such as 2024-03-01T12:34:56");
-  CHECK(error_of([&] { read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T08:00:00\n", "s.txt"); }) ==
-        "s.txt: line 2: got 4 fields, expected 6 '|'-separated fields as in the header");
-  CHECK(error_of([&] { read_sacct("JobID|User|Start|End|AllocTRES\n", "s.txt"); }).find("no Submit column") != std::string::npos);
   CHECK(error_of([&] {
-          read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T09:00:00|2024-03-01T08:00:00|gres/gpu=1\n", "s.txt");
+          read_sacct(
+              h + "1|a|2024-03-01 08:00|2024-03-01T08:00:00|2024-03-01T09:00:00|gres/gpu=1\n",
+              "s.txt");
+        }) ==
+        "s.txt: line 2, Submit: got \"2024-03-01 08:00\", expected a time such as "
+        "2024-03-01T12:34:56");
+  CHECK(error_of([&] {
+          read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T08:00:00\n", "s.txt");
+        }) == "s.txt: line 2: got 4 fields, expected 6 '|'-separated fields as in the header");
+  CHECK(error_of([&] {
+          read_sacct("JobID|User|Start|End|AllocTRES\n", "s.txt");
+        }).find("no Submit column") != std::string::npos);
+  CHECK(error_of([&] {
+          read_sacct(
+              h + "1|a|2024-03-01T08:00:00|2024-03-01T09:00:00|2024-03-01T08:00:00|gres/gpu=1\n",
+              "s.txt");
         }).find("line 2, End") != std::string::npos);
   CHECK(error_of([&] {
-          read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|gres/gpu=99999999999\n",
+          read_sacct(h + "1|a|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|gres/"
+                         "gpu=99999999999\n",
                      "s.txt");
         }) == "s.txt: line 2: got 99999999999 GPUs, expected at most 16777216 GPUs");
 }
@@ -105,19 +118,26 @@ TEST_CASE("json job list: strict keys with their paths") {
   CHECK(l.jobs[3].work.comm_fraction == doctest::Approx(0.3));
   CHECK(l.jobs[7].priority == 10);
   const std::string head = R"({"format": "tutti-jobs/1", "jobs": [)";
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "duration": "1h", "colour": 1}]})", "j.json"); })
-            .find("jobs.0.colour") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "duration": 3600}]})", "j.json"); })
-            .find("jobs.0.duration") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4}]})", "j.json"); }).find("exactly one of") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"workload": "nope", "iterations": 1}]})", "j.json"); })
-            .find("jobs.0.workload") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 0, "duration": "1h"}]})", "j.json"); }).find("jobs.0.gpus") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 4, "duration": "1h", "colour": 1}]})", "j.json");
+        }).find("jobs.0.colour") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 4, "duration": 3600}]})", "j.json");
+        }).find("jobs.0.duration") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 4}]})", "j.json");
+        }).find("exactly one of") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"workload": "nope", "iterations": 1}]})", "j.json");
+        }).find("jobs.0.workload") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 0, "duration": "1h"}]})", "j.json");
+        }).find("jobs.0.gpus") != std::string::npos);
 }
 
 TEST_CASE("synthetic traces are seeded and follow their parameters") {
-  SyntheticSpec s = parse_synthetic("jobs=2000,span=10d,min_gpus=2,max_gpus=32,median=1h,sigma=0.5,users=4");
+  SyntheticSpec s =
+      parse_synthetic("jobs=2000,span=10d,min_gpus=2,max_gpus=32,median=1h,sigma=0.5,users=4");
   JobList a = synthetic_jobs(s, 7), b = synthetic_jobs(s, 7), c = synthetic_jobs(s, 8);
   REQUIRE(a.jobs.size() == 2000);
   bool same = true, differ = false;
@@ -136,8 +156,10 @@ TEST_CASE("synthetic traces are seeded and follow their parameters") {
   for (auto& j : a.jobs) d.push_back(j.work.duration_s);
   std::nth_element(d.begin(), d.begin() + 1000, d.end());
   CHECK(d[1000] == doctest::Approx(3600).epsilon(0.08));
-  CHECK(error_of([] { parse_synthetic("jobs=10,colour=2"); }).find("--synthetic: colour") != std::string::npos);
-  CHECK(error_of([] { parse_synthetic("min_gpus=8,max_gpus=4"); }).find("min_gpus") != std::string::npos);
+  CHECK(error_of([] { parse_synthetic("jobs=10,colour=2"); }).find("--synthetic: colour") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_synthetic("min_gpus=8,max_gpus=4"); }).find("min_gpus") !=
+        std::string::npos);
 }
 
 TEST_CASE("shipped SWF sample: its header's bounds and the excerpt's totals") {
@@ -151,15 +173,17 @@ TEST_CASE("shipped SWF sample: its header's bounds and the excerpt's totals") {
     longest = std::max(longest, j.work.duration_s);
     proc_hours += j.gpus * j.work.duration_s / 3600;
   }
-  CHECK(widest <= 256);         // ; MaxNodes: 256
-  CHECK(longest <= 162754);     // ; MaxRuntime: 162754
+  CHECK(widest <= 256);      // ; MaxNodes: 256
+  CHECK(longest <= 162754);  // ; MaxRuntime: 162754
   CHECK(widest == 256);
   CHECK(longest == 38466);
   CHECK(proc_hours == doctest::Approx(14099).epsilon(1e-3));
   CHECK(l.jobs.back().submit_s == 320038 - 5094);  // shifted to the first submission
 }
 
-TEST_CASE("schemas/cluster_jobs.schema.json and the reader agree on the shipped job list and on a bad one") {
+TEST_CASE(
+    "schemas/cluster_jobs.schema.json and the reader agree on the shipped job list and on a bad "
+    "one") {
   const auto schema = load_schema(testing::src("schemas/cluster_jobs.schema.json"));
   const auto ok = load_schema(testing::src("tests/data/cluster/jobs-small.json"));  // any JSON file
   auto errs = validate_schema(schema, ok);
@@ -169,7 +193,8 @@ TEST_CASE("schemas/cluster_jobs.schema.json and the reader agree on the shipped 
   CHECK_THROWS_AS(read_job_json(bad.dump(), "bad"), InputError);
 }
 
-TEST_CASE("json job list: elastic ranges (min_gpus <= gpus <= max_gpus, fixed-duration jobs only)") {
+TEST_CASE(
+    "json job list: elastic ranges (min_gpus <= gpus <= max_gpus, fixed-duration jobs only)") {
   JobList l = load_jobs(testing::src("tests/data/cluster/jobs-elastic.json"));
   REQUIRE(l.jobs.size() == 5);
   CHECK(l.jobs[0].min_gpus == 8);
@@ -178,18 +203,23 @@ TEST_CASE("json job list: elastic ranges (min_gpus <= gpus <= max_gpus, fixed-du
   CHECK(!l.jobs[1].elastic());
   CHECK(l.jobs[1].max_gpus == 0);
   const auto schema = load_schema(testing::src("schemas/cluster_jobs.schema.json"));
-  auto errs = validate_schema(schema, load_schema(testing::src("tests/data/cluster/jobs-elastic.json")));
+  auto errs =
+      validate_schema(schema, load_schema(testing::src("tests/data/cluster/jobs-elastic.json")));
   CHECK_MESSAGE(errs.empty(), format_schema_errors(errs));
   const std::string head = R"({"format": "tutti-jobs/1", "jobs": [)";
   // Only max given: min defaults to gpus.
   JobList m = read_job_json(head + R"({"gpus": 4, "max_gpus": 16, "duration": "1h"}]})", "j.json");
   CHECK(m.jobs[0].min_gpus == 4);
   CHECK(m.jobs[0].elastic());
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "min_gpus": 8, "duration": "1h"}]})", "j.json"); })
-            .find("jobs.0.min_gpus") != std::string::npos);
-  CHECK(error_of([&] { read_job_json(head + R"({"gpus": 4, "max_gpus": 2, "duration": "1h"}]})", "j.json"); })
-            .find("jobs.0.max_gpus") != std::string::npos);
-  const std::string wl = R"({"format": "tutti-jobs/1", "workloads": {"w": {"workload": "x.json"}}, "jobs": [)";
-  CHECK(error_of([&] { read_job_json(wl + R"({"workload": "w", "iterations": 5, "max_gpus": 16}]})", "j.json"); })
-            .find("jobs.0.max_gpus") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 4, "min_gpus": 8, "duration": "1h"}]})", "j.json");
+        }).find("jobs.0.min_gpus") != std::string::npos);
+  CHECK(error_of([&] {
+          read_job_json(head + R"({"gpus": 4, "max_gpus": 2, "duration": "1h"}]})", "j.json");
+        }).find("jobs.0.max_gpus") != std::string::npos);
+  const std::string wl =
+      R"({"format": "tutti-jobs/1", "workloads": {"w": {"workload": "x.json"}}, "jobs": [)";
+  CHECK(error_of([&] {
+          read_job_json(wl + R"({"workload": "w", "iterations": 5, "max_gpus": 16}]})", "j.json");
+        }).find("jobs.0.max_gpus") != std::string::npos);
 }

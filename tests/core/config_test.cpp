@@ -1,8 +1,9 @@
+#include "tutti/core/config.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 
 using namespace tutti;
@@ -37,12 +38,14 @@ TEST_CASE("config: missing key, wrong type, range and bad unit are input errors"
   CHECK(error_of([&] { root.req("a").integer(2, 8); }) ==
         "f.json: a: got 0, expected an integer in [2, 8]");
   CHECK(error_of([&] { root.req("b").number(); }) == "f.json: b: got \"x\", expected a number");
-  CHECK(error_of([&] { root.req("bw").quantity(Dim::Bandwidth); })
-            .find("f.json: bw: got \"400Gbit\", expected a bandwidth") == 0);
+  CHECK(error_of([&] {
+          root.req("bw").quantity(Dim::Bandwidth);
+        }).find("f.json: bw: got \"400Gbit\", expected a bandwidth") == 0);
   CHECK(error_of([&] { root.req("arr").arr().at(1).integer(); }) ==
         "f.json: arr.1: got \"2\", expected an integer");
-  CHECK(error_of([&] { root.req("b").choice({"y", "z"}); }) ==
-        "f.json: b: got \"x\", expected one of \"y\" \"z\"");
+  CHECK(error_of([&] {
+          root.req("b").choice({"y", "z"});
+        }) == "f.json: b: got \"x\", expected one of \"y\" \"z\"");
 }
 
 TEST_CASE("config: --set overrides go through the same checks") {
@@ -59,6 +62,8 @@ TEST_CASE("config: --set overrides go through the same checks") {
 }
 
 TEST_CASE("config: malformed JSON and missing files are input errors") {
-  CHECK(error_of([] { Doc::parse("{\"a\": }", "bad.json"); }).find("bad.json: malformed JSON") == 0);
-  CHECK(error_of([] { Doc::load("/nonexistent/x.json"); }) == "/nonexistent/x.json: cannot open file");
+  CHECK(error_of([] { Doc::parse("{\"a\": }", "bad.json"); }).find("bad.json: malformed JSON") ==
+        0);
+  CHECK(error_of([] { Doc::load("/nonexistent/x.json"); }) ==
+        "/nonexistent/x.json: cannot open file");
 }

@@ -1,12 +1,14 @@
+#include "tutti/core/enum.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
 
-#include "tutti/core/enum.hpp"
-
 namespace tutti {
+// clang-format off
 #define TUTTI_TEST_COLOR_VALUES(X) X(Red, "red") X(Green, "green") X(Blue, "blue")
+// clang-format on
 TUTTI_ENUM(TestColor, std::uint8_t, TUTTI_TEST_COLOR_VALUES);
 }  // namespace tutti
 

@@ -1,8 +1,9 @@
 // KEY=VALUE flag splitting shared by --parallel, --facility and --scale-down.
+#include "tutti/core/flags.hpp"
+
 #include <doctest/doctest.h>
 
 #include "tutti/core/error.hpp"
-#include "tutti/core/flags.hpp"
 
 using namespace tutti;
 

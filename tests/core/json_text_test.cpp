@@ -1,5 +1,7 @@
 // parse_json_text: depth limit, duplicate keys with both locations, numbers beyond double range,
 // and the same rules through Doc::parse and --set overrides.
+#include "tutti/core/json_text.hpp"
+
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -7,7 +9,6 @@
 #include <string>
 
 #include "tutti/core/config.hpp"
-#include "tutti/core/json_text.hpp"
 
 using namespace tutti;
 
@@ -26,7 +27,9 @@ Caught caught(const std::function<void()>& f) {
   }
   return {};
 }
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("json_text: the document it parses equals nlohmann's for ordinary input") {
@@ -97,8 +100,9 @@ TEST_CASE("json_text: syntax errors carry line and column, comments are refused"
 
 TEST_CASE("json_text: --set values: 1e999 names the key, bare words stay strings") {
   auto c = caught([&] { Doc::parse(R"({"a": {"b": 1}})", "f.json", {"a.b=1e999"}); });
-  CHECK(c.what == "--set: a.b: got 1e999, expected a number within the range of a double "
-                  "(magnitude <= 1.8e308)");
+  CHECK(c.what ==
+        "--set: a.b: got 1e999, expected a number within the range of a double "
+        "(magnitude <= 1.8e308)");
   Doc d = Doc::parse(R"({"a": {"b": 1}})", "f.json", {"a.b=fat_tree", "a.c=[1,2]"});
   CHECK(d.json()["a"]["b"] == "fat_tree");
   CHECK(d.json()["a"]["c"] == nlohmann::json::array({1, 2}));

@@ -9,6 +9,8 @@
 // Cross-key checks (a degree that must divide another) may refuse more than the schema: they do
 // not state a range. Quantities with units are strings in the schemas; their ceiling is
 // dim_max (core/limits.hpp), and each quantity definition of each schema states it.
+#include "tutti/core/limits.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,25 +18,24 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "../support/run.hpp"
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/limits.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/exec/measurements.hpp"
-#include "tutti/models/workload.hpp"
-#include "tutti/sim/calibration.hpp"
 #include "tutti/facility/facility.hpp"
+#include "tutti/models/workload.hpp"
 #include "tutti/plan/planner.hpp"
-#include "tutti/validation/validation.hpp"
+#include "tutti/sim/calibration.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
+#include "tutti/validation/validation.hpp"
 
 using namespace tutti;
 using nlohmann::json;
@@ -68,12 +69,14 @@ struct Kind {
 
 /// Numeric leaves of `j` (JSON pointers), descending only into the first element of each array
 /// (the others are of the same schema) and skipping documentation keys.
-void numeric_leaves(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
+void numeric_leaves(const json& j, const json::json_pointer& at,
+                    std::vector<json::json_pointer>& out) {
   if (j.is_number()) {
     out.push_back(at);
   } else if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it)
-      if (it.key() != "source" && it.key() != "notes") numeric_leaves(it.value(), at / it.key(), out);
+      if (it.key() != "source" && it.key() != "notes")
+        numeric_leaves(it.value(), at / it.key(), out);
   } else if (j.is_array() && !j.empty()) {
     numeric_leaves(j[0], at / 0, out);
   }
@@ -105,12 +108,12 @@ bool states_range(const std::string& msg, const std::string& key) {
   return false;
 }
 
-/// Keys whose parser bound is another key of the same document (top_k <= experts, kv_heads <= heads, dense_layers <
-/// layers, moe_layer_freq <= layers, patch_size <= image_size): the schema states the absolute
-/// bound and the parser the tighter, document-specific one.
+/// Keys whose parser bound is another key of the same document (top_k <= experts, kv_heads <=
+/// heads, dense_layers < layers, moe_layer_freq <= layers, patch_size <= image_size): the schema
+/// states the absolute bound and the parser the tighter, document-specific one.
 bool bound_by_another_key(const std::string& key) {
-  for (const char* k : {"model.top_k", "model.dense_layers", "model.moe_layer_freq", "model.patch_size",
-                        "model.moe_imbalance", "model.kv_heads"})
+  for (const char* k : {"model.top_k", "model.dense_layers", "model.moe_layer_freq",
+                        "model.patch_size", "model.moe_imbalance", "model.kv_heads"})
     if (key == k) return true;
   return false;
 }
@@ -125,7 +128,8 @@ int check_kind(const Kind& k) {
   const json schema = load_schema(src(k.schema));
   int probes = 0, refused = 0;
   for (const json& base : k.examples) {
-    REQUIRE_MESSAGE(validate_schema(schema, base).empty(), format_schema_errors(validate_schema(schema, base)));
+    REQUIRE_MESSAGE(validate_schema(schema, base).empty(),
+                    format_schema_errors(validate_schema(schema, base)));
     REQUIRE_NOTHROW(k.parse(base));
     std::vector<json::json_pointer> leaves;
     numeric_leaves(base, json::json_pointer(), leaves);
@@ -141,8 +145,9 @@ int check_kind(const Kind& k) {
         } catch (const InputError& e) {
           why = e.what();
         }
-        const std::string what = key + " = " + v.dump() + ": schema " + (schema_ok ? "accepts" : "refuses") +
-                                 ", parser " + (why.empty() ? "accepts" : why);
+        const std::string what = key + " = " + v.dump() + ": schema " +
+                                 (schema_ok ? "accepts" : "refuses") + ", parser " +
+                                 (why.empty() ? "accepts" : why);
         INFO(what);
         ++probes;
         if (!schema_ok) {
@@ -170,9 +175,11 @@ void unbounded_numbers(const json& s, const std::string& at, std::vector<std::st
       if (s.contains("anyOf") || s.contains("oneOf")) lo = hi = true;  // bounded per branch
       if (numeric && !(lo && hi)) out.push_back(at);
     }
-    for (auto it = s.begin(); it != s.end(); ++it) unbounded_numbers(it.value(), at + "/" + it.key(), out);
+    for (auto it = s.begin(); it != s.end(); ++it)
+      unbounded_numbers(it.value(), at + "/" + it.key(), out);
   } else if (s.is_array()) {
-    for (std::size_t i = 0; i < s.size(); ++i) unbounded_numbers(s[i], at + "/" + std::to_string(i), out);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      unbounded_numbers(s[i], at + "/" + std::to_string(i), out);
   }
 }
 
@@ -192,17 +199,24 @@ TEST_CASE("limits: every number in every input schema has a lower and an upper b
 
 TEST_CASE("limits: each schema's quantity definitions state dim_max, the parsers' one ceiling") {
   // The $defs of unit strings and their dimension (units.hpp); each says "at most <dim_max>".
-  const std::pair<const char*, Dim> defs[] = {
-      {"time", Dim::Time},         {"duration", Dim::Time},       {"power", Dim::Power},
-      {"bandwidth", Dim::Bandwidth}, {"bytes", Dim::Bytes},      {"energy", Dim::Energy},
-      {"flop_rate", Dim::FlopRate}, {"money", Dim::Money},        {"energy_price", Dim::EnergyPrice},
-      {"money_rate", Dim::MoneyRate}, {"flops", Dim::FlopRate}};
+  const std::pair<const char*, Dim> defs[] = {{"time", Dim::Time},
+                                              {"duration", Dim::Time},
+                                              {"power", Dim::Power},
+                                              {"bandwidth", Dim::Bandwidth},
+                                              {"bytes", Dim::Bytes},
+                                              {"energy", Dim::Energy},
+                                              {"flop_rate", Dim::FlopRate},
+                                              {"money", Dim::Money},
+                                              {"energy_price", Dim::EnergyPrice},
+                                              {"money_rate", Dim::MoneyRate},
+                                              {"flops", Dim::FlopRate}};
   int stated = 0;
   for (const auto& f : json_files("schemas")) {
     json s = read(f);
     if (!s.contains("$defs")) continue;
     for (const auto& def : defs) {
-      const std::string name = def.first;  // (a plain variable: lambdas in CAPTURE cannot take a binding)
+      const std::string name =
+          def.first;  // (a plain variable: lambdas in CAPTURE cannot take a binding)
       const Dim d = def.second;
       if (!s["$defs"].contains(name) || s["$defs"][name].value("type", "") != "string") continue;
       CAPTURE(f);
@@ -216,30 +230,46 @@ TEST_CASE("limits: each schema's quantity definitions state dim_max, the parsers
   CHECK(stated >= 5);
 }
 
-TEST_CASE("limits: schema and parser agree on the range of every number (workload, cluster, calibration)") {
-  Kind w{"workload", "schemas/workload.schema.json", {}, [](const json& j) { parse_workload(j.dump(), "w.json"); }};
+TEST_CASE(
+    "limits: schema and parser agree on the range of every number (workload, cluster, "
+    "calibration)") {
+  Kind w{"workload", "schemas/workload.schema.json", {}, [](const json& j) {
+           parse_workload(j.dump(), "w.json");
+         }};
   for (const auto& f : json_files("models")) w.examples.push_back(read(f));
   CHECK(check_kind(w) > 0);
-  Kind c{"cluster", "schemas/cluster.schema.json", {}, [](const json& j) { parse_cluster(Doc::parse(j.dump(), "c.json")); }};
-  for (const char* f : {"topologies/dgx-h100-single.json", "topologies/h100-64gpu-fattree.json",
-                        "topologies/dragonfly.json", "topologies/torus.json", "topologies/roce-400g.json"})
+  Kind c{"cluster", "schemas/cluster.schema.json", {}, [](const json& j) {
+           parse_cluster(Doc::parse(j.dump(), "c.json"));
+         }};
+  for (const char* f :
+       {"topologies/dgx-h100-single.json", "topologies/h100-64gpu-fattree.json",
+        "topologies/dragonfly.json", "topologies/torus.json", "topologies/roce-400g.json"})
     c.examples.push_back(read(src(f)));
   CHECK(check_kind(c) > 0);
-  Kind cal{"calibration", "schemas/calibration.schema.json", {read(src("sim/calibration/default.json"))},
+  Kind cal{"calibration",
+           "schemas/calibration.schema.json",
+           {read(src("sim/calibration/default.json"))},
            [](const json& j) { parse_calibration(j.dump(), "cal.json"); }};
   CHECK(check_kind(cal) > 0);
 }
 
-TEST_CASE("limits: schema and parser agree on the range of every number (plan request, measurements, reliability)") {
-  Kind plan{"plan request", "schemas/plan_request.schema.json", {read(src("tests/plan/small_request.json"))},
+TEST_CASE(
+    "limits: schema and parser agree on the range of every number (plan request, measurements, "
+    "reliability)") {
+  Kind plan{"plan request",
+            "schemas/plan_request.schema.json",
+            {read(src("tests/plan/small_request.json"))},
             [](const json& j) { parse_plan_request(j, "p.json", src("tests/plan")); }};
   CHECK(check_kind(plan) > 0);
   Kind meas{"measurements", "schemas/measurements.schema.json", {}, [](const json& j) {
               exec::parse_measurements(j.dump(), "m.json");
             }};
-  for (const auto& f : json_files("tests/fuzz/seeds/measurements")) meas.examples.push_back(read(f));
+  for (const auto& f : json_files("tests/fuzz/seeds/measurements"))
+    meas.examples.push_back(read(f));
   CHECK(check_kind(meas) > 0);
-  Kind rel{"reliability", "schemas/reliability.schema.json", {read(src("topologies/catalog/reliability.json"))},
+  Kind rel{"reliability",
+           "schemas/reliability.schema.json",
+           {read(src("topologies/catalog/reliability.json"))},
            [](const json& j) { parse_reliability(Doc::parse(j.dump(), "r.json")); }};
   CHECK(check_kind(rel) > 0);
 }
@@ -249,7 +279,8 @@ TEST_CASE("limits: schema and parser agree on the range of every number (catalog
   int files = 0, refused = 0;
   for (const auto& [name, text] : embedded_catalog_files()) {
     json base = json::parse(text);
-    if (!base.contains("kind") || !kinds.count(base["kind"].get<std::string>())) continue;  // own schemas
+    if (!base.contains("kind") || !kinds.count(base["kind"].get<std::string>()))
+      continue;  // own schemas
     ++files;
     const std::string file = name;
     Kind k{"catalog " + file, "schemas/catalog.schema.json", {base}, [file](const json& j) {

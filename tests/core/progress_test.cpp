@@ -1,6 +1,7 @@
 // The progress bar (core/progress.hpp): its text, silence off a terminal, drawing on one.
-#include <doctest/doctest.h>
+#include "tutti/core/progress.hpp"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstdio>
 #include <string>
 #include <thread>
-
-#include "tutti/core/progress.hpp"
 
 using namespace tutti;
 
@@ -42,7 +41,9 @@ TEST_CASE("progress: off a terminal (a file, a pipe) or with -q it writes nothin
   }
 }
 
-TEST_CASE("progress: on a terminal (a pseudo-terminal here) the bar is drawn, then cleared when the work is done") {
+TEST_CASE(
+    "progress: on a terminal (a pseudo-terminal here) the bar is drawn, then cleared when the work "
+    "is done") {
   const int master = posix_openpt(O_RDWR | O_NOCTTY);
   REQUIRE(master >= 0);
   REQUIRE(grantpt(master) == 0);
@@ -62,7 +63,8 @@ TEST_CASE("progress: on a terminal (a pseudo-terminal here) the bar is drawn, th
     CHECK_FALSE(bar.shown());
     fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
     char buf[4096];
-    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<std::size_t>(n));
   }
   std::fclose(f);
   close(master);

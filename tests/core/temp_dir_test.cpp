@@ -23,8 +23,9 @@ TEST_CASE("support: a temporary folder with files in it (helper, prints its path
 }
 
 TEST_CASE("support: temporary folders are removed when the test process exits") {
-  auto r = run_shell(std::string("'") + TUTTI_BINARY_DIR +
-                     "/tests/test_core' --test-case='support: a temporary folder with files in it*'");
+  auto r =
+      run_shell(std::string("'") + TUTTI_BINARY_DIR +
+                "/tests/test_core' --test-case='support: a temporary folder with files in it*'");
   REQUIRE_MESSAGE(r.rc == 0, r.out << r.err);
   auto at = r.out.find("tutti-temp-dir=");
   REQUIRE(at != std::string::npos);
@@ -33,8 +34,9 @@ TEST_CASE("support: temporary folders are removed when the test process exits") 
   CHECK_FALSE(std::filesystem::exists(dir));
 
   // TUTTI_KEEP_TEST_TMP=1 keeps it (for debugging a failing test).
-  auto kept = run_shell(std::string("TUTTI_KEEP_TEST_TMP=1 '") + TUTTI_BINARY_DIR +
-                        "/tests/test_core' --test-case='support: a temporary folder with files in it*'");
+  auto kept =
+      run_shell(std::string("TUTTI_KEEP_TEST_TMP=1 '") + TUTTI_BINARY_DIR +
+                "/tests/test_core' --test-case='support: a temporary folder with files in it*'");
   REQUIRE(kept.rc == 0);
   at = kept.out.find("tutti-temp-dir=");
   REQUIRE(at != std::string::npos);

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "tutti/core/units.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace tutti;
 

@@ -1,11 +1,12 @@
 // Unit tests of exec/: nccl-tests bus factors, sweep parsing, launcher checks, the fits.
+#include "tutti/exec/fit.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "tutti/core/error.hpp"
 #include "tutti/exec/bench.hpp"
-#include "tutti/exec/fit.hpp"
 #include "tutti/exec/session.hpp"
 
 using namespace tutti;
@@ -32,8 +33,10 @@ TEST_CASE("exec: sizes and sweeps") {
   CHECK_THROWS_AS(parse_nccl_size("12Q", "-e"), InputError);
   CHECK(parse_sweep("64:1024:x2", "--mnk", false) == std::vector<double>{64, 128, 256, 512, 1024});
   CHECK(parse_sweep("100,200,300", "--m", false) == std::vector<double>{100, 200, 300});
-  CHECK(parse_sweep("1024:4096:+1024", "--k", false) == std::vector<double>{1024, 2048, 3072, 4096});
-  CHECK(parse_sweep("64K:1M:x4", "--membound", true) == std::vector<double>{65536, 262144, 1048576});
+  CHECK(parse_sweep("1024:4096:+1024", "--k", false) ==
+        std::vector<double>{1024, 2048, 3072, 4096});
+  CHECK(parse_sweep("64K:1M:x4", "--membound", true) ==
+        std::vector<double>{65536, 262144, 1048576});
   CHECK_THROWS_AS(parse_sweep("64:1024:x1", "--mnk", false), InputError);
   CHECK_THROWS_AS(parse_sweep("64,,128", "--mnk", false), InputError);
   CHECK_THROWS_AS(parse_sweep("1.5", "--m", false), InputError);
@@ -73,7 +76,8 @@ TEST_CASE("exec: the GEMM fit recovers known parameters") {
   CHECK(f.rms_rel_error < 0.02);
   CHECK(f.eff_max == doctest::Approx(0.8).epsilon(0.05));
   CHECK(f.launch_overhead_s == doctest::Approx(2e-6).epsilon(0.25));
-  for (const auto& x : s) CHECK(f.predict_s(x.m, x.n, x.k) == doctest::Approx(x.time_s).epsilon(0.05));
+  for (const auto& x : s)
+    CHECK(f.predict_s(x.m, x.n, x.k) == doctest::Approx(x.time_s).epsilon(0.05));
   CHECK_THROWS_AS(fit_gemm({s[0], s[1]}, 0), InputError);
 }
 

@@ -1,5 +1,7 @@
 // The measurements reader and schemas/measurements.schema.json agree: a valid document passes
 // both, and each mutant (unknown key, missing key, wrong type) is rejected by both.
+#include "tutti/exec/measurements.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +9,6 @@
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
-#include "tutti/exec/measurements.hpp"
 
 using nlohmann::json;
 
@@ -58,9 +59,10 @@ TEST_CASE("measurements: the reader and the schema agree") {
   CHECK(m.replay->iteration_time_s == doctest::Approx(0.1));
 
   // Mutants: every object level gets an unknown key, loses a required key, gets a wrong type.
-  const std::vector<std::string> objects = {"", "/collectives/0", "/collectives/0/points/0", "/compute",
-                                            "/compute/gemm/0", "/compute/membound/0", "/replay", "/replay/result",
-                                            "/replay/result/check"};
+  const std::vector<std::string> objects = {
+      "",         "/collectives/0",  "/collectives/0/points/0",
+      "/compute", "/compute/gemm/0", "/compute/membound/0",
+      "/replay",  "/replay/result",  "/replay/result/check"};
   int mutants = 0;
   for (const auto& path : objects) {
     const json::json_pointer ptr(path);
@@ -81,7 +83,8 @@ TEST_CASE("measurements: the reader and the schema agree") {
       CHECK_MESSAGE(schema_ok == parser_accepts(missing), path << "/" << key << " removed");
       json typed = doc;
       typed[ptr][key] = value.is_string() ? json(12345) : json("a string");
-      CHECK_MESSAGE(!tutti::validate_schema(schema, typed).empty(), path << "/" << key << " retyped");
+      CHECK_MESSAGE(!tutti::validate_schema(schema, typed).empty(),
+                    path << "/" << key << " retyped");
       CHECK_MESSAGE(!parser_accepts(typed), path << "/" << key << " retyped");
       mutants += 2;
     }

@@ -4,9 +4,9 @@
 // accuracy check compares a calibrated prediction with a measured median.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -19,15 +19,19 @@ using namespace tutti::testing;
 namespace {
 
 const char* kMpiEnv =
-    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-    "OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo OPENBLAS_NUM_THREADS=1 ";
+    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    "OMPI_MCA_rmaps_base_oversubscribe=1 "
+    "OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo "
+    "OPENBLAS_NUM_THREADS=1 ";
 
-std::string tutti_bin() { return std::string(TUTTI_BINARY_DIR) + "/tutti"; }
+std::string tutti_bin() {
+  return std::string(TUTTI_BINARY_DIR) + "/tutti";
+}
 
 /// `timeout 120 mpirun -np N tutti ARGS` with the test environment.
 RunResult mpirun(int np, const std::string& args) {
-  return run_shell(std::string("timeout 120 ") + kMpiEnv + "mpirun -np " + std::to_string(np) + " " + tutti_bin() +
-                   " " + args);
+  return run_shell(std::string("timeout 120 ") + kMpiEnv + "mpirun -np " + std::to_string(np) +
+                   " " + tutti_bin() + " " + args);
 }
 
 /// Parses a measurements document and checks it against schemas/measurements.schema.json.
@@ -43,14 +47,17 @@ nlohmann::json parse(const RunResult& r) {
 
 void check_bench_points(const nlohmann::json& c, int n) {
   const std::string op = c["op"];
-  double factor = op == "all_reduce" ? 2.0 * (n - 1) / n : op == "sendrecv" ? 1.0 : double(n - 1) / n;
+  double factor = op == "all_reduce" ? 2.0 * (n - 1) / n
+                  : op == "sendrecv" ? 1.0
+                                     : double(n - 1) / n;
   CHECK(c["ranks"] == n);
   CHECK(c["bus_factor"].get<double>() == doctest::Approx(factor));
   REQUIRE(c["points"].size() >= 3);
   double prev = 0;
   for (const auto& p : c["points"]) {
     INFO(op << " size " << p["size_bytes"]);
-    double size = p["size_bytes"], t = p["time_s"], algbw = p["algbw_GBps"], busbw = p["busbw_GBps"];
+    double size = p["size_bytes"], t = p["time_s"], algbw = p["algbw_GBps"],
+           busbw = p["busbw_GBps"];
     CHECK(size > prev);
     prev = size;
     CHECK(t > 0);
@@ -88,7 +95,8 @@ TEST_CASE("bench: every collective is correct on 3 and 4 ranks (odd and even gro
 }
 
 TEST_CASE("bench: the GEMM and copy sweep runs on every rank at once") {
-  auto j = parse(mpirun(2, "--json exec bench --gemm --m 32,64 --n 48 --k 16,80 --membound 64K:1M:x4 -n 3"));
+  auto j = parse(
+      mpirun(2, "--json exec bench --gemm --m 32,64 --n 48 --k 16,80 --membound 64K:1M:x4 -n 3"));
   const auto& c = j["compute"];
   CHECK(c["device"] == "cpu");
   CHECK(c["ranks"] == 2);
@@ -98,7 +106,8 @@ TEST_CASE("bench: the GEMM and copy sweep runs on every rank at once") {
     double flops = 2.0 * p["m"].get<double>() * p["n"].get<double>() * p["k"].get<double>();
     CHECK(p["flops"].get<double>() == flops);
     CHECK(p["time_s"].get<double>() > 0);
-    CHECK(p["tflops"].get<double>() == doctest::Approx(flops / p["time_s"].get<double>() / 1e12).epsilon(1e-9));
+    CHECK(p["tflops"].get<double>() ==
+          doctest::Approx(flops / p["time_s"].get<double>() / 1e12).epsilon(1e-9));
   }
   REQUIRE(c["membound"].size() == 3);
   CHECK(c["membound"][2]["bytes"] == 1048576);
@@ -165,14 +174,17 @@ std::string blas_env() {
 }
 
 RunResult mpirun_rt(int np, const std::string& args) {
-  return run_shell(std::string("timeout 150 ") + kMpiEnv + blas_env() + "mpirun -np " + std::to_string(np) + " " +
-                   rt_prefix() + tutti_bin() + " " + args);
+  return run_shell(std::string("timeout 150 ") + kMpiEnv + blas_env() + "mpirun -np " +
+                   std::to_string(np) + " " + rt_prefix() + tutti_bin() + " " + args);
 }
 
 }  // namespace
 
-TEST_CASE("replay: the tiny workload on 2 ranks (tp=2), collectives verified, per-op times on all ranks") {
-  auto j = parse(mpirun_rt(2, std::string("--json exec replay ") + kTiny + " --parallel tp=2,pp=1,dp=1 --iterations 3 --warmup 1"));
+TEST_CASE(
+    "replay: the tiny workload on 2 ranks (tp=2), collectives verified, per-op times on all "
+    "ranks") {
+  auto j = parse(mpirun_rt(2, std::string("--json exec replay ") + kTiny +
+                                  " --parallel tp=2,pp=1,dp=1 --iterations 3 --warmup 1"));
   const auto& rep = j["replay"];
   CHECK(rep["scale_down"]["layers"]["from"] == 12);
   CHECK(rep["scale_down"]["layers"]["to"] == 2);
@@ -198,7 +210,8 @@ TEST_CASE("replay: the tiny workload on 2 ranks (tp=2), collectives verified, pe
 }
 
 TEST_CASE("replay: pipeline stages exchange activations (pp=2, send/recv verified)") {
-  auto j = parse(mpirun_rt(2, std::string("--json exec replay ") + kTiny + " --parallel tp=1,pp=2,dp=1 --iterations 2 --warmup 0"));
+  auto j = parse(mpirun_rt(2, std::string("--json exec replay ") + kTiny +
+                                  " --parallel tp=1,pp=2,dp=1 --iterations 2 --warmup 0"));
   const auto& r = j["replay"]["result"];
   CHECK(r["check"]["wrong_elements"] == 0);
   CHECK(r["classes"].size() == 2);
@@ -212,7 +225,8 @@ TEST_CASE("replay: a world that does not match the layout is refused") {
 }
 
 TEST_CASE("replay: a rank that hangs mid-run fails the job within the timeout") {
-  auto r = mpirun(2, std::string("exec replay ") + kTiny + " --parallel tp=2,pp=1,dp=1 --debug-hang-rank 0 --timeout 3s");
+  auto r = mpirun(2, std::string("exec replay ") + kTiny +
+                         " --parallel tp=2,pp=1,dp=1 --debug-hang-rank 0 --timeout 3s");
   CHECK(r.rc == 3);
   CHECK(r.err.find("no progress for") != std::string::npos);
   // Rank 0 is named: as the rank behind, or (when rank 1 had not reached a collective yet on a
@@ -241,18 +255,23 @@ Attempt calibrate_and_validate() {
   const std::string& dir = a.dir;
   // A generic sweep plus the GEMM shapes and copy sizes the replay will run.
   const std::string sweep =
-      "exec bench --gemm --m 64,256,1024 --n 256,2048 --k 64,256,1024 --workload models/tiny-gpt.json "
-      "--scale-down layers=2,hidden=256,seq=256,vocab=8192,batch=4,micro_batch=1 --parallel tp=1,pp=1,dp=2,zero=0 "
+      "exec bench --gemm --m 64,256,1024 --n 256,2048 --k 64,256,1024 --workload "
+      "models/tiny-gpt.json "
+      "--scale-down layers=2,hidden=256,seq=256,vocab=8192,batch=4,micro_batch=1 --parallel "
+      "tp=1,pp=1,dp=2,zero=0 "
       "--membound 4M:256M:x4 -n 5 -o ";
   REQUIRE(mpirun_rt(2, sweep + dir + "/gemm1.json").rc == 0);
-  REQUIRE(mpirun_rt(2, "exec bench --op all_reduce -b 1K -e 32M -f 4 -w 3 -n 20 -o " + dir + "/coll.json").rc == 0);
-  auto rep = mpirun_rt(2, std::string("exec replay ") + kTinyAccum + " --parallel tp=1,pp=1,dp=2,zero=0 --iterations 15 -o " +
-                              dir + "/replay.json");
+  REQUIRE(mpirun_rt(
+              2, "exec bench --op all_reduce -b 1K -e 32M -f 4 -w 3 -n 20 -o " + dir + "/coll.json")
+              .rc == 0);
+  auto rep = mpirun_rt(2, std::string("exec replay ") + kTinyAccum +
+                              " --parallel tp=1,pp=1,dp=2,zero=0 --iterations 15 -o " + dir +
+                              "/replay.json");
   INFO("replay stderr: " << rep.err.substr(0, 2000));
   REQUIRE(rep.rc == 0);
   REQUIRE(mpirun_rt(2, sweep + dir + "/gemm2.json").rc == 0);
-  auto cal = run_tutti({"calibrate", dir + "/gemm1.json", dir + "/gemm2.json", dir + "/coll.json", "--cluster",
-                        "topologies/cpu-local.json", "-o", dir + "/profile.json"});
+  auto cal = run_tutti({"calibrate", dir + "/gemm1.json", dir + "/gemm2.json", dir + "/coll.json",
+                        "--cluster", "topologies/cpu-local.json", "-o", dir + "/profile.json"});
   INFO("calibrate stderr: " << cal.err);
   REQUIRE(cal.rc == 0);
   auto v = run_tutti({"--json", "validate", "--measurements", dir + "/replay.json", "--calibration",
@@ -262,14 +281,15 @@ Attempt calibrate_and_validate() {
   auto j = v.json();
   a.err_pct = j["iteration"]["error_pct"];
   a.validate_rc = v.rc;
-  MESSAGE("calibrated prediction vs measured median iteration time: " << a.err_pct << "% (predicted "
-          << j["iteration"]["predicted_s"].get<double>() * 1e3 << " ms, measured "
-          << j["iteration"]["measured_median_s"].get<double>() * 1e3 << " ms)");
+  MESSAGE("calibrated prediction vs measured median iteration time: "
+          << a.err_pct << "% (predicted " << j["iteration"]["predicted_s"].get<double>() * 1e3
+          << " ms, measured " << j["iteration"]["measured_median_s"].get<double>() * 1e3 << " ms)");
   return a;
 }
 }  // namespace
 
-TEST_CASE("calibrate + validate: calibrated prediction within 15% of the measured median (2 ranks)") {
+TEST_CASE(
+    "calibrate + validate: calibrated prediction within 15% of the measured median (2 ranks)") {
   Attempt a = calibrate_and_validate();
   if (std::fabs(a.err_pct) > 15.0) {
     MESSAGE("first attempt outside 15% (" << a.err_pct << "%): repeating the measurements once");
@@ -286,7 +306,8 @@ TEST_CASE("calibrate + validate: calibrated prediction within 15% of the measure
   const double per_core = load / std::max(1u, std::thread::hardware_concurrency());
   if (std::fabs(a.err_pct) > 15.0 && per_core > 4.0) {
     WARN_MESSAGE(false, "accuracy check not judged: load " << load << " (" << per_core
-                                                            << " per core); error " << a.err_pct << "%");
+                                                           << " per core); error " << a.err_pct
+                                                           << "%");
   } else {
     CHECK(std::fabs(a.err_pct) <= 15.0);
     CHECK(a.validate_rc == 0);
@@ -294,7 +315,8 @@ TEST_CASE("calibrate + validate: calibrated prediction within 15% of the measure
   const std::string& dir = a.dir;
   // The same comparison is also available live, in one command (2 ranks, fewer iterations).
   auto live = mpirun_rt(2, std::string("--json validate --live ") + kTinyAccum +
-                               " --parallel tp=1,pp=1,dp=2,zero=0 --iterations 3 --calibration " + dir + "/profile.json");
+                               " --parallel tp=1,pp=1,dp=2,zero=0 --iterations 3 --calibration " +
+                               dir + "/profile.json");
   INFO("live: " << live.err.substr(0, 2000));
   REQUIRE(live.rc == 0);
   auto lj = live.json();

@@ -11,7 +11,8 @@ using tutti::exec::Watchdog;
 using tutti::testing::run_tutti;
 
 namespace {
-Watchdog::RankState state(int rank, bool answered, long long kicks, double idle_s, const char* where) {
+Watchdog::RankState state(int rank, bool answered, long long kicks, double idle_s,
+                          const char* where) {
   Watchdog::RankState s;
   s.rank = rank;
   s.answered = answered;
@@ -20,7 +21,9 @@ Watchdog::RankState state(int rank, bool answered, long long kicks, double idle_
   s.where = where;
   return s;
 }
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("watchdog: a rank that does not answer is named dead, with its host") {
@@ -41,12 +44,15 @@ TEST_CASE("watchdog: the rank behind the others is named with host and last op")
                                          state(2, true, 12, 3.0, "collective bench")};
   std::string m = Watchdog::describe_fault(st, hosts, 2, 3.0);
   CHECK(has(m, "watchdog on rank 2: no progress within the timeout (3.0 s)"));
-  CHECK(has(m, "rank 1 (host b): no progress for 3.4 s, last op \"start\" (#1) (the rank behind the others)"));
+  CHECK(has(m,
+            "rank 1 (host b): no progress for 3.4 s, last op \"start\" (#1) (the rank behind the "
+            "others)"));
   CHECK(!has(m, "rank 0 (host a)"));
 }
 
 TEST_CASE("watchdog: when every rank stalled at the same point, every rank is listed") {
-  std::vector<Watchdog::RankState> st = {state(0, true, 5, 3.0, "replay"), state(1, true, 5, 3.0, "replay")};
+  std::vector<Watchdog::RankState> st = {state(0, true, 5, 3.0, "replay"),
+                                         state(1, true, 5, 3.0, "replay")};
   std::string m = Watchdog::describe_fault(st, {"h0", "h1"}, 0, 3.0);
   CHECK(has(m, "every rank stalled at the same point"));
   CHECK(has(m, "rank 0 (host h0)"));

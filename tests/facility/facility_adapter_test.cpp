@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "../support/run.hpp"
-#include "tutti/models/workload.hpp"
 #include "tutti/facility/facility.hpp"
+#include "tutti/models/workload.hpp"
 
 using namespace tutti;
 

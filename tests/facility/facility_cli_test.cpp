@@ -8,9 +8,11 @@ using tutti::testing::run_tutti;
 
 namespace {
 
-const std::vector<std::string> kRun = {"--json", "simulate", "-w", "models/llama3-8b.json",
-                                       "-c", "topologies/h100-64gpu-fattree.json", "-p", "tp=2",
-                                       "--set", "storage.system=superpod-good-1su",
+const std::vector<std::string> kRun = {"--json",     "simulate",
+                                       "-w",         "models/llama3-8b.json",
+                                       "-c",         "topologies/h100-64gpu-fattree.json",
+                                       "-p",         "tp=2",
+                                       "--set",      "storage.system=superpod-good-1su",
                                        "--facility", "trials=100"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
@@ -26,7 +28,8 @@ TEST_CASE("facility cli: tutti simulate reports the facility, and a short room t
   auto j = ok.json();
   REQUIRE(j.contains("facility"));
   const auto& f = j["facility"];
-  for (const char* k : {"avg_it_W", "peak_it_W", "facility_W", "swing_W"}) CHECK_MESSAGE(f["power"].contains(k), k);
+  for (const char* k : {"avg_it_W", "peak_it_W", "facility_W", "swing_W"})
+    CHECK_MESSAGE(f["power"].contains(k), k);
   CHECK(f["cooling"]["throttle_factor"] == 1.0);
   CHECK(f["reliability"]["goodput"].get<double>() > 0.9);
   CHECK(f["energy_per_run_J"].get<double>() > 0);
@@ -98,12 +101,14 @@ TEST_CASE("facility cli: an 8-GPU Hopper node in training reads below its 10.2 k
   for (int e = 0; e < 2; ++e) {
     CAPTURE(engines[e]);
     auto r = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c",
-                        "topologies/h100-64gpu-fattree.json", "-p", "tp=8,pp=2", "--engine", engines[e]});
+                        "topologies/h100-64gpu-fattree.json", "-p", "tp=8,pp=2", "--engine",
+                        engines[e]});
     REQUIRE_MESSAGE(r.rc == 0, r.err);
     const auto p = r.json()["facility"]["power"];
     const double nodes = 8, nameplate_node_W = 10200;
     const double node_peak_W = (p["peak_it_W"].get<double>() - p["network_W"].get<double>() -
-                                p["storage_W"].get<double>()) / nodes;
+                                p["storage_W"].get<double>()) /
+                               nodes;
     // Measured: 8.48 kW max on an 8-GPU H100 HGX node in training (Latif et al., arXiv:2412.08602).
     CHECK(node_peak_W < nameplate_node_W * 0.9);
     CHECK(node_peak_W == doctest::Approx(8480).epsilon(0.03));
@@ -114,33 +119,41 @@ TEST_CASE("facility cli: an 8-GPU Hopper node in training reads below its 10.2 k
     CHECK(node_avg[e] > 0.5 * nameplate_node_W);
     CHECK(p["nameplate_it_W"].get<double>() > p["peak_it_W"].get<double>());
     avg_it[e] = p["avg_it_W"].get<double>();
-    energy[e] = p["energy_per_iteration_J"].get<double>() / r.json()["iteration_time_s"].get<double>();
+    energy[e] =
+        p["energy_per_iteration_J"].get<double>() / r.json()["iteration_time_s"].get<double>();
   }
   CHECK(node_avg[1] == doctest::Approx(node_avg[0]).epsilon(0.05));
   CHECK(avg_it[1] == doctest::Approx(avg_it[0]).epsilon(0.05));
   CHECK(energy[1] == doctest::Approx(energy[0]).epsilon(0.05));
 }
 
-TEST_CASE("facility cli: a throttled and a storage-starved run show it in the top line and the bottleneck") {
-  auto starved = run_tutti({"simulate", "-w", "models/resnet50.json", "-c", "topologies/h100-64gpu-fattree.json",
-                            "--set", "storage.system=superpod-good-1su"});
+TEST_CASE(
+    "facility cli: a throttled and a storage-starved run show it in the top line and the "
+    "bottleneck") {
+  auto starved = run_tutti({"simulate", "-w", "models/resnet50.json", "-c",
+                            "topologies/h100-64gpu-fattree.json", "--set",
+                            "storage.system=superpod-good-1su"});
   REQUIRE_MESSAGE(starved.rc == 0, starved.err);
   CHECK(starved.out.find("+ throttle, data stall and failures)") != std::string::npos);
   CHECK(starved.out.find("bottleneck         data stall (storage)") != std::string::npos);
-  auto sj = run_tutti({"--json", "simulate", "-w", "models/resnet50.json", "-c", "topologies/h100-64gpu-fattree.json",
-                       "--set", "storage.system=superpod-good-1su"});
+  auto sj = run_tutti({"--json", "simulate", "-w", "models/resnet50.json", "-c",
+                       "topologies/h100-64gpu-fattree.json", "--set",
+                       "storage.system=superpod-good-1su"});
   REQUIRE_MESSAGE(sj.rc == 0, sj.err);
   const auto lv = sj.json()["lived"];
-  const double T = lv["iteration_time_s"].get<double>(), T_sim = lv["simulated_iteration_time_s"].get<double>();
+  const double T = lv["iteration_time_s"].get<double>(),
+               T_sim = lv["simulated_iteration_time_s"].get<double>();
   CHECK(T > 2 * T_sim);  // the storage stall is most of the iteration
   CHECK(lv["data_stall_s"].get<double>() > 0.5 * T);
-  CHECK(T_sim + lv["throttle_s"].get<double>() + lv["data_stall_s"].get<double>() + lv["failures_s"].get<double>() ==
+  CHECK(T_sim + lv["throttle_s"].get<double>() + lv["data_stall_s"].get<double>() +
+            lv["failures_s"].get<double>() ==
         doctest::Approx(T).epsilon(1e-9));
   CHECK(lv["mfu"].get<double>() < sj.json()["mfu"].get<double>() / 2);
 
-  auto hot = run_tutti(with({"simulate", "-w", "models/llama3-8b.json", "-c", "topologies/h100-64gpu-fattree.json",
-                             "-p", "tp=2", "--set", "storage.system=superpod-good-1su"},
-                            {"--set", "facility.rack_cooling=16kW"}));  // clock ~0.46: throttling is the largest row
+  auto hot = run_tutti(
+      with({"simulate", "-w", "models/llama3-8b.json", "-c", "topologies/h100-64gpu-fattree.json",
+            "-p", "tp=2", "--set", "storage.system=superpod-good-1su"},
+           {"--set", "facility.rack_cooling=16kW"}));  // clock ~0.46: throttling is the largest row
   REQUIRE_MESSAGE(hot.rc == 0, hot.err);
   CHECK(hot.out.find("+ throttle, data stall and failures)") != std::string::npos);
   CHECK(hot.out.find("bottleneck         thermal throttle") != std::string::npos);

@@ -170,7 +170,9 @@ TEST_CASE("facility cooling: the 1,024-GPU partial throttle settles in a few re-
   CHECK(c.fixed_point_iterations <= 20);
 }
 
-TEST_CASE("facility cooling: a fixed point that does not settle answers 'no' with the bracket (not an input error)") {
+TEST_CASE(
+    "facility cooling: a fixed point that does not settle answers 'no' with the bracket (not an "
+    "input error)") {
   FacilityInputs in = testing::small_cluster();
   in.gpu.overlap_extra_W = 0;
   in.rack_cooling_W = 9000;

@@ -36,7 +36,8 @@ TEST_CASE("facility cost: capex, amortisation, opex and owned vs rented by hand"
   CHECK(compute_cost(in, o, p, 20000, 3.6e9).usd_per_gpu_hour == doctest::Approx(4.0));
 }
 
-TEST_CASE("facility cost: no server price falls back to GPU prices, no cloud price, no comparison") {
+TEST_CASE(
+    "facility cost: no server price falls back to GPU prices, no cloud price, no comparison") {
   FacilityInputs in = testing::small_cluster();
   in.node_price_usd = 0;
   in.gpu_price_usd = 30000;

@@ -112,7 +112,8 @@ TEST_CASE("facility power: the per-activity draws come from the cited catalog fi
     const std::string key_name = key;  // clang 14 cannot capture a structured binding
     CAPTURE(key_name);
     CHECK(text.find("docs/hardware-facts.md 6.5") != std::string::npos);
-    const bool estimate = std::find(k.estimates.begin(), k.estimates.end(), key) != k.estimates.end();
+    const bool estimate =
+        std::find(k.estimates.begin(), k.estimates.end(), key) != k.estimates.end();
     if (!estimate) CHECK(text.find("[") != std::string::npos);
   }
   // The compute draw is measured, not an estimate; the measured node peak rests on it.
@@ -143,7 +144,9 @@ TEST_CASE("facility power: the per-activity draws come from the cited catalog fi
 
 TEST_CASE("facility power: gpu_power.json is read strictly") {
   nlohmann::json base = Catalog::builtin().file("gpu_power").json();
-  auto parse = [](const nlohmann::json& j) { return parse_gpu_power(Doc::from_json(j, "gpu_power.json")); };
+  auto parse = [](const nlohmann::json& j) {
+    return parse_gpu_power(Doc::from_json(j, "gpu_power.json"));
+  };
   CHECK(parse(base).comm_frac == doctest::Approx(base["comm_frac"].get<double>()));
   auto fails = [&](nlohmann::json j, const std::string& key) {
     CAPTURE(key);

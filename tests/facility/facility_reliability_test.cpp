@@ -4,12 +4,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "../support/run.hpp"
 #include "facility_fixture.hpp"
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/topologies/cluster.hpp"
-#include "../support/run.hpp"
 
 using namespace tutti;
 
@@ -112,7 +112,7 @@ TEST_CASE("facility reliability: profiles parse strictly") {
   CHECK_THROWS_AS(parse_reliability(Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
       "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
       "restart_time":"5min","classes":[{"id":"l","per":"link","failures":2,"causes":"c"}]}]})",
-                                              "rel.json")),
+                                               "rel.json")),
                   InputError);
   CHECK_THROWS_AS(parse_reliability(Doc::parse(R"({"profiles":[], "extra": 1})", "rel.json")),
                   InputError);
@@ -120,7 +120,6 @@ TEST_CASE("facility reliability: profiles parse strictly") {
   CHECK(reliability_profile("llama3").classes.size() >= 6);
   CHECK_THROWS_AS(reliability_profile("unknown"), InputError);
 }
-
 
 TEST_CASE("facility reliability: schema and parser agree") {
   using nlohmann::json;
@@ -143,8 +142,10 @@ TEST_CASE("facility reliability: schema and parser agree") {
       at = at->is_array() ? &(*at)[std::stoul(k)] : &(*at)[k];
       rest = rest.substr(dot + 1);
     }
-    if (erase) at->erase(last);
-    else (*at)[last] = value;
+    if (erase)
+      at->erase(last);
+    else
+      (*at)[last] = value;
     CHECK_MESSAGE(!validate_schema(schema, j).empty(), key_path);
     CHECK_THROWS_AS_MESSAGE(parse_reliability(Doc::from_json(j, "rel.json")), InputError, key_path);
   };
@@ -159,9 +160,10 @@ TEST_CASE("facility reliability: schema and parser agree") {
 
 TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%, as reported") {
   // 16,384 H100, 405B parameters x 14 B (bf16 weights + fp32 master and Adam moments) written to
-  // Tectonic at its 2 TB/s sustained rate (docs/hardware-facts.md 5). Llama 3 reports > 90% effective
-  // training time. (The 10 min restart default was bounded with this report, so this checks the
-  // chain of formulas with published inputs rather than predicting the report independently.)
+  // Tectonic at its 2 TB/s sustained rate (docs/hardware-facts.md 5). Llama 3 reports > 90%
+  // effective training time. (The 10 min restart default was bounded with this report, so this
+  // checks the chain of formulas with published inputs rather than predicting the report
+  // independently.)
   FacilityInputs in = testing::small_cluster();
   in.gpus = 16384;
   in.nodes = 2048;
@@ -179,9 +181,9 @@ TEST_CASE("facility reliability: Llama 3 405B effective training time above 90%,
 
 TEST_CASE("facility reliability: site MTBF, recovery parts and checkpoint modes") {
   FacilityInputs in = testing::small_cluster();
-  in.storage_write_Bps = 1e9;      // 1 TB checkpoint: 1,000 s to storage
-  in.node_scaleout_Bps = 400e9;    // 8 x 400G per node (bytes/s)
-  in.gpu_host_Bps = 50e9;          // PCIe Gen5 x16
+  in.storage_write_Bps = 1e9;    // 1 TB checkpoint: 1,000 s to storage
+  in.node_scaleout_Bps = 400e9;  // 8 x 400G per node (bytes/s)
+  in.gpu_host_Bps = 50e9;        // PCIe Gen5 x16
   FacilityOptions o;
   o.monte_carlo_trials = 0;
   const double work = 30 * 86400.0;
@@ -236,7 +238,8 @@ TEST_CASE("facility reliability: site MTBF, recovery parts and checkpoint modes"
   CHECK_THROWS_AS(parse_facility_flag("reload=tape"), InputError);
 }
 
-TEST_CASE("facility reliability: the llama3-fabric profile splits components and adds leaf switches") {
+TEST_CASE(
+    "facility reliability: the llama3-fabric profile splits components and adds leaf switches") {
   // Llama 3's cluster as in the first test, plus 1,024 leaves whose failure cuts ranks off.
   FacilityInputs in = testing::small_cluster();
   in.gpus = 16384;
@@ -259,7 +262,8 @@ TEST_CASE("facility reliability: the llama3-fabric profile splits components and
   const ReliabilityProfile& p = reliability_profile("llama3-fabric");
   for (const char* id : {"gpu", "hbm", "software", "cable", "host", "psu", "nic", "switch"}) {
     CAPTURE(id);
-    CHECK(std::count_if(p.classes.begin(), p.classes.end(), [&](const FailureClass& c) { return c.id == id; }) == 1);
+    CHECK(std::count_if(p.classes.begin(), p.classes.end(),
+                        [&](const FailureClass& c) { return c.id == id; }) == 1);
   }
   // No blocking switch (a dual-plane fabric): the switch class adds nothing.
   in.blocking_switches = 0;
@@ -267,7 +271,9 @@ TEST_CASE("facility reliability: the llama3-fabric profile splits components and
   CHECK(compute_reliability(in, o, 1).failures_per_day * 54 == doctest::Approx(rest));
 }
 
-TEST_CASE("facility reliability: a leaf failure stops the ranks behind it, spines and dual planes do not") {
+TEST_CASE(
+    "facility reliability: a leaf failure stops the ranks behind it, spines and dual planes do "
+    "not") {
   auto blocking = [](const std::string& fabric, int nodes) {
     ClusterParams p;
     p.node = "dgx-h100";
@@ -298,8 +304,8 @@ TEST_CASE("facility reliability: a leaf failure stops the ranks behind it, spine
   CHECK(rail[0].size() == 32);
   CHECK(rail[0].front() == 0);
   CHECK(rail.back().back() == 127);
-  const auto tree = switch_failure_domains(
-      load_cluster(testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.leaf_down_ports=32"}));
+  const auto tree = switch_failure_domains(load_cluster(
+      testing::src("topologies/h100-64gpu-fattree.json"), {"fabric.leaf_down_ports=32"}));
   REQUIRE(tree.size() == 2);
   CHECK(tree[0] == std::vector<int>{0, 1, 2, 3});
   CHECK(tree[1] == std::vector<int>{4, 5, 6, 7});
@@ -316,7 +322,8 @@ TEST_CASE("facility reliability: goodput loss by cause adds up to the lost goodp
   double sum = r.checkpoint_loss;
   for (const auto& x : r.rates) sum += x.goodput_loss;
   CHECK(sum == doctest::Approx(1 - r.goodput));
-  CHECK(r.checkpoint_loss == doctest::Approx(r.checkpoint_overhead_s / r.effective_time_to_train_s));
+  CHECK(r.checkpoint_loss ==
+        doctest::Approx(r.checkpoint_overhead_s / r.effective_time_to_train_s));
   // Each class in proportion to its rate: GPU vs HBM losses as 196 : 72.
   auto loss = [&](const std::string& id) {
     for (const auto& x : r.rates)
@@ -335,7 +342,8 @@ TEST_CASE("facility reliability: goodput loss by cause adds up to the lost goodp
   FacilityResult f = evaluate_facility(in, o);
   const auto j = facility_to_json(f)["reliability"];
   CHECK(j["checkpoint_loss"].get<double>() == doctest::Approx(f.reliability.checkpoint_loss));
-  CHECK(j["failure_classes"][0]["goodput_loss"].get<double>() == doctest::Approx(f.reliability.rates[0].goodput_loss));
+  CHECK(j["failure_classes"][0]["goodput_loss"].get<double>() ==
+        doctest::Approx(f.reliability.rates[0].goodput_loss));
 }
 
 TEST_CASE("facility reliability: a class from another study carries its own observation window") {
@@ -351,11 +359,12 @@ TEST_CASE("facility reliability: a class from another study carries its own obse
     return Doc::parse(R"({"profiles":[{"id":"x","name":"n","source":"s",
       "observed":{"duration":"10d","gpus":8,"nodes":1,"nics":8,"links":0,"switches":0},
       "restart_time":"5min","classes":[{"id":"sw","per":"switch","failures":2,"causes":"c",
-      "observed":)" + observed + "}]}]}",
+      "observed":)" + observed +
+                          "}]}]}",
                       "rel.json");
   };
-  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":0})")), doctest::Contains("units"),
-                       InputError);
-  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":5,"x":1})")), doctest::Contains("x"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":0})")),
+                       doctest::Contains("units"), InputError);
+  CHECK_THROWS_WITH_AS(parse_reliability(bad(R"({"duration":"100d","units":5,"x":1})")),
+                       doctest::Contains("x"), InputError);
 }

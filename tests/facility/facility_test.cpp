@@ -15,14 +15,18 @@ TEST_CASE("facility: JSON carries the keys of issue 7 and is deterministic") {
   nlohmann::json a = facility_to_json(evaluate_facility(in, o));
   nlohmann::json b = facility_to_json(evaluate_facility(in, o));
   CHECK(a.dump() == b.dump());
-  for (const char* k : {"avg_it_W", "peak_it_W", "facility_W", "swing_W", "swing_period_s", "timeline"})
+  for (const char* k :
+       {"avg_it_W", "peak_it_W", "facility_W", "swing_W", "swing_period_s", "timeline"})
     CHECK_MESSAGE(a["power"].contains(k), k);
   CHECK(a.contains("energy_per_run_J"));
-  for (const char* k : {"throttle_factor", "heat_per_rack_W"}) CHECK_MESSAGE(a["cooling"].contains(k), k);
-  for (const char* k : {"capex_usd", "opex_usd_per_year", "cost_per_run_usd", "usd_per_million_tokens",
-                        "cloud_cost_per_run_usd", "breakeven_utilization", "usd_per_gpu_hour"})
+  for (const char* k : {"throttle_factor", "heat_per_rack_W"})
+    CHECK_MESSAGE(a["cooling"].contains(k), k);
+  for (const char* k :
+       {"capex_usd", "opex_usd_per_year", "cost_per_run_usd", "usd_per_million_tokens",
+        "cloud_cost_per_run_usd", "breakeven_utilization", "usd_per_gpu_hour"})
     CHECK_MESSAGE(a["cost"].contains(k), k);
-  for (const char* k : {"mtbf_s", "checkpoint_interval_s", "checkpoint_write_s", "goodput", "monte_carlo"})
+  for (const char* k :
+       {"mtbf_s", "checkpoint_interval_s", "checkpoint_write_s", "goodput", "monte_carlo"})
     CHECK_MESSAGE(a["reliability"].contains(k), k);
   for (const char* k : {"required_read_Bps", "available_read_Bps", "stall_fraction"})
     CHECK_MESSAGE(a["storage"].contains(k), k);

@@ -12,9 +12,12 @@ using namespace tutti::testing;
 
 namespace {
 
-const std::vector<std::string> kSim = {"--json", "simulate", "-w", "models/llama3-8b.json",
-                                       "-c", "topologies/h100-64gpu-fattree.json", "-p", "tp=2",
-                                       "--engine", "analytic", "--set", "storage.system=superpod-good-1su",
+const std::vector<std::string> kSim = {"--json",     "simulate",
+                                       "-w",         "models/llama3-8b.json",
+                                       "-c",         "topologies/h100-64gpu-fattree.json",
+                                       "-p",         "tp=2",
+                                       "--engine",   "analytic",
+                                       "--set",      "storage.system=superpod-good-1su",
                                        "--facility", "trials=0"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
@@ -37,7 +40,9 @@ std::string write(const std::string& name, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("prices cli: simulate --prices replaces the catalog's prices and every figure says its origin") {
+TEST_CASE(
+    "prices cli: simulate --prices replaces the catalog's prices and every figure says its "
+    "origin") {
   auto base = run_tutti(kSim);
   REQUIRE_MESSAGE(base.rc == 0, base.err);
   auto b = base.json()["facility"]["cost"];
@@ -80,13 +85,15 @@ TEST_CASE("prices cli: a bad prices file exits 2 naming the file and the key pat
 }
 
 TEST_CASE("prices cli: a GPU without a rental price says 'no price', never $0") {
-  auto r = run_tutti({"simulate", "-w", "models/llama3-8b.json", "-c", "topologies/l40s-8x-pcie.json", "-p", "tp=4",
-                      "--engine", "analytic", "--facility", "trials=0"});
+  auto r =
+      run_tutti({"simulate", "-w", "models/llama3-8b.json", "-c", "topologies/l40s-8x-pcie.json",
+                 "-p", "tp=4", "--engine", "analytic", "--facility", "trials=0"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.out.find("rented: no price") != std::string::npos);
   CHECK(r.out.find("rented no price") != std::string::npos);
-  auto j = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c", "topologies/l40s-8x-pcie.json",
-                      "-p", "tp=4", "--engine", "analytic", "--facility", "trials=0"});
+  auto j = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c",
+                      "topologies/l40s-8x-pcie.json", "-p", "tp=4", "--engine", "analytic",
+                      "--facility", "trials=0"});
   REQUIRE_MESSAGE(j.rc == 0, j.err);
   auto c = j.json()["facility"]["cost"];
   CHECK(c["origins"]["cloud"] == "no price");
@@ -105,14 +112,17 @@ TEST_CASE("prices cli: owned cost of the run follows the utilisation, energy bot
         doctest::Approx(2 * (f["cost"]["owned_run_usd"].get<double>() - energy_usd)).epsilon(1e-9));
 
   auto e = f["energy"];
-  CHECK(e["physical_facility_J"].get<double>() == doctest::Approx(f["energy_per_run_J"].get<double>()));
+  CHECK(e["physical_facility_J"].get<double>() ==
+        doctest::Approx(f["energy_per_run_J"].get<double>()));
   // The model-card convention (every GPU at TDP all along) reads higher than the timeline here.
   CHECK(e["model_card_J"].get<double>() > 0);
   const double pue = e["physical_facility_J"].get<double>() / e["physical_it_J"].get<double>();
-  CHECK(e["model_card_J"].get<double>() == doctest::Approx(e["gpu_hours"].get<double>() * 3600 * 700 * pue));
+  CHECK(e["model_card_J"].get<double>() ==
+        doctest::Approx(e["gpu_hours"].get<double>() * 3600 * 700 * pue));
   CHECK(e["physical_J_per_token"].get<double>() > 0);
   CHECK(e["grid"] == "world");
-  CHECK(e["physical_co2_kg"].get<double>() == doctest::Approx(e["physical_facility_J"].get<double>() / 3.6e6 * 0.48));
+  CHECK(e["physical_co2_kg"].get<double>() ==
+        doctest::Approx(e["physical_facility_J"].get<double>() / 3.6e6 * 0.48));
   auto us = run_tutti(fac("trials=0,grid=us"));
   REQUIRE(us.rc == 0);
   CHECK(us.json()["facility"]["energy"]["kg_co2_per_kWh"].get<double>() == doctest::Approx(0.39));
@@ -135,7 +145,8 @@ TEST_CASE("prices cli: --tokens and --global-batch override the workload and sho
   // 1B tokens at 256 x 8192 tokens per step.
   CHECK(j["iterations"].get<double>() == std::ceil(1e9 / (256.0 * 8192)));
   CHECK(j["iteration_time_s"].get<double>() < b["iteration_time_s"].get<double>());
-  auto text = run_tutti(with(std::vector<std::string>(kSim.begin() + 1, kSim.end()), {"--tokens", "1B"}));
+  auto text =
+      run_tutti(with(std::vector<std::string>(kSim.begin() + 1, kSim.end()), {"--tokens", "1B"}));
   CHECK(text.out.find("override   tokens to train 1e+09") != std::string::npos);
   auto bad = run_tutti(with(kSim, {"--tokens", "lots"}));
   CHECK(bad.rc == 2);
@@ -151,7 +162,8 @@ std::string one_config_request(const std::string& extra) {
                "storage": ["superpod-good-1su"], "acquisition": ["buy", "rent"],
                "layouts": {"tp": [2], "pp": [1], "cp": [1], "vp": [1], "micro_batch": [1], "zero": [1], "shard_group": [0],
                            "recompute": ["none"]}},
-    "finalists": 0)" + extra + "}";
+    "finalists": 0)" +
+         extra + "}";
 }
 
 // The same cluster as the plan builds (make_cluster: "8xdgx-h100").
@@ -161,7 +173,9 @@ const char* kPlanCluster = R"({"name": "8xdgx-h100", "node": "dgx-h100", "nodes"
 
 }  // namespace
 
-TEST_CASE("prices cli: rent vs buy on one basis: plan and simulate give the same owned and rental figures") {
+TEST_CASE(
+    "prices cli: rent vs buy on one basis: plan and simulate give the same owned and rental "
+    "figures") {
   auto req = write("one.json", one_config_request(""));
   auto plan = run_tutti({"plan", req, "--json"});
   REQUIRE_MESSAGE(plan.rc == 0, plan.err);
@@ -171,13 +185,15 @@ TEST_CASE("prices cli: rent vs buy on one basis: plan and simulate give the same
   nlohmann::json buy, rent;
   for (const auto& e : p["pareto"]) (e["hardware"]["acquisition"] == "buy" ? buy : rent) = e;
   if (buy.is_null() || rent.is_null())
-    for (const auto& e : {p["recommended"]}) (e["hardware"]["acquisition"] == "buy" ? buy : rent) = e;
+    for (const auto& e : {p["recommended"]})
+      (e["hardware"]["acquisition"] == "buy" ? buy : rent) = e;
   REQUIRE(!buy.is_null());
-  const std::string layout = buy["layout"]["text"].is_string() ? buy["layout"]["text"].get<std::string>() : "";
+  const std::string layout =
+      buy["layout"]["text"].is_string() ? buy["layout"]["text"].get<std::string>() : "";
   auto cluster = write("plan-cluster.json", kPlanCluster);
   auto sim = run_tutti({"--json", "simulate", "-w", "models/llama3-8b.json", "-c", cluster, "-p",
-                        "tp=2,pp=1,cp=1,vp=1,mb=1,zero=1", "--engine", "analytic", "--tokens", "20B",
-                        "--facility", "trials=0"});
+                        "tp=2,pp=1,cp=1,vp=1,mb=1,zero=1", "--engine", "analytic", "--tokens",
+                        "20B", "--facility", "trials=0"});
   REQUIRE_MESSAGE(sim.rc == 0, sim.err);
   auto s = sim.json();
   auto cost = s["facility"]["cost"];
@@ -186,7 +202,8 @@ TEST_CASE("prices cli: rent vs buy on one basis: plan and simulate give the same
   CAPTURE(t_plan);
   CAPTURE(t_sim);
   // Same purchase, same owned rate and the same rental rate; run figures scale with the time.
-  CHECK(buy["purchase_usd"].get<double>() == doctest::Approx(cost["purchase_usd"].get<double>()).epsilon(1e-9));
+  CHECK(buy["purchase_usd"].get<double>() ==
+        doctest::Approx(cost["purchase_usd"].get<double>()).epsilon(1e-9));
   CHECK(buy["owned_run_usd"].get<double>() / t_plan ==
         doctest::Approx(cost["owned_run_usd"].get<double>() / t_sim).epsilon(0.02));
   CHECK(buy["rental_usd"].get<double>() / t_plan ==
@@ -201,21 +218,29 @@ TEST_CASE("prices cli: rent vs buy on one basis: plan and simulate give the same
   // On the purchase basis the bought configuration carries its whole purchase. (With renting also
   // searched, the purchase basis puts only the rented one on the frontier, so search buying alone.)
   std::string buy_only = one_config_request("");
-  buy_only.replace(buy_only.find(R"("buy", "rent")"), std::string(R"("buy", "rent")").size(), R"("buy")");
-  auto whole = run_tutti({"plan", write("buy-only.json", buy_only), "--json", "--cost-basis", "purchase"});
+  buy_only.replace(buy_only.find(R"("buy", "rent")"), std::string(R"("buy", "rent")").size(),
+                   R"("buy")");
+  auto whole =
+      run_tutti({"plan", write("buy-only.json", buy_only), "--json", "--cost-basis", "purchase"});
   REQUIRE_MESSAGE(whole.rc == 0, whole.err);
   const auto wj = whole.json();  // held: ranging over a member of a temporary dangles
   REQUIRE(wj["recommended"]["hardware"]["acquisition"] == "buy");
-  CHECK(wj["recommended"]["total_cost_usd"].get<double>() > wj["recommended"]["purchase_usd"].get<double>());
-  for (const auto& e : wj["pareto"]) CHECK(e["total_cost_usd"].get<double>() > e["purchase_usd"].get<double>());
+  CHECK(wj["recommended"]["total_cost_usd"].get<double>() >
+        wj["recommended"]["purchase_usd"].get<double>());
+  for (const auto& e : wj["pareto"])
+    CHECK(e["total_cost_usd"].get<double>() > e["purchase_usd"].get<double>());
   auto text = run_tutti({"plan", req});
   CHECK(text.out.find("cost_basis=run (default)") != std::string::npos);
 }
 
-TEST_CASE("prices cli: a prices section changes the plan, a GPU without a rental price is not 'over budget'") {
+TEST_CASE(
+    "prices cli: a prices section changes the plan, a GPU without a rental price is not 'over "
+    "budget'") {
   auto base = run_tutti({"plan", write("b.json", one_config_request("")), "--json"});
-  auto cheap = run_tutti({"plan", write("c.json", one_config_request(R"(, "prices": {"nodes": {"dgx-h100": "$100k"}})")),
-                          "--json"});
+  auto cheap = run_tutti(
+      {"plan",
+       write("c.json", one_config_request(R"(, "prices": {"nodes": {"dgx-h100": "$100k"}})")),
+       "--json"});
   REQUIRE_MESSAGE(base.rc == 0, base.err);
   REQUIRE_MESSAGE(cheap.rc == 0, cheap.err);
   auto b = base.json(), c = cheap.json();
@@ -223,10 +248,12 @@ TEST_CASE("prices cli: a prices section changes the plan, a GPU without a rental
   auto servers = [](const nlohmann::json& j) {
     return j["recommended"]["facility"]["cost"]["capex_breakdown_usd"]["servers"].get<double>();
   };
-  if (b["recommended"]["hardware"]["acquisition"] == "buy" && c["recommended"]["hardware"]["acquisition"] == "buy")
+  if (b["recommended"]["hardware"]["acquisition"] == "buy" &&
+      c["recommended"]["hardware"]["acquisition"] == "buy")
     CHECK(servers(c) == doctest::Approx(8 * 100000.0));
   // Cheap servers: buying wins where renting did, or buying got cheaper.
-  CHECK(c["recommended"]["total_cost_usd"].get<double>() <= b["recommended"]["total_cost_usd"].get<double>());
+  CHECK(c["recommended"]["total_cost_usd"].get<double>() <=
+        b["recommended"]["total_cost_usd"].get<double>());
   CHECK(c["recommended"]["hardware"]["acquisition"] == "buy");
 
   // L40S has no rental price: renting it is "no_price", never a budget violation.

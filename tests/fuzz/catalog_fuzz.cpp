@@ -11,7 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tutti;
   static const std::vector<Catalog::File> unchanged = [] {
     std::vector<Catalog::File> out;
-    for (const auto& [name, text] : embedded_catalog_files()) out.push_back(Catalog::read_file(name, text));
+    for (const auto& [name, text] : embedded_catalog_files())
+      out.push_back(Catalog::read_file(name, text));
     return out;
   }();
   return tutti::fuzz::run(data, size, [](const std::string& text) {

@@ -1,9 +1,9 @@
 #pragma once
-// Shared driver of tutti's libFuzzer targets (issue 25), one per input kind (tests/fuzz/*_fuzz.cpp).
-// The contract under test: any bytes give either a result or an InputError (exit 2). An
-// InternalError (exit 70), any other exception (bad_alloc, nlohmann type errors, ...), a crash, a
-// sanitizer report, a hang or an out-of-memory is a finding: the target aborts so that libFuzzer
-// records the input under build-fuzz/findings/<kind>/.
+// Shared driver of tutti's libFuzzer targets (issue 25), one per input kind
+// (tests/fuzz/*_fuzz.cpp). The contract under test: any bytes give either a result or an InputError
+// (exit 2). An InternalError (exit 70), any other exception (bad_alloc, nlohmann type errors, ...),
+// a crash, a sanitizer report, a hang or an out-of-memory is a finding: the target aborts so that
+// libFuzzer records the input under build-fuzz/findings/<kind>/.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -9,9 +9,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (text.empty()) return;
     const std::string body = text.substr(1);
     switch (static_cast<unsigned char>(text[0]) % 3) {
-      case 0: (void)read_swf(body, "fuzz.swf"); break;
-      case 1: (void)read_sacct(body, "fuzz.txt"); break;
-      default: (void)read_job_json(body, "fuzz.json"); break;
+      case 0:
+        (void)read_swf(body, "fuzz.swf");
+        break;
+      case 1:
+        (void)read_sacct(body, "fuzz.txt");
+        break;
+      default:
+        (void)read_job_json(body, "fuzz.json");
+        break;
     }
   });
 }

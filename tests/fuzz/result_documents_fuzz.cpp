@@ -12,8 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   return tutti::fuzz::run(data, size, [](const std::string& text) {
     using namespace tutti;
     nlohmann::json j = parse_json_text(text, "fuzz.json");
-    reports::Report rep = j.is_object() && j.contains("architectures") ? reports::build_compare_report(j)
-                                                                       : reports::build_plan_report(j);
+    reports::Report rep = j.is_object() && j.contains("architectures")
+                              ? reports::build_compare_report(j)
+                              : reports::build_plan_report(j);
     (void)reports::write(rep, reports::Format::Markdown);
     (void)reports::write(rep, reports::Format::Json);
   });

@@ -35,7 +35,8 @@ double passes(const std::string& text) {
   if (!j.is_array()) return 0;
   double sum = 0;
   for (const auto& c : j)
-    sum += field(c, "training", "global_batch") / (field(c, "training", "micro_batch") * field(c, "parallel", "dp")) *
+    sum += field(c, "training", "global_batch") /
+           (field(c, "training", "micro_batch") * field(c, "parallel", "dp")) *
            (field(c, "model", "layers") + 1) * field(c, "parallel", "vp");
   return sum;
 }

@@ -326,7 +326,8 @@ TEST_CASE("program: FSDP gathers each layer before forward and backward, reduce-
       ++gathers;
       if (o.dep_count > 0) ++prefetched;  // issued once the previous layer started
     }
-    if (p.names[o.name] == "fsdp.grad_reducescatter" || p.names[o.name] == "zero3.grad_reducescatter")
+    if (p.names[o.name] == "fsdp.grad_reducescatter" ||
+        p.names[o.name] == "zero3.grad_reducescatter")
       ++scatters;
   }
   // Per micro-batch: 12 layers + embedding + head in forward, 12 layers + head in backward.

@@ -15,7 +15,9 @@ using namespace tutti;
 
 namespace {
 
-std::string model(const char* name) { return std::string(TUTTI_SOURCE_DIR) + "/models/" + name; }
+std::string model(const char* name) {
+  return std::string(TUTTI_SOURCE_DIR) + "/models/" + name;
+}
 
 struct Traffic {
   int count = 0;
@@ -27,7 +29,8 @@ std::map<std::string, Traffic> traffic(const Program& p, int stage = 0) {
   std::map<std::string, Traffic> t;
   for (const Op& op : p.classes[stage].ops)
     if (op.kind == OpKind::Collective) {
-      auto& x = t[std::string(to_string(op.coll)) + "/" + to_string(op.group) + "/" + p.names[op.name]];
+      auto& x =
+          t[std::string(to_string(op.coll)) + "/" + to_string(op.group) + "/" + p.names[op.name]];
       ++x.count;
       x.bytes += op.bytes;
     }
@@ -36,7 +39,8 @@ std::map<std::string, Traffic> traffic(const Program& p, int stage = 0) {
 
 int count_coll(const Program& p, Coll c, GroupDim g, int stage = 0) {
   int n = 0;
-  for (const Op& op : p.classes[stage].ops) n += op.kind == OpKind::Collective && op.coll == c && op.group == g;
+  for (const Op& op : p.classes[stage].ops)
+    n += op.kind == OpKind::Collective && op.coll == c && op.group == g;
   return n;
 }
 
@@ -65,11 +69,12 @@ TEST_CASE("sharding: layout keys parse, print and reject bad values") {
   CHECK_FALSE(l.reshard_after_forward());
   Layout d = parse_layout_flag("zero=3,pp=1");
   CHECK(d.reshard == -1);
-  CHECK(d.reshard_after_forward());                                  // torchtitan default without PP
+  CHECK(d.reshard_after_forward());  // torchtitan default without PP
   CHECK_FALSE(parse_layout_flag("zero=3,pp=4").reshard_after_forward());  // ... and with PP
   Layout shown = parse_layout_flag("zero=3,pp=4,dp=16,shard_group=4");
   CHECK(to_string(shown).find(",shard_group=4") != std::string::npos);
-  CHECK(to_string(shown).find(",reshard=0") != std::string::npos);  // the default that applies is shown
+  CHECK(to_string(shown).find(",reshard=0") !=
+        std::string::npos);  // the default that applies is shown
   CHECK(to_string(parse_layout_flag("zero=1")).find("reshard") == std::string::npos);
   Layout rt = parse_layout_flag(to_string(shown));
   CHECK(rt.shard_group == 4);
@@ -89,15 +94,19 @@ TEST_CASE("sharding: structural errors name the key and what would fit") {
     return "";
   };
   CHECK(problem("zero=1,shard_group=4").empty());
-  CHECK(problem("zero=1,shard_group=3").find("shard_group=3 does not divide the 16") != std::string::npos);
+  CHECK(problem("zero=1,shard_group=3").find("shard_group=3 does not divide the 16") !=
+        std::string::npos);
   CHECK(problem("zero=0,shard_group=4").find("needs zero >= 1") != std::string::npos);
   CHECK(problem("zero=1,reshard=0").find("applies to zero=3 only") != std::string::npos);
   CHECK(problem("zero=3,reshard=0").empty());
 }
 
-TEST_CASE("sharding: zero=0 all-reduces gradients, zero=1 and 2 reduce-scatter and all-gather the same bytes") {
+TEST_CASE(
+    "sharding: zero=0 all-reduces gradients, zero=1 and 2 reduce-scatter and all-gather the same "
+    "bytes") {
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=64"});
-  const Program z0 = expand(w, "zero=0", 8), z1 = expand(w, "zero=1", 8), z2 = expand(w, "zero=2", 8);
+  const Program z0 = expand(w, "zero=0", 8), z1 = expand(w, "zero=1", 8),
+                z2 = expand(w, "zero=2", 8);
   CHECK(count_coll(z0, Coll::AllReduce, GroupDim::DP) > 0);
   CHECK(count_coll(z0, Coll::ReduceScatter, GroupDim::DP) == 0);
   CHECK(count_coll(z0, Coll::AllGather, GroupDim::DP) == 0);
@@ -111,8 +120,8 @@ TEST_CASE("sharding: zero=0 all-reduces gradients, zero=1 and 2 reduce-scatter a
     CHECK(t2[k].bytes == doctest::Approx(v.bytes));
   }
   // Memory: each stage shards one more state.
-  const Layout l0 = layout(w, "zero=0", 8), l1 = layout(w, "zero=1", 8), l2 = layout(w, "zero=2", 8),
-               l3 = layout(w, "zero=3", 8);
+  const Layout l0 = layout(w, "zero=0", 8), l1 = layout(w, "zero=1", 8),
+               l2 = layout(w, "zero=2", 8), l3 = layout(w, "zero=3", 8);
   const auto m0 = memory_per_gpu(w, l0), m1 = memory_per_gpu(w, l1), m2 = memory_per_gpu(w, l2),
              m3 = memory_per_gpu(w, l3);
   CHECK(m1.optimizer_bytes == doctest::Approx(m0.optimizer_bytes / 8));
@@ -122,10 +131,13 @@ TEST_CASE("sharding: zero=0 all-reduces gradients, zero=1 and 2 reduce-scatter a
   CHECK(m3.weights_bytes == doctest::Approx(m0.weights_bytes / 8));
 }
 
-TEST_CASE("sharding: zero=3 with pipelining gathers once per iteration with reshard=0, per micro-batch with reshard=1") {
+TEST_CASE(
+    "sharding: zero=3 with pipelining gathers once per iteration with reshard=0, per micro-batch "
+    "with reshard=1") {
   // 12 layers, pp=2 (6 layers a stage), dp=4, 8 micro-batches.
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=32"});
-  const Program keep = expand(w, "pp=2,zero=3,reshard=0", 8), free = expand(w, "pp=2,zero=3,reshard=1", 8);
+  const Program keep = expand(w, "pp=2,zero=3,reshard=0", 8),
+                free = expand(w, "pp=2,zero=3,reshard=1", 8);
   const Program dflt = expand(w, "pp=2,zero=3", 8);
   const int M = 8;
   for (int st = 0; st < 2; ++st) {
@@ -147,7 +159,9 @@ TEST_CASE("sharding: zero=3 with pipelining gathers once per iteration with resh
   CHECK(mk.weights_bytes == doctest::Approx(mf.weights_bytes));
 }
 
-TEST_CASE("sharding: zero=3 without pipelining reduce-scatters per micro-batch, reshard=0 drops the backward gathers") {
+TEST_CASE(
+    "sharding: zero=3 without pipelining reduce-scatters per micro-batch, reshard=0 drops the "
+    "backward gathers") {
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=32"});
   const Program free = expand(w, "zero=3", 8), keep = expand(w, "zero=3,reshard=0", 8);
   const int M = 4, units = 12 + 2;  // 12 layers, embedding and head
@@ -157,12 +171,14 @@ TEST_CASE("sharding: zero=3 without pipelining reduce-scatters per micro-batch, 
   CHECK(count_coll(keep, Coll::ReduceScatter, GroupDim::DP) == M * units);
 }
 
-TEST_CASE("sharding: hybrid shard groups reduce-scatter inside, all-reduce the shard across groups") {
+TEST_CASE(
+    "sharding: hybrid shard groups reduce-scatter inside, all-reduce the shard across groups") {
   const Workload w = load_workload(model("tiny-gpt.json"), {"training.global_batch=64"});
   const Program full = expand(w, "zero=3", 16), hyb = expand(w, "zero=3,shard_group=4", 16);
   const Layout& l = hyb.layout;
   REQUIRE(l.dp == 16);
-  // Groups: shard groups are 4 consecutive dp ranks, replica groups stride 4; they tile the DP group.
+  // Groups: shard groups are 4 consecutive dp ranks, replica groups stride 4; they tile the DP
+  // group.
   std::set<int> covered;
   for (int d = 0; d < l.dp; ++d) {
     const int r = rank_of(l, 0, 0, d, 0);
@@ -177,9 +193,12 @@ TEST_CASE("sharding: hybrid shard groups reduce-scatter inside, all-reduce the s
   }
   CHECK(covered.size() == 4);
   CHECK(count_coll(hyb, Coll::AllGather, GroupDim::DP) == 0);
-  CHECK(count_coll(hyb, Coll::AllGather, GroupDim::DPShard) == count_coll(full, Coll::AllGather, GroupDim::DP));
-  CHECK(count_coll(hyb, Coll::ReduceScatter, GroupDim::DPShard) == count_coll(full, Coll::ReduceScatter, GroupDim::DP));
-  CHECK(count_coll(hyb, Coll::AllReduce, GroupDim::DPReplica) == count_coll(full, Coll::ReduceScatter, GroupDim::DP));
+  CHECK(count_coll(hyb, Coll::AllGather, GroupDim::DPShard) ==
+        count_coll(full, Coll::AllGather, GroupDim::DP));
+  CHECK(count_coll(hyb, Coll::ReduceScatter, GroupDim::DPShard) ==
+        count_coll(full, Coll::ReduceScatter, GroupDim::DP));
+  CHECK(count_coll(hyb, Coll::AllReduce, GroupDim::DPReplica) ==
+        count_coll(full, Coll::ReduceScatter, GroupDim::DP));
   double rs = 0, ar = 0;
   for (const Op& op : hyb.classes[0].ops) {
     if (op.kind != OpKind::Collective) continue;

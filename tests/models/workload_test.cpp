@@ -4,9 +4,8 @@
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
-
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "../support/run.hpp"
@@ -66,7 +65,8 @@ TEST_CASE("workload: parameter counts within 1% of the published counts") {
     CAPTURE(stem);
     bool listed = false;
     for (const auto& c : cases) listed = listed || stem == c.file;
-    CHECK_MESSAGE(listed, "models/" << stem << ".json has no published parameter count in this test");
+    CHECK_MESSAGE(listed,
+                  "models/" << stem << ".json has no published parameter count in this test");
   }
   CHECK(params(load("resnet50")) == 25557032.0);  // torchvision resnet50
   CHECK(params(load("vit-b16")) == 86567656.0);   // timm vit_base_patch16_224
@@ -212,7 +212,8 @@ TEST_CASE("workload: infeasible layouts say why and suggest what fits") {
   CHECK(m.find("more than the 80.0 GiB") != std::string::npos);
   CHECK(m.find("would fit:") != std::string::npos);
   // One GPU cannot hold it: the suggestion is the smallest tp*pp on more GPUs.
-  CHECK(msg("tp=1,pp=1", 1, 80 * kGiB).find("would fit: tp=1,pp=3,dp=1 on 3 GPUs") != std::string::npos);
+  CHECK(msg("tp=1,pp=1", 1, 80 * kGiB).find("would fit: tp=1,pp=3,dp=1 on 3 GPUs") !=
+        std::string::npos);
   CHECK(msg("tp=4,pp=2", 64, 80 * kGiB).empty());
 }
 
@@ -273,8 +274,10 @@ TEST_CASE("workload: etp=1 counts expert memory over ep and shards its states ov
   CHECK_NOTHROW(check_layout(w, d));
   CHECK(memory_per_gpu(w, d).weights_bytes < ma.weights_bytes);
   // etp between 1 and tp is not modelled; folding needs sequence parallelism.
-  CHECK_THROWS_AS(check_layout(w, parse_layout_flag("tp=4,pp=2,dp=32,ep=16,etp=2", resolve_layout(w))),
-                  InputError);
-  CHECK_THROWS_AS(check_layout(w, parse_layout_flag("tp=2,pp=2,dp=64,ep=32,etp=1,sp=0", resolve_layout(w))),
-                  InputError);
+  CHECK_THROWS_AS(
+      check_layout(w, parse_layout_flag("tp=4,pp=2,dp=32,ep=16,etp=2", resolve_layout(w))),
+      InputError);
+  CHECK_THROWS_AS(
+      check_layout(w, parse_layout_flag("tp=2,pp=2,dp=64,ep=32,etp=1,sp=0", resolve_layout(w))),
+      InputError);
 }

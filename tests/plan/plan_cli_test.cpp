@@ -4,13 +4,15 @@
 #include <set>
 #include <string>
 
-#include "tutti/core/schema.hpp"
 #include "../support/run.hpp"
+#include "tutti/core/schema.hpp"
 
 using namespace tutti::testing;
 
 namespace {
-std::string small() { return src("tests/plan/small_request.json"); }
+std::string small() {
+  return src("tests/plan/small_request.json");
+}
 }  // namespace
 
 TEST_CASE("plan cli: a feasible request recommends a configuration (JSON keys)") {
@@ -19,7 +21,8 @@ TEST_CASE("plan cli: a feasible request recommends a configuration (JSON keys)")
   auto j = r.json();
   for (const char* k : {"recommended", "pareto", "evaluated", "feasible", "simulated", "finalists"})
     CHECK_MESSAGE(j.contains(k), k);
-  // The whole document matches its output schema (what `tutti report plan` checks before rendering).
+  // The whole document matches its output schema (what `tutti report plan` checks before
+  // rendering).
   const auto schema = tutti::load_schema(tutti::testing::src("schemas/plan_result.schema.json"));
   CHECK_MESSAGE(tutti::validate_schema(schema, j).empty(),
                 tutti::format_schema_errors(tutti::validate_schema(schema, j)));
@@ -37,10 +40,10 @@ TEST_CASE("plan cli: a feasible request recommends a configuration (JSON keys)")
   for (const auto& a : j["pareto"]) {
     CHECK(a["feasible"] == true);
     for (const auto& b : j["pareto"]) {
-      bool le = a["time_to_train_s"] <= b["time_to_train_s"] && a["total_cost_usd"] <= b["total_cost_usd"] &&
-                a["energy_J"] <= b["energy_J"];
-      bool lt = a["time_to_train_s"] < b["time_to_train_s"] || a["total_cost_usd"] < b["total_cost_usd"] ||
-                a["energy_J"] < b["energy_J"];
+      bool le = a["time_to_train_s"] <= b["time_to_train_s"] &&
+                a["total_cost_usd"] <= b["total_cost_usd"] && a["energy_J"] <= b["energy_J"];
+      bool lt = a["time_to_train_s"] < b["time_to_train_s"] ||
+                a["total_cost_usd"] < b["total_cost_usd"] || a["energy_J"] < b["energy_J"];
       CHECK_FALSE((le && lt));
     }
   }
@@ -81,8 +84,9 @@ TEST_CASE("plan cli: energy per token (J per training token) in JSON rows, the t
   for (const auto& e : j["pareto"]) check_row(e);
   auto text = run_tutti({"plan", small()});
   REQUIRE(text.rc == 0);
-  CHECK(text.out.find(" per token; power ") != std::string::npos);  // the recommendation's energy line
-  CHECK(text.out.find("J/token") != std::string::npos);             // the table's column
+  CHECK(text.out.find(" per token; power ") !=
+        std::string::npos);                              // the recommendation's energy line
+  CHECK(text.out.find("J/token") != std::string::npos);  // the table's column
   auto csv = run_tutti({"plan", small(), "--csv"});
   REQUIRE(csv.rc == 0);
   CHECK(csv.out.find(",energy_J,energy_J_per_token,avg_it_power_W,") != std::string::npos);
@@ -90,7 +94,8 @@ TEST_CASE("plan cli: energy per token (J per training token) in JSON rows, the t
 
 TEST_CASE("plan cli: pruning never changes the answer (exhaustive search on a small space)") {
   auto pruned = run_tutti({"plan", small(), "--json", "--budget", "$12M", "--acquisition", "buy"});
-  auto full = run_tutti({"plan", small(), "--json", "--budget", "$12M", "--acquisition", "buy", "--no-prune"});
+  auto full = run_tutti(
+      {"plan", small(), "--json", "--budget", "$12M", "--acquisition", "buy", "--no-prune"});
   REQUIRE_MESSAGE(pruned.rc == 0, pruned.err);
   REQUIRE_MESSAGE(full.rc == 0, full.err);
   auto p = pruned.json(), f = full.json();
@@ -160,13 +165,16 @@ TEST_CASE("plan cli: the built-in example request prints and runs") {
   // run, so the frontier is short: at least two points (fastest and cheapest).
   CHECK(j["pareto"].size() >= 2);
   CHECK(j["request"]["cost_basis"] == "run");
-  CHECK(j["recommended"]["total_cost_usd"].get<double>() == doctest::Approx(j["recommended"]["owned_run_usd"].get<double>()));
+  CHECK(j["recommended"]["total_cost_usd"].get<double>() ==
+        doctest::Approx(j["recommended"]["owned_run_usd"].get<double>()));
 }
 
 // Issue 24: one consistent plan. The recommendation, the frontier and the runners-up are timed by
 // the same engine and the recommendation is picked from the frontier's set, so it lies on it; the
 // runners-up name other GPU types; the constraints that shaped the answer travel with it.
-TEST_CASE("plan cli: plan --example recommends a point of its own frontier, shows other GPU types and its constraints") {
+TEST_CASE(
+    "plan cli: plan --example recommends a point of its own frontier, shows other GPU types and "
+    "its constraints") {
   auto r = run_tutti({"plan", "--example", "--json", "-q"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   auto j = r.json();
@@ -182,7 +190,8 @@ TEST_CASE("plan cli: plan --example recommends a point of its own frontier, show
   CHECK(on_frontier);
   CHECK(rec["engine"] == "native");
   // Runners-up on other hardware: at least one GPU type other than the recommendation's, each
-  // feasible, each the best of its GPU type or fabric (so no other layout of the same hardware twice).
+  // feasible, each the best of its GPU type or fabric (so no other layout of the same hardware
+  // twice).
   std::set<std::string> gpus;
   for (const auto& a : j["alternatives"]) {
     CHECK(a["feasible"] == true);

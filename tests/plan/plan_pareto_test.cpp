@@ -74,8 +74,9 @@ TEST_CASE("plan: merging slice frontiers equals the frontier of the whole") {
     CHECK(indices(m.pareto) == expected);
     // The best five by cost, checked by sorting everything.
     auto sorted = all;
-    std::sort(sorted.begin(), sorted.end(),
-              [](const Evaluation& a, const Evaluation& b) { return better_for(Objective::Cost, a, b); });
+    std::sort(sorted.begin(), sorted.end(), [](const Evaluation& a, const Evaluation& b) {
+      return better_for(Objective::Cost, a, b);
+    });
     sorted.resize(5);
     CHECK(indices(m.best) == indices(sorted));
     // The cost-optimal configuration is always on the frontier.

@@ -14,7 +14,9 @@ using Json = nlohmann::json;
 
 namespace {
 
-Json schema() { return load_schema(tutti::testing::src("schemas/plan_request.schema.json")); }
+Json schema() {
+  return load_schema(tutti::testing::src("schemas/plan_request.schema.json"));
+}
 
 // A request that uses every key the schema knows.
 Json full_request() {
@@ -143,12 +145,12 @@ TEST_CASE("plan: strict parsing rejects what the schema rejects") {
 }
 
 TEST_CASE("plan: quantities need units") {
-  for (auto [ptr, val] : std::vector<std::pair<std::string, Json>>{
-           {"/constraints/deadline", "30"},
-           {"/constraints/deadline", "30 parsecs"},
-           {"/constraints/capex_budget", "250M"},
-           {"/constraints/power_cap", "20"},
-           {"/tokens", "lots"}}) {
+  for (auto [ptr, val] :
+       std::vector<std::pair<std::string, Json>>{{"/constraints/deadline", "30"},
+                                                 {"/constraints/deadline", "30 parsecs"},
+                                                 {"/constraints/capex_budget", "250M"},
+                                                 {"/constraints/power_cap", "20"},
+                                                 {"/tokens", "lots"}}) {
     Json j = full_request();
     j[Json::json_pointer(ptr)] = val;
     CHECK_THROWS_AS(parse_plan_request(j, "req.json"), InputError);

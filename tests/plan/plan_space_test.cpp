@@ -42,7 +42,8 @@ TEST_CASE("plan: every enumerated layout is valid and uses every GPU") {
   // The Megatron layout Meta-style 70B runs use is in the space.
   bool found = false;
   for (const auto& l : layouts)
-    found = found || (l.tp == 8 && l.pp == 4 && l.dp == 32 && l.recompute == Recompute::None && l.vp == 1);
+    found = found ||
+            (l.tp == 8 && l.pp == 4 && l.dp == 32 && l.recompute == Recompute::None && l.vp == 1);
   CHECK(found);
 }
 
@@ -85,7 +86,8 @@ TEST_CASE("plan: GPU count ladder") {
   PlanRequest r;
   r.gpus_min = 1024;
   r.gpus_max = 8192;
-  CHECK(gpu_counts(r, 8) == std::vector<int>{1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192});
+  CHECK(gpu_counts(r, 8) ==
+        std::vector<int>{1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192});
   r.gpu_counts = {4096, 100, 1024, 4096, 9000};
   CHECK(gpu_counts(r, 8) == std::vector<int>{1024, 4096});
   r.gpu_counts = {};

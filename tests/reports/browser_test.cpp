@@ -139,13 +139,14 @@ TEST_CASE("browser: the tutti cluster report renders in headless Chromium") {
   if (skip_without_chromium()) return;
   std::string dir = temp_dir();
   std::string one = dir + "/cluster-simulate.html", cmp = dir + "/cluster-compare.html";
-  auto a = run_tutti({"cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json", "--jobs",
-                      "tests/data/cluster/lublin-256-excerpt.swf", "--processors-per-gpu", "4", "--scheduler",
-                      "easy-backfill", "--placement", "topology", "--html", one, "-q"});
+  auto a =
+      run_tutti({"cluster", "simulate", "--cluster", "topologies/h100-64gpu-fattree.json", "--jobs",
+                 "tests/data/cluster/lublin-256-excerpt.swf", "--processors-per-gpu", "4",
+                 "--scheduler", "easy-backfill", "--placement", "topology", "--html", one, "-q"});
   INFO(a.err);
   REQUIRE(a.rc == 0);
-  auto b = run_tutti({"cluster", "compare", "--cluster", "topologies/h100-64gpu-fattree.json", "--synthetic",
-                      "jobs=200,span=2d,max_gpus=32", "--html", cmp, "-q"});
+  auto b = run_tutti({"cluster", "compare", "--cluster", "topologies/h100-64gpu-fattree.json",
+                      "--synthetic", "jobs=200,span=2d,max_gpus=32", "--html", cmp, "-q"});
   INFO(b.err);
   REQUIRE(b.rc == 0);
   json res = browse(dir + "/shots", {one, cmp});

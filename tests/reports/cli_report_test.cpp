@@ -95,7 +95,8 @@ TEST_CASE("cli: report plan and render refuse a malformed plan, naming the file 
                         {"/evaluated", 1.5, "evaluated"},
                         {"/recommended/layout/tp", 0, "recommended.layout.tp"}};
   // A saved report (`report plan --format json`) wraps the plan under "data" for `report render`.
-  auto saved = run_tutti({"report", "plan", src("tests/reports/fixtures/plan.json"), "--format", "json"});
+  auto saved =
+      run_tutti({"report", "plan", src("tests/reports/fixtures/plan.json"), "--format", "json"});
   REQUIRE(saved.rc == 0);
   for (const auto& c : cases) {
     json bad = good;
@@ -119,7 +120,8 @@ TEST_CASE("cli: report plan and render refuse a malformed plan, naming the file 
 
 // Each simulation inside a comparison is read through schemas/simulation_result.schema.json: a key
 // of the wrong type or a missing one is exit 2 naming where it sits (issue 23).
-TEST_CASE("cli: report render refuses a comparison whose simulation breaks its schema, naming the key") {
+TEST_CASE(
+    "cli: report render refuses a comparison whose simulation breaks its schema, naming the key") {
   const json good = json::parse(slurp(src("tests/reports/fixtures/compare-two.json")));
   const std::string dir = temp_dir();
   struct Case {
@@ -128,12 +130,16 @@ TEST_CASE("cli: report render refuses a comparison whose simulation breaks its s
     const char* key;
   };
   const Case cases[] = {
-      {"/architectures/0/simulation/breakdown/compute_s", "slow", "architectures.0.simulation.breakdown.compute_s"},
-      {"/architectures/1/simulation/facility/cost/capex_usd", -1, "architectures.1.simulation.facility.cost.capex_usd"},
-      {"/architectures/0/simulation/schema_version", 2, "architectures.0.simulation.schema_version"},
+      {"/architectures/0/simulation/breakdown/compute_s", "slow",
+       "architectures.0.simulation.breakdown.compute_s"},
+      {"/architectures/1/simulation/facility/cost/capex_usd", -1,
+       "architectures.1.simulation.facility.cost.capex_usd"},
+      {"/architectures/0/simulation/schema_version", 2,
+       "architectures.0.simulation.schema_version"},
       {"/architectures/0/oversubscription/points/1/simulation/iteration_time_s", 0,
        "architectures.0.oversubscription.points.1.simulation.iteration_time_s"}};
-  auto saved = run_tutti({"report", "render", src("tests/reports/fixtures/compare-two.json"), "--format", "json"});
+  auto saved = run_tutti(
+      {"report", "render", src("tests/reports/fixtures/compare-two.json"), "--format", "json"});
   REQUIRE_MESSAGE(saved.rc == 0, saved.err);
   for (const auto& c : cases) {
     json bad = good;

@@ -158,9 +158,10 @@ TEST_CASE("compare: an infeasible layout on one cluster is reported next to the 
 
 TEST_CASE("compare: the report says where each price comes from, and --prices quotes read user") {
   auto origins_of = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"report", "compare", "--workload", kWorkload, "--cluster", kRail,
-                                     "--cluster", kRoce, "--parallel", "tp=8", "--oversubscription", "0",
-                                     "--format", "json"};
+    std::vector<std::string> args = {"report",     "compare", "--workload",         kWorkload,
+                                     "--cluster",  kRail,     "--cluster",          kRoce,
+                                     "--parallel", "tp=8",    "--oversubscription", "0",
+                                     "--format",   "json"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = run_tutti(args);
     INFO(r.err);

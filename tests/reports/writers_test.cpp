@@ -242,7 +242,8 @@ TEST_CASE("plan report has the frontier, the recommendation and the runners-up")
   REQUIRE(pt);
   CHECK(pt->rows.size() == p["pareto"].size());
   std::string csv = write_csv(r);
-  CHECK_MESSAGE(csv.rfind("point,configuration,gpus,layout,time_to_train_s,total_cost_usd", 0) == 0, csv.substr(0, 200));
+  CHECK_MESSAGE(csv.rfind("point,configuration,gpus,layout,time_to_train_s,total_cost_usd", 0) == 0,
+                csv.substr(0, 200));
 }
 
 TEST_CASE("a plan where nothing fits says so and draws nothing") {

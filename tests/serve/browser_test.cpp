@@ -15,7 +15,8 @@ TEST_CASE("serve browser: the serving report renders in headless Chromium") {
   const char* env = std::getenv("TUTTI_CHROMIUM");
   const std::string chromium = env && *env ? env : "/usr/bin/chromium";
   if (access(chromium.c_str(), X_OK) != 0) {
-    std::printf("tutti-skip: %s not found; the browser test needs Debian's chromium\n", chromium.c_str());
+    std::printf("tutti-skip: %s not found; the browser test needs Debian's chromium\n",
+                chromium.c_str());
     MESSAGE("tutti-skip: chromium not found");
     return;
   }
@@ -27,7 +28,8 @@ TEST_CASE("serve browser: the serving report renders in headless Chromium") {
                       "topologies/dgx-h100-single.json", "--config",
                       "sim/serve/examples/chat-llama3-70b.json", "--html", html});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
-  RunResult b = run_shell("node tests/reports/browser_check.mjs '" + dir + "/shots' '" + html + "'");
+  RunResult b =
+      run_shell("node tests/reports/browser_check.mjs '" + dir + "/shots' '" + html + "'");
   INFO("stderr: " << b.err.substr(0, 2000));
   REQUIRE(b.rc == 0);
   nlohmann::json res = b.json().at("results").at(0);

@@ -1,4 +1,5 @@
-// `tutti serve simulate` end to end: exit codes, JSON against its schema, CSV, errors with key paths.
+// `tutti serve simulate` end to end: exit codes, JSON against its schema, CSV, errors with key
+// paths.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,9 +12,10 @@
 using tutti::testing::run_tutti;
 
 namespace {
-const std::vector<std::string> kBase = {"serve", "simulate", "-w", "models/llama3-70b.json", "-c",
-                                        "topologies/dgx-h100-single.json", "--config",
-                                        "sim/serve/examples/chat-llama3-70b.json"};
+const std::vector<std::string> kBase = {"serve",    "simulate",
+                                        "-w",       "models/llama3-70b.json",
+                                        "-c",       "topologies/dgx-h100-single.json",
+                                        "--config", "sim/serve/examples/chat-llama3-70b.json"};
 std::vector<std::string> with(std::vector<std::string> a, std::initializer_list<std::string> more) {
   a.insert(a.end(), more);
   return a;
@@ -27,7 +29,8 @@ TEST_CASE("serve cli: --json validates against schemas/serve_result.schema.json"
   auto res = run_tutti(args);
   REQUIRE_MESSAGE(res.rc == 0, res.err);
   nlohmann::json j = res.json();
-  auto errors = tutti::validate_schema(tutti::load_schema(tutti::testing::src("schemas/serve_result.schema.json")), j);
+  auto errors = tutti::validate_schema(
+      tutti::load_schema(tutti::testing::src("schemas/serve_result.schema.json")), j);
   CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
   CHECK(j["requests"] == 400);
   CHECK(j["request_records"].size() == 400);
@@ -83,6 +86,7 @@ TEST_CASE("serve cli: the README's serving example is the command's real output"
   const std::string readme = ss.str();
   auto res = run_tutti(kBase);
   REQUIRE(res.rc == 0);
-  CHECK_MESSAGE(readme.find(res.out) != std::string::npos,
-                "README.md's Serving example differs from `tutti serve simulate` output; regenerate it");
+  CHECK_MESSAGE(
+      readme.find(res.out) != std::string::npos,
+      "README.md's Serving example differs from `tutti serve simulate` output; regenerate it");
 }

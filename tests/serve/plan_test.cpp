@@ -1,12 +1,14 @@
 // Serving planner: the recommendation meets the SLOs and is the cheapest that does; the frontier is
-// non-dominated; more load needs at least as much hardware; impossible SLOs give no answer (exit 1).
+// non-dominated; more load needs at least as much hardware; impossible SLOs give no answer (exit
+// 1).
+#include "tutti/serve/plan.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "serve_fixture.hpp"
-#include "tutti/serve/plan.hpp"
 
 using namespace tutti;
 using namespace tutti::serve;
@@ -14,7 +16,8 @@ using namespace tutti::serve::testing;
 
 namespace {
 ServePlanResult plan(double rate, const std::string& slo, int requests = 80) {
-  ServeConfig cfg = parse_serve_config(config_text(rate, requests, 512, 128, "{\"tp\": 8}", ", \"slo\": " + slo), "p.json");
+  ServeConfig cfg = parse_serve_config(
+      config_text(rate, requests, 512, 128, "{\"tp\": 8}", ", \"slo\": " + slo), "p.json");
   std::vector<HardwareOption> hw = {{"dgx-h100-single", &cluster("dgx-h100-single")}};
   ServePlanOptions o;
   o.max_batches = {32, 256};
@@ -43,7 +46,8 @@ TEST_CASE("serve plan: cheapest configuration that meets the SLOs, with a fronti
       const ServeCandidate &a = r.candidates[i], &d = r.candidates[k];
       const bool dominates = d.cost() <= a.cost() && d.e2e_p99_s <= a.e2e_p99_s &&
                              d.energy_per_token_J <= a.energy_per_token_J &&
-                             (d.cost() < a.cost() || d.e2e_p99_s < a.e2e_p99_s || d.energy_per_token_J < a.energy_per_token_J);
+                             (d.cost() < a.cost() || d.e2e_p99_s < a.e2e_p99_s ||
+                              d.energy_per_token_J < a.energy_per_token_J);
       CHECK_FALSE(dominates);
     }
 }
@@ -63,7 +67,8 @@ TEST_CASE("serve plan: a tighter TPOT target needs more GPUs, an impossible one 
 TEST_CASE("serve plan: a model that no node holds is served with pipeline stages across nodes") {
   // Llama 3 405B in bf16 (~811 GB) does not fit 8 H100 80GB GPUs at any TP: the planner must
   // pipeline it over nodes (tp 8 inside a node, pp across nodes).
-  ServeConfig cfg = parse_serve_config(config_text(0.5, 24, 512, 64, "{\"tp\": 8}", ", \"slo\": {\"tpot\": \"200ms\"}"), "p.json");
+  ServeConfig cfg = parse_serve_config(
+      config_text(0.5, 24, 512, 64, "{\"tp\": 8}", ", \"slo\": {\"tpot\": \"200ms\"}"), "p.json");
   std::vector<HardwareOption> hw = {{"h100-64gpu-fattree", &cluster("h100-64gpu-fattree")}};
   ServePlanOptions o;
   o.max_batches = {64};

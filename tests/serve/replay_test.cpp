@@ -12,7 +12,8 @@ using namespace tutti::serve::testing;
 
 TEST_CASE("serve replay: the step Program has the step model's ops, in order") {
   ServeConfig cfg = parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 2}"), "t.json");
-  StepModel sm(model("tiny-gpt"), cfg.serving, sim_cluster(cluster("cpu-local")), default_calibration());
+  StepModel sm(model("tiny-gpt"), cfg.serving, sim_cluster(cluster("cpu-local")),
+               default_calibration());
   BatchShape b;
   b.decodes = 4;
   b.decode_context_tokens = 4 * 256;
@@ -31,8 +32,10 @@ TEST_CASE("serve replay: the step Program has the step model's ops, in order") {
   }
   CHECK(colls == 2 * 12 + 1);  // two TP all-reduces per layer and the logits all-gather
   CHECK(gemms == 4 * 12 + 1);  // qkv, o, up, down per layer and the LM head
-  ServeConfig pp = parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 1, \"pp\": 2}"), "t.json");
-  StepModel smp(model("tiny-gpt"), pp.serving, sim_cluster(cluster("cpu-local")), default_calibration());
+  ServeConfig pp =
+      parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 1, \"pp\": 2}"), "t.json");
+  StepModel smp(model("tiny-gpt"), pp.serving, sim_cluster(cluster("cpu-local")),
+                default_calibration());
   CHECK_THROWS_WITH_AS(smp.step_program(b), doctest::Contains("serving.pp"), InputError);
 }
 // The mpirun case lives in tests/exec/mpi_serve_cases.cpp (ctest label "mpi": it spawns Open MPI,

@@ -16,20 +16,23 @@ namespace tutti::serve::testing {
 inline const Workload& model(const std::string& name) {
   static std::map<std::string, Workload> cache;
   auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, load_workload(tutti::testing::src("models/" + name + ".json"))).first;
+  if (it == cache.end())
+    it = cache.emplace(name, load_workload(tutti::testing::src("models/" + name + ".json"))).first;
   return it->second;
 }
 
 inline const Cluster& cluster(const std::string& name) {
   static std::map<std::string, Cluster> cache;
   auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, load_cluster(tutti::testing::src("topologies/" + name + ".json"))).first;
+  if (it == cache.end())
+    it = cache.emplace(name, load_cluster(tutti::testing::src("topologies/" + name + ".json")))
+             .first;
   return it->second;
 }
 
 /// A Poisson load with fixed lengths on `serving` (JSON object text).
-inline std::string config_text(double rate, int requests, int prompt, int output, const std::string& serving,
-                               const std::string& extra = "") {
+inline std::string config_text(double rate, int requests, int prompt, int output,
+                               const std::string& serving, const std::string& extra = "") {
   return "{\"traffic\": {\"arrival\": \"poisson\", \"rate_per_s\": " + std::to_string(rate) +
          ", \"requests\": " + std::to_string(requests) +
          ", \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": " + std::to_string(prompt) +

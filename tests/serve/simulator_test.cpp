@@ -36,9 +36,11 @@ TEST_CASE("serve: a smaller batch limit lowers TPOT and throughput under a burst
   const std::string small = "{\"tp\": 8, \"max_batch\": 4}";
   const std::string large = "{\"tp\": 8, \"max_batch\": 128}";
   auto burst = [](const std::string& s) {
-    return "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 128, \"prompt_tokens\": {\"dist\": "
+    return "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 128, \"prompt_tokens\": "
+           "{\"dist\": "
            "\"fixed\", \"value\": 256}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": 64}}, "
-           "\"serving\": " + s + "}";
+           "\"serving\": " +
+           s + "}";
   };
   ServeResult a = run("llama3-70b", kH100, burst(small));
   ServeResult b = run("llama3-70b", kH100, burst(large));
@@ -53,7 +55,8 @@ TEST_CASE("serve: higher TP lowers Llama 3 70B decode latency") {
   ServeResult t8 = run("llama3-70b", kH100, config_text(0.5, 30, 512, 128, kTp8));
   CHECK(t8.tpot.p50 < t4.tpot.p50);
   CHECK(t8.ttft.p50 < t4.ttft.p50);
-  // Per GPU, the smaller TP degree is more efficient at light load (same token rate, half the GPUs).
+  // Per GPU, the smaller TP degree is more efficient at light load (same token rate, half the
+  // GPUs).
   CHECK(t4.output_tokens_per_s_per_gpu > t8.output_tokens_per_s_per_gpu);
   // KV heads: tp 8 holds 1 of 8 per GPU, tp 4 two: per-token KV per GPU halves with tp.
   CHECK(t8.memory.kv_bytes_per_token == doctest::Approx(t4.memory.kv_bytes_per_token / 2));
@@ -66,13 +69,17 @@ TEST_CASE("serve: MoE (Mixtral 8x7B) moves the right way with load, TP and batch
   CHECK(heavy.ttft.p50 > light.ttft.p50);
   CHECK(heavy.tpot.p50 > light.tpot.p50);
   CHECK(heavy.output_tokens_per_s > 2 * light.output_tokens_per_s);
-  ServeResult tp4 = run("mixtral-8x7b", kH100, config_text(1, 60, 512, 128, "{\"tp\": 4, \"ep\": 4}"));
+  ServeResult tp4 =
+      run("mixtral-8x7b", kH100, config_text(1, 60, 512, 128, "{\"tp\": 4, \"ep\": 4}"));
   CHECK(tp4.tpot.p50 < light.tpot.p50);
-  ServeResult capped = run("mixtral-8x7b", kH100, config_text(20, 60, 512, 128, "{\"tp\": 2, \"ep\": 2, \"max_batch\": 2}"));
+  ServeResult capped =
+      run("mixtral-8x7b", kH100,
+          config_text(20, 60, 512, 128, "{\"tp\": 2, \"ep\": 2, \"max_batch\": 2}"));
   CHECK(capped.output_tokens_per_s < heavy.output_tokens_per_s);
   CHECK(capped.queue.p50 > heavy.queue.p50);
   // Qwen3 30B-A3B (128 experts, top-8) runs too, with expert parallelism over the TP group.
-  ServeResult qwen = run("qwen3-30b-a3b", kH100, config_text(4, 40, 512, 128, "{\"tp\": 2, \"ep\": 2}"));
+  ServeResult qwen =
+      run("qwen3-30b-a3b", kH100, config_text(4, 40, 512, 128, "{\"tp\": 2, \"ep\": 2}"));
   CHECK(qwen.tpot.p50 > 0);
   CHECK(qwen.tpot.p50 < light.tpot.p50);  // 3B active parameters read per token vs 13B
 }
@@ -82,9 +89,12 @@ TEST_CASE("serve: KV-cache exhaustion shows as queueing and preemption") {
   const std::string roomy = "{\"tp\": 8}";
   const std::string tight = "{\"tp\": 8, \"gpu_memory_utilization\": 0.25}";
   auto load = [](const std::string& s) {
-    return "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 200, \"prompt_tokens\": {\"dist\": "
-           "\"fixed\", \"value\": 1024}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": 1024}}, "
-           "\"serving\": " + s + "}";
+    return "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 200, \"prompt_tokens\": "
+           "{\"dist\": "
+           "\"fixed\", \"value\": 1024}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": "
+           "1024}}, "
+           "\"serving\": " +
+           s + "}";
   };
   ServeResult a = run("llama3-70b", kH100, load(roomy));
   ServeResult b = run("llama3-70b", kH100, load(tight));
@@ -103,8 +113,10 @@ TEST_CASE("serve: KV-cache exhaustion shows as queueing and preemption") {
 }
 
 TEST_CASE("serve: chunked prefill keeps decodes flowing (lower TPOT p99) under mixed load") {
-  const std::string on = "{\"tp\": 8, \"chunked_prefill\": true, \"max_tokens_per_iteration\": 2048}";
-  const std::string off = "{\"tp\": 8, \"chunked_prefill\": false, \"max_tokens_per_iteration\": 8192}";
+  const std::string on =
+      "{\"tp\": 8, \"chunked_prefill\": true, \"max_tokens_per_iteration\": 2048}";
+  const std::string off =
+      "{\"tp\": 8, \"chunked_prefill\": false, \"max_tokens_per_iteration\": 8192}";
   ServeResult a = run("llama3-70b", kH100, config_text(3, 80, 3000, 200, on));
   ServeResult b = run("llama3-70b", kH100, config_text(3, 80, 3000, 200, off));
   CHECK(a.tpot.p99 < b.tpot.p99);
@@ -112,9 +124,12 @@ TEST_CASE("serve: chunked prefill keeps decodes flowing (lower TPOT p99) under m
 
 TEST_CASE("serve: deterministic for a seed, different across seeds") {
   const std::string cfg =
-      "{\"traffic\": {\"arrival\": \"poisson\", \"rate_per_s\": 3, \"requests\": 50, \"prompt_tokens\": "
-      "{\"dist\": \"lognormal\", \"median\": 400, \"sigma\": 0.8, \"max\": 4000}, \"output_tokens\": "
-      "{\"dist\": \"uniform\", \"min\": 16, \"max\": 300}}, \"serving\": {\"tp\": 4, \"replicas\": 2}}";
+      "{\"traffic\": {\"arrival\": \"poisson\", \"rate_per_s\": 3, \"requests\": 50, "
+      "\"prompt_tokens\": "
+      "{\"dist\": \"lognormal\", \"median\": 400, \"sigma\": 0.8, \"max\": 4000}, "
+      "\"output_tokens\": "
+      "{\"dist\": \"uniform\", \"min\": 16, \"max\": 300}}, \"serving\": {\"tp\": 4, \"replicas\": "
+      "2}}";
   ServeResult a = run("llama3-70b", kH100, cfg, 7);
   ServeResult b = run("llama3-70b", kH100, cfg, 7);
   ServeResult c = run("llama3-70b", kH100, cfg, 8);
@@ -168,7 +183,8 @@ TEST_CASE("serve: percentiles are nearest-rank") {
   CHECK(percentiles({}).count == 0);
 }
 
-TEST_CASE("serve: pipeline stages keep up to pp batches in flight, and each token passes every stage") {
+TEST_CASE(
+    "serve: pipeline stages keep up to pp batches in flight, and each token passes every stage") {
   // Llama 3 70B on one H100 board: tp 4 x pp 2 against tp 4 alone (one 4-GPU replica).
   const std::string pp1 = "{\"tp\": 4, \"pp\": 1}", pp2 = "{\"tp\": 4, \"pp\": 2}";
   // One request at a time: the decode latency is the whole pass (both stages in turn, plus the
@@ -179,9 +195,10 @@ TEST_CASE("serve: pipeline stages keep up to pp batches in flight, and each toke
   CHECK(one2.tpot.p50 <= one1.tpot.p50 * 1.15);
   // A burst: two batches in flight over twice the GPUs (and twice the KV blocks) decode about
   // twice the tokens per second; with one batch in flight it would be no faster than tp 4.
-  const std::string burst = "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 256, \"prompt_tokens\": "
-                            "{\"dist\": \"fixed\", \"value\": 256}, \"output_tokens\": {\"dist\": \"fixed\", "
-                            "\"value\": 128}}, \"serving\": ";
+  const std::string burst =
+      "{\"traffic\": {\"arrival\": \"burst\", \"requests\": 256, \"prompt_tokens\": "
+      "{\"dist\": \"fixed\", \"value\": 256}, \"output_tokens\": {\"dist\": \"fixed\", "
+      "\"value\": 128}}, \"serving\": ";
   ServeResult b1 = run("llama3-70b", kH100, burst + "{\"tp\": 4, \"max_batch\": 64}}");
   ServeResult b2 = run("llama3-70b", kH100, burst + "{\"tp\": 4, \"pp\": 2, \"max_batch\": 128}}");
   CHECK(b2.output_tokens_per_s > 1.5 * b1.output_tokens_per_s);
@@ -190,7 +207,8 @@ TEST_CASE("serve: pipeline stages keep up to pp batches in flight, and each toke
   for (const std::string& n : b2.notes) noted |= n.find("2 batches in flight") != std::string::npos;
   CHECK(noted);
   // Same result for the same seed (the pipeline's events are ordered deterministically).
-  ServeResult again = run("llama3-70b", kH100, burst + "{\"tp\": 4, \"pp\": 2, \"max_batch\": 128}}");
+  ServeResult again =
+      run("llama3-70b", kH100, burst + "{\"tp\": 4, \"pp\": 2, \"max_batch\": 128}}");
   CHECK(again.output_tokens_per_s == b2.output_tokens_per_s);
   CHECK(again.tpot.p99 == b2.tpot.p99);
 }

@@ -79,17 +79,20 @@ TEST_CASE("serve step: errors say what fits") {
     CHECK(std::string(e.what()).find("does not fit") != std::string::npos);
     CHECK(std::string(e.what()).find("raise tp") != std::string::npos);
   }
-  ServeConfig big = parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 8, \"replicas\": 2}"), "t.json");
+  ServeConfig big =
+      parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 8, \"replicas\": 2}"), "t.json");
   CHECK_THROWS_WITH_AS(StepModel(model("llama3-70b"), big.serving, sc, default_calibration()),
                        doctest::Contains("needs 16 GPUs"), InputError);
-  ServeConfig bad_ep = parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 8, \"ep\": 8}"), "t.json");
+  ServeConfig bad_ep =
+      parse_serve_config(config_text(1, 1, 16, 16, "{\"tp\": 8, \"ep\": 8}"), "t.json");
   CHECK_THROWS_WITH_AS(StepModel(model("llama3-70b"), bad_ep.serving, sc, default_calibration()),
                        doctest::Contains("the model is dense"), InputError);
   CHECK_THROWS_WITH_AS(StepModel(model("resnet50"), cfg.serving, sc, default_calibration()),
                        doctest::Contains("model.family"), InputError);
 }
 
-TEST_CASE("serve step: gemv_time_s is the weight-streaming roofline plus one fixed time per kernel") {
+TEST_CASE(
+    "serve step: gemv_time_s is the weight-streaming roofline plus one fixed time per kernel") {
   const GpuSpec& gpu = cluster("dgx-h100-single").gpu;
   const CalibrationProfile& p = default_calibration();
   Op op;

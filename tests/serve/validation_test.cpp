@@ -1,6 +1,8 @@
 // Serving cases of `tutti validate` (tests/validation/published-serving.json): every case is read,
 // predicted by the serve simulator and scored in the "serving" group; without the serve predictor
 // they are skipped; malformed serving sections are input errors naming the key path.
+#include "tutti/serve/validation.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
-#include "tutti/serve/validation.hpp"
 
 using namespace tutti;
 using tutti::testing::src;
@@ -57,7 +58,8 @@ TEST_CASE("serve validation: the published serving cases are predicted and score
   CHECK(high > low);
 }
 
-TEST_CASE("serve validation: without the serve predictor the serving cases are skipped with the reason") {
+TEST_CASE(
+    "serve validation: without the serve predictor the serving cases are skipped with the reason") {
   ValidationOptions o;
   o.only = "trtllm-online-llama31-8b";
   ValidationReport r = validate_cases(std::vector<std::string>{src(kServing)}, o);
@@ -66,7 +68,8 @@ TEST_CASE("serve validation: without the serve predictor the serving cases are s
   CHECK(r.skipped[0].reason.find("serve simulator") != std::string::npos);
 }
 
-TEST_CASE("serve validation: a serving section with a bad value is an input error naming the key path") {
+TEST_CASE(
+    "serve validation: a serving section with a bad value is an input error naming the key path") {
   std::ifstream in(src(kServing));
   nlohmann::json cases = nlohmann::json::parse(in);
   nlohmann::json c = cases[0];

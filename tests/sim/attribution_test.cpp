@@ -1,6 +1,8 @@
-// The breakdown attribution the native and SimGrid engines share (sim/include/tutti/sim/attribution.hpp):
-// its rules on a hand-built two-stage timeline, and both engines giving the same breakdown term
-// by term (not only the same total) on pipelined iterations.
+// The breakdown attribution the native and SimGrid engines share
+// (sim/include/tutti/sim/attribution.hpp): its rules on a hand-built two-stage timeline, and both
+// engines giving the same breakdown term by term (not only the same total) on pipelined iterations.
+#include "tutti/sim/attribution.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "tutti/sim/attribution.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
@@ -57,18 +58,24 @@ struct TwoStages {
   OpTimeline t1() const { return {&s1, start1.data(), end1.data(), rv1.data()}; }
 };
 
-double total(const Breakdown& b) { return b.compute_s + b.exposed_comm_total() + b.bubble_s + b.other_s; }
+double total(const Breakdown& b) {
+  return b.compute_s + b.exposed_comm_total() + b.bubble_s + b.other_s;
+}
 
 }  // namespace
 
-TEST_CASE("attribution: a wait for the peer stage is that stage's exposed collective where it was blocked on one, else bubble") {
+TEST_CASE(
+    "attribution: a wait for the peer stage is that stage's exposed collective where it was "
+    "blocked on one, else bubble") {
   const TwoStages f;
   const OpTimeline peer0 = f.t0();
-  const Attribution a = attribute_timeline(f.t1(), [&](int d) { return d == -1 ? &peer0 : nullptr; }, 6.0);
+  const Attribution a = attribute_timeline(
+      f.t1(), [&](int d) { return d == -1 ? &peer0 : nullptr; }, 6.0);
   const Breakdown& b = a.breakdown;
   CHECK(b.compute_s == doctest::Approx(1.0));
-  CHECK(b.exposed_comm_s[GroupDim::TP] == doctest::Approx(2.0));  // stage 0 waited on its all-reduce in [1,3]
-  CHECK(b.bubble_s == doctest::Approx(2.0));                      // the rest of [0,4]
+  CHECK(b.exposed_comm_s[GroupDim::TP] ==
+        doctest::Approx(2.0));                // stage 0 waited on its all-reduce in [1,3]
+  CHECK(b.bubble_s == doctest::Approx(2.0));  // the rest of [0,4]
   CHECK(b.exposed_comm_s[GroupDim::PP] == doctest::Approx(1.0));  // the transfer itself [4,5]
   CHECK(b.other_s == doctest::Approx(0.0));
   CHECK(total(b) == doctest::Approx(6.0));
@@ -76,9 +83,12 @@ TEST_CASE("attribution: a wait for the peer stage is that stage's exposed collec
   CHECK(a.comm_busy_s == doctest::Approx(1.0));  // the recv from rendezvous (4) to end (5)
 }
 
-TEST_CASE("attribution: without a peer timeline the whole wait is bubble, time after the last op is other") {
+TEST_CASE(
+    "attribution: without a peer timeline the whole wait is bubble, time after the last op is "
+    "other") {
   const TwoStages f;
-  const Attribution a = attribute_timeline(f.t1(), [](int) { return nullptr; }, 7.0);
+  const Attribution a = attribute_timeline(
+      f.t1(), [](int) { return nullptr; }, 7.0);
   CHECK(a.breakdown.bubble_s == doctest::Approx(4.0));
   CHECK(a.breakdown.exposed_comm_s[GroupDim::TP] == 0);
   CHECK(a.breakdown.other_s == doctest::Approx(1.0));
@@ -115,15 +125,18 @@ void same_breakdown(const SimResult& rn, const SimResult& rs, double rel) {
 }
 
 void print(const SimResult& r) {
-  std::printf("%-8s iter %.6f compute %.6f bubble %.6f other %.6f |", r.engine.c_str(), r.iteration_time_s,
-              r.breakdown.compute_s, r.breakdown.bubble_s, r.breakdown.other_s);
-  for (GroupDim d : enum_values<GroupDim>()) std::printf(" %s %.6f", to_string(d), r.breakdown.exposed_comm_s[d]);
+  std::printf("%-8s iter %.6f compute %.6f bubble %.6f other %.6f |", r.engine.c_str(),
+              r.iteration_time_s, r.breakdown.compute_s, r.breakdown.bubble_s, r.breakdown.other_s);
+  for (GroupDim d : enum_values<GroupDim>())
+    std::printf(" %s %.6f", to_string(d), r.breakdown.exposed_comm_s[d]);
   std::printf("\n");
 }
 
 }  // namespace
 
-TEST_CASE("attribution: native and SimGrid give the same breakdown on pipelined tiny-gpt iterations (TP x PP x DP)") {
+TEST_CASE(
+    "attribution: native and SimGrid give the same breakdown on pipelined tiny-gpt iterations (TP "
+    "x PP x DP)") {
   struct Run {
     const char* parallel;
     int nodes, global_batch;

@@ -1,14 +1,15 @@
 // Calibration profile: strict parsing, round trip, schema agreement.
+#include "tutti/sim/calibration.hpp"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
-#include "tutti/sim/calibration.hpp"
-#include "../support/run.hpp"
 
 using namespace tutti;
 
@@ -42,8 +43,10 @@ TEST_CASE("to_json round-trips through the parser") {
   CHECK(q.gemm.flops.half == doctest::Approx(default_calibration().gemm.flops.half));
   CHECK(q.nccl.algorithms[1].step_latency_s[2][1] ==
         doctest::Approx(default_calibration().nccl.algorithms[1].step_latency_s[2][1]));
-  CHECK(q.nccl.nvls_bandwidth_efficiency == doctest::Approx(default_calibration().nccl.nvls_bandwidth_efficiency));
-  CHECK(q.nccl.nvls_max_bandwidth_Bps == doctest::Approx(default_calibration().nccl.nvls_max_bandwidth_Bps));
+  CHECK(q.nccl.nvls_bandwidth_efficiency ==
+        doctest::Approx(default_calibration().nccl.nvls_bandwidth_efficiency));
+  CHECK(q.nccl.nvls_max_bandwidth_Bps ==
+        doctest::Approx(default_calibration().nccl.nvls_max_bandwidth_Bps));
   CHECK(q.nccl.protocols[0].max_bandwidth_Bps == doctest::Approx(87.7e9));
 }
 

@@ -1,11 +1,12 @@
 // Collectives: NCCL-like tuner choices and their flow-level times on idle and shared fabrics.
+#include "tutti/sim/collective_model.hpp"
+
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <numeric>
 
 #include "engine_fixture.hpp"
-#include "tutti/sim/collective_model.hpp"
 
 using namespace tutti;
 using tutti::testing::TestFatTree;
@@ -18,7 +19,8 @@ std::vector<int> iota_group(int n, int first = 0) {
 }
 }  // namespace
 
-TEST_CASE("ring all-reduce on an idle fabric equals alpha-beta 2(n-1)/n*S/B + 2(n-1)*alpha + base") {
+TEST_CASE(
+    "ring all-reduce on an idle fabric equals alpha-beta 2(n-1)/n*S/B + 2(n-1)*alpha + base") {
   // 8 single-GPU nodes on one leaf: every ring hop is GPU -> leaf -> GPU.
   const double nic = 50e9, lat = 1e-6, S = 1e9;
   TestFatTree topo(1, 8, 1, 1, nic, 0, nic, lat);
@@ -35,7 +37,8 @@ TEST_CASE("ring all-reduce on an idle fabric equals alpha-beta 2(n-1)/n*S/B + 2(
   // network latency ("with ppn=1 latencies are fully exposed"), x the multi-node Simple
   // all-reduce plateau; the flows add their path latency (2 links) per step.
   const auto& tree = prof.nccl.algorithms[static_cast<int>(NcclAlgo::Tree)];
-  double nccl_lat = (ring.base_latency_s[2] + 2 * (n - 1) * tree.step_latency_s[static_cast<int>(NcclHw::Net)][2]) *
+  double nccl_lat = (ring.base_latency_s[2] +
+                     2 * (n - 1) * tree.step_latency_s[static_cast<int>(NcclHw::Net)][2]) *
                     prof.nccl.ring_plateau_latency_factor;
   double expect = nccl_lat + 2.0 * (n - 1) / n * S / B + 2 * (n - 1) * 2 * lat;
   double t = simulate_collectives({plan}, topo, prof);
@@ -48,7 +51,8 @@ TEST_CASE("two concurrent all-reduces on the same GPUs take twice the bandwidth 
   TestFatTree topo(1, 8, 1, 1, nic, 0, nic, lat);
   CalibrationProfile prof = testing::ideal_profile();
   CollectiveContext ctx = make_collective_context(topo, prof, false, false);
-  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring, NcclProto::Simple);
+  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring,
+                                   NcclProto::Simple);
   double one = simulate_collectives({plan}, topo, prof);
   double two = simulate_collectives({plan, plan}, topo, prof);
   double bw = 2.0 * 7 / 8 * S / nic, la = 14 * 2 * lat;
@@ -90,7 +94,8 @@ TEST_CASE("inside an NVSwitch node NVLS beats the ring for large all-reduces") {
   // Each GPU port moves S(1+1/k) at the NVLS fraction of the effective NVLink rate.
   const double eff = prof.nccl.nvls_bandwidth_efficiency;
   CHECK(eff < 1.0);
-  CHECK(t == doctest::Approx(plan.fixed_latency_s + S * 1.125 / (B * eff) + 2 * 0.5e-6).epsilon(1e-9));
+  CHECK(t ==
+        doctest::Approx(plan.fixed_latency_s + S * 1.125 / (B * eff) + 2 * 0.5e-6).epsilon(1e-9));
   // Without NVLS support the tuner falls back to the ring, 1.75/1.125 * eff (~1.3, H100: busbw
   // ~370 vs ~480 GB/s) slower in bandwidth.
   CollectiveContext no = make_collective_context(topo, prof, false, false);
@@ -112,21 +117,25 @@ TEST_CASE("multi-node ring uses one channel per local GPU and every NIC") {
   TestFatTree topo(1, 4, 8, 1, nic, nvl, nic, 0);
   CalibrationProfile prof = testing::ideal_profile();
   CollectiveContext ctx = make_collective_context(topo, prof, false, false);
-  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Ring, NcclProto::Simple);
+  auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Ring,
+                                   NcclProto::Simple);
   CHECK(plan.channels == 8);
   double t = simulate_collectives({plan}, topo, prof);
   CHECK(t == doctest::Approx(2.0 * 31 / 32 * S / (8 * nic)).epsilon(1e-9));
   // The tuner's estimate agrees with the flow-level time on an idle fabric.
   CHECK(plan.estimate_s == doctest::Approx(t).epsilon(1e-9));
   // Hierarchical and tree decompositions exist and move the expected volume.
-  auto h = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Hierarchical, NcclProto::Simple);
+  auto h = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Hierarchical,
+                                NcclProto::Simple);
   CHECK(h.phases.size() == 3);
   CHECK(simulate_collectives({h}, topo, prof) == doctest::Approx(h.estimate_s).epsilon(1e-6));
-  auto tr = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Tree, NcclProto::Simple);
+  auto tr = plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::Tree,
+                                 NcclProto::Simple);
   double tt = simulate_collectives({tr}, topo, prof);
   CHECK(tt >= 0.5 * tr.estimate_s);  // the estimate is the NIC-bound worst case
   CHECK(tt <= 1.05 * tr.estimate_s);
-  CHECK_THROWS(plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::CollNet, NcclProto::Simple));
+  CHECK_THROWS(plan_collective_with(Coll::AllReduce, S, iota_group(32), ctx, CollAlgo::CollNet,
+                                    NcclProto::Simple));
 }
 
 TEST_CASE("all-gather, reduce-scatter and all-to-all volumes") {
@@ -154,7 +163,9 @@ TEST_CASE("all-gather, reduce-scatter and all-to-all volumes") {
   CHECK(simulate_collectives({p2p}, topo, prof) == doctest::Approx(1e6 / nic));
 }
 
-TEST_CASE("all-to-all across NVLink domains: the estimate sends only the other domains' share over the fabric") {
+TEST_CASE(
+    "all-to-all across NVLink domains: the estimate sends only the other domains' share over the "
+    "fabric") {
   // 4 nodes of 4 GPUs (NVLink 450 GB/s inside, 50 GB/s NICs); an expert-parallel group of 8 with
   // 2 ranks per node (stride 2, as EP groups with tp=2 are): 6/8 of each rank's buffer crosses
   // the fabric, 1/8 stays on NVLink. The estimate once charged (n-1)/n = 7/8 to the fabric.
@@ -185,7 +196,8 @@ TEST_CASE("throughput ceilings that are not the wire: NVLS algorithm bandwidth a
   auto nvls_time = [&](double nvl) {
     TestFatTree topo(1, 1, 8, 1, 50e9, nvl, 50e9, 0);
     CollectiveContext ctx = make_collective_context(topo, prof, true, false);
-    auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Nvls, NcclProto::Simple);
+    auto plan = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Nvls,
+                                     NcclProto::Simple);
     double t = simulate_collectives({plan}, topo, prof);
     CHECK(t == doctest::Approx(plan.estimate_s).epsilon(1e-9));
     return t;
@@ -197,8 +209,11 @@ TEST_CASE("throughput ceilings that are not the wire: NVLS algorithm bandwidth a
   // LL ring: the payload rate per GPU link is held at the protocol's 80 GB/s ceiling.
   TestFatTree topo(1, 1, 8, 1, 50e9, 450e9, 50e9, 0);
   CollectiveContext ctx = make_collective_context(topo, prof, false, false);
-  auto ll = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring, NcclProto::LL);
+  auto ll =
+      plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring, NcclProto::LL);
   CHECK(simulate_collectives({ll}, topo, prof) == doctest::Approx(1.75 * S / 80e9).epsilon(1e-9));
-  auto simple = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring, NcclProto::Simple);
-  CHECK(simulate_collectives({simple}, topo, prof) == doctest::Approx(1.75 * S / 450e9).epsilon(1e-9));
+  auto simple = plan_collective_with(Coll::AllReduce, S, iota_group(8), ctx, CollAlgo::Ring,
+                                     NcclProto::Simple);
+  CHECK(simulate_collectives({simple}, topo, prof) ==
+        doctest::Approx(1.75 * S / 450e9).epsilon(1e-9));
 }

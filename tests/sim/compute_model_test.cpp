@@ -1,11 +1,12 @@
 // Compute model against hand computations.
+#include "tutti/sim/compute_model.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "engine_fixture.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/sim/compute_model.hpp"
 
 using namespace tutti;
 
@@ -55,12 +56,14 @@ TEST_CASE("GEMM shape terms: tile quantization, short k, and a size curve in tim
   CHECK(whole == doctest::Approx(2.0 * 65536 * 256 * 65536 / 1000e12).epsilon(1e-12));
   // One column more needs a second tile column: 257 useful of 512 computed.
   op.n = 257;
-  CHECK(op_time_s(op, gpu, p) == doctest::Approx(2.0 * 65536 * 512 * 65536 / 1000e12).epsilon(1e-12));
+  CHECK(op_time_s(op, gpu, p) ==
+        doctest::Approx(2.0 * 65536 * 512 * 65536 / 1000e12).epsilon(1e-12));
   // k/(k + half_k): a k as short as half_k takes twice as long per FLOP.
   op.n = 256;
   op.k = 192;
   p.gemm.half_k = 192;
-  CHECK(op_time_s(op, gpu, p) == doctest::Approx(2 * 2.0 * 65536 * 256 * 192 / 1000e12).epsilon(1e-12));
+  CHECK(op_time_s(op, gpu, p) ==
+        doctest::Approx(2 * 2.0 * 65536 * 256 * 192 / 1000e12).epsilon(1e-12));
   // half_time: a fixed time per GEMM whatever the device's speed (half = half_time * peak * max).
   p.gemm.tile = 0;
   p.gemm.half_k = 0;
@@ -109,7 +112,8 @@ TEST_CASE("membound op: bytes over bandwidth with its efficiency curve, plus lau
   op.kind = OpKind::MemBound;
   op.bytes = 1e9;
   double eff = p.membound.bandwidth.eff_max * 1e9 / (1e9 + p.membound.bandwidth.half);
-  CHECK(op_time_s(op, gpu, p) == doctest::Approx(1e9 / (3e12 * eff) + p.membound.launch_overhead_s));
+  CHECK(op_time_s(op, gpu, p) ==
+        doctest::Approx(1e9 / (3e12 * eff) + p.membound.launch_overhead_s));
   op.kind = OpKind::Collective;
   CHECK(op_time_s(op, gpu, p) == 0.0);
 }

@@ -144,7 +144,9 @@ inline Program pipeline_program(int p, int m, int tp = 1, double act_bytes = 0, 
   prog.hardware_flops_per_iteration = prog.model_flops_per_iteration;
   auto nm_f = prog.intern("fwd"), nm_b = prog.intern("bwd"), nm_s = prog.intern("send"),
        nm_r = prog.intern("recv"), nm_ar = prog.intern("tp_ar"), nm_dp = prog.intern("dp_ar");
-  auto tag = [&](int boundary, int mb, int dir) { return static_cast<std::uint32_t>((mb * 2 + dir) * 4 * p + boundary); };
+  auto tag = [&](int boundary, int mb, int dir) {
+    return static_cast<std::uint32_t>((mb * 2 + dir) * 4 * p + boundary);
+  };
   for (int s = 0; s < p; ++s) {
     RankClass rc;
     rc.stage = s;

@@ -5,10 +5,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "../support/run.hpp"
 #include "engine_fixture.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/sim/compute_model.hpp"
-#include "../support/run.hpp"
 
 using namespace tutti;
 using tutti::testing::TestFatTree;
@@ -23,7 +23,8 @@ TEST_CASE("1F1B on a compute-only program: bubble = (p-1)/m of compute") {
   const double F = 2.0 * n * n * n / 1000e12, B = 2 * F;
   CHECK(r.iteration_time_s == doctest::Approx((m + p - 1) * (F + B)).epsilon(1e-9));
   CHECK(r.breakdown.compute_s == doctest::Approx(m * (F + B)).epsilon(1e-9));
-  CHECK(r.breakdown.bubble_s == doctest::Approx((p - 1.0) / m * r.breakdown.compute_s).epsilon(1e-9));
+  CHECK(r.breakdown.bubble_s ==
+        doctest::Approx((p - 1.0) / m * r.breakdown.compute_s).epsilon(1e-9));
   CHECK(r.breakdown.exposed_comm_total() == doctest::Approx(0.0));
   CHECK(r.mfu == doctest::Approx(double(m) / (m + p - 1)).epsilon(1e-9));
   // The analytic engine gives the same closed form here.

@@ -40,8 +40,10 @@ Cluster shipped_cluster(const char* file) {
   return load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/" + file);
 }
 
-Program mixtral_program(const Cluster& c, const std::string& parallel, const std::vector<std::string>& sets) {
-  const Workload w = load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/mixtral-8x7b.json", sets);
+Program mixtral_program(const Cluster& c, const std::string& parallel,
+                        const std::vector<std::string>& sets) {
+  const Workload w =
+      load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/mixtral-8x7b.json", sets);
   const Layout l = resolve_layout(w, parallel, c.gpus());
   return expand_program(w, l);
 }
@@ -49,7 +51,8 @@ Program mixtral_program(const Cluster& c, const std::string& parallel, const std
 void print(const char* what, const SimResult& r) {
   std::printf("%-9s %s iter %.6f compute %.6f bubble %.6f other %.6f |", what, r.engine.c_str(),
               r.iteration_time_s, r.breakdown.compute_s, r.breakdown.bubble_s, r.breakdown.other_s);
-  for (GroupDim d : enum_values<GroupDim>()) std::printf(" %s %.6f", to_string(d), r.breakdown.exposed_comm_s[d]);
+  for (GroupDim d : enum_values<GroupDim>())
+    std::printf(" %s %.6f", to_string(d), r.breakdown.exposed_comm_s[d]);
   std::printf("\n");
 }
 
@@ -63,7 +66,8 @@ bool has_edp_collective(const Program& p) {
 /// Each breakdown term of `a` within `rel` of `b`'s (relative to the larger of the two; terms
 /// under 5% of the iteration are compared against that floor instead, so a 2% term may differ
 /// by 0.1% of the iteration). The term of dimension `odd` is held to `odd_rel` instead, when given.
-void agree(const SimResult& a, const SimResult& b, double rel, GroupDim odd = GroupDim::TP, double odd_rel = -1) {
+void agree(const SimResult& a, const SimResult& b, double rel, GroupDim odd = GroupDim::TP,
+           double odd_rel = -1) {
   const double floor = 0.05 * b.iteration_time_s;
   auto close = [&](const char* what, double x, double y, double r = -1) {
     if (r < 0) r = rel;
@@ -87,7 +91,9 @@ void sums_to_iteration(const SimResult& r) {
 
 }  // namespace
 
-TEST_CASE("ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD SU) has no bubble in any engine") {
+TEST_CASE(
+    "ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD SU) has no bubble in "
+    "any engine") {
   const Cluster c = shipped_cluster("dgx-h100-superpod-1su.json");
   const Program prog = mixtral_program(c, "tp=4,pp=1,ep=8,zero=3", {});
   REQUIRE(prog.layout.pp == 1);
@@ -115,9 +121,12 @@ TEST_CASE("ep with pp=1: mixtral-8x7b tp=4,ep=8,zero=3 on 256 GPUs (one SuperPOD
   agree(ra, rn, 0.02, GroupDim::TP, 0.03);
 }
 
-TEST_CASE("ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubble in any engine, native and SimGrid agree per dimension") {
+TEST_CASE(
+    "ep with pp=1: mixtral (2 layers) tp=4,ep=8,zero=3 on 64 GPUs, no bubble in any engine, native "
+    "and SimGrid agree per dimension") {
   const Cluster c = fat_tree(8);
-  const Program prog = mixtral_program(c, "tp=4,pp=1,ep=8,zero=3", {"model.layers=2", "training.global_batch=32"});
+  const Program prog =
+      mixtral_program(c, "tp=4,pp=1,ep=8,zero=3", {"model.layers=2", "training.global_batch=32"});
   REQUIRE(has_edp_collective(prog));
   const SimCluster sc = sim_cluster(c);
   const CalibrationProfile& prof = default_calibration();

@@ -72,10 +72,13 @@ TEST_CASE("calibration_defaults: one function says which values are defaults for
   CHECK(has_key(b200, "nccl.nvls_bandwidth_efficiency"));
   for (const auto& d : b200) CHECK_MESSAGE(!d.basis.empty(), d.key);
   // GB300: no microbenchmark at all, so BF16 GEMM is a default too.
-  CHECK(has_key(calibration_defaults(p, cat.gpu("gb300")), "compute.devices.gb300.gemm_efficiency.bf16"));
+  CHECK(has_key(calibration_defaults(p, cat.gpu("gb300")),
+                "compute.devices.gb300.gemm_efficiency.bf16"));
   // A GPU without a scale-up link has no NVLink entry; AMD has no NVLS entry.
-  CHECK_FALSE(has_key(calibration_defaults(p, cat.gpu("l40s")), "network.tiers.nvlink.bandwidth_efficiency"));
-  CHECK_FALSE(has_key(calibration_defaults(p, cat.gpu("mi300x")), "nccl.nvls_bandwidth_efficiency"));
+  CHECK_FALSE(has_key(calibration_defaults(p, cat.gpu("l40s")),
+                      "network.tiers.nvlink.bandwidth_efficiency"));
+  CHECK_FALSE(
+      has_key(calibration_defaults(p, cat.gpu("mi300x")), "nccl.nvls_bandwidth_efficiency"));
   // Every catalog GPU either has cited values or says which are defaults (never silent): the line
   // names the device whenever the list is not empty.
   for (const auto& id : cat.ids("gpu")) {
@@ -90,7 +93,8 @@ TEST_CASE("calibration_defaults: one function says which values are defaults for
   for (auto& d : q.devices)
     if (d.gpu == "b200") d.attention_efficiency = 0.4, found = true;
   REQUIRE(found);
-  CHECK_FALSE(has_key(calibration_defaults(q, cat.gpu("b200")), "compute.attention.flops_efficiency_max"));
+  CHECK_FALSE(
+      has_key(calibration_defaults(q, cat.gpu("b200")), "compute.attention.flops_efficiency_max"));
 }
 
 TEST_CASE("measured_on names catalog GPUs, else the profile is refused") {
@@ -109,7 +113,8 @@ TEST_CASE("measured_on names catalog GPUs, else the profile is refused") {
   }
 }
 
-TEST_CASE("block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200, scale bytes counted, Hopper refuses") {
+TEST_CASE(
+    "block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200, scale bytes counted, Hopper refuses") {
   const CalibrationProfile& p = default_calibration();
   const GpuSpec& b200 = Catalog::builtin().gpu("b200");
   const GpuSpec& h100 = Catalog::builtin().gpu("h100-sxm-80gb");
@@ -124,7 +129,8 @@ TEST_CASE("block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200, scale bytes counte
   const double tmx8 = op_time_s(gemm(DType::MXFP8, 8192, 8192, 8192), b200, p);
   MESSAGE("B200 8192^3: fp8 ", t8 * 1e3, " ms, mxfp8 ", tmx8 * 1e3, " ms, nvfp4 ", t4 * 1e3, " ms");
   CHECK(t4 < 0.75 * t8);  // twice the peak, minus the fixed per-kernel time
-  CHECK(tmx8 >= t8);  // MXFP8 runs at the FP8 rate (the device's fp8 efficiency) and moves its scales
+  CHECK(tmx8 >=
+        t8);  // MXFP8 runs at the FP8 rate (the device's fp8 efficiency) and moves its scales
   // A memory-bound shape: the block scales add bytes (NVFP4 moves 0.5625 bytes per element).
   Op skinny = gemm(DType::NVFP4, 256, 16384, 16384);
   skinny.flops = 1;  // keep the bytes term alone
@@ -153,14 +159,16 @@ TEST_CASE("block-scaled dtypes: NVFP4 GEMMs beat FP8 on B200, scale bytes counte
 
 TEST_CASE("cli: an NVFP4 workload simulates on B200 (faster than FP8) and exits 2 on H100") {
   const std::string fp4 = tiny_gpt_with_dtype("nvfp4"), fp8 = tiny_gpt_with_dtype("fp8");
-  auto b4 = run_tutti({"--json", "simulate", "-w", fp4, "-c", "topologies/b200-cluster.json", "-p", "tp=2,pp=2,dp=2",
-                       "--engine", "analytic"});
+  auto b4 = run_tutti({"--json", "simulate", "-w", fp4, "-c", "topologies/b200-cluster.json", "-p",
+                       "tp=2,pp=2,dp=2", "--engine", "analytic"});
   REQUIRE_MESSAGE(b4.rc == 0, b4.err);
-  auto b8 = run_tutti({"--json", "simulate", "-w", fp8, "-c", "topologies/b200-cluster.json", "-p", "tp=2,pp=2,dp=2",
-                       "--engine", "analytic"});
+  auto b8 = run_tutti({"--json", "simulate", "-w", fp8, "-c", "topologies/b200-cluster.json", "-p",
+                       "tp=2,pp=2,dp=2", "--engine", "analytic"});
   REQUIRE_MESSAGE(b8.rc == 0, b8.err);
-  CHECK(b4.json()["breakdown"]["compute_s"].get<double>() < b8.json()["breakdown"]["compute_s"].get<double>());
-  auto h = run_tutti({"simulate", "-w", fp4, "-c", "topologies/dgx-h100-single.json", "-p", "tp=2,pp=2,dp=2"});
+  CHECK(b4.json()["breakdown"]["compute_s"].get<double>() <
+        b8.json()["breakdown"]["compute_s"].get<double>());
+  auto h = run_tutti(
+      {"simulate", "-w", fp4, "-c", "topologies/dgx-h100-single.json", "-p", "tp=2,pp=2,dp=2"});
   CHECK(h.rc == 2);
   CHECK(h.err.find("training.dtype") != std::string::npos);
   CHECK(h.err.find("h100-sxm-80gb") != std::string::npos);
@@ -168,8 +176,9 @@ TEST_CASE("cli: an NVFP4 workload simulates on B200 (faster than FP8) and exits 
 }
 
 TEST_CASE("cli: simulate, catalog show and validate print the defaults of the device") {
-  auto s = run_tutti({"--json", "simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/b200-cluster.json", "-p",
-                      "tp=2,pp=2,dp=2", "--engine", "analytic"});
+  auto s =
+      run_tutti({"--json", "simulate", "-w", "models/tiny-gpt.json", "-c",
+                 "topologies/b200-cluster.json", "-p", "tp=2,pp=2,dp=2", "--engine", "analytic"});
   REQUIRE_MESSAGE(s.rc == 0, s.err);
   auto j = s.json();
   REQUIRE(j.contains("calibration_defaults"));
@@ -189,7 +198,8 @@ TEST_CASE("cli: simulate, catalog show and validate print the defaults of the de
   REQUIRE_MESSAGE(cj.rc == 0, cj.err);
   CHECK(cj.json()["calibration_defaults"].size() >= 3);
 
-  auto v = run_tutti({"--json", "validate", "--cases", "tests/validation/published-public.json", "--engine", "analytic"});
+  auto v = run_tutti({"--json", "validate", "--cases", "tests/validation/published-public.json",
+                      "--engine", "analytic"});
   REQUIRE_MESSAGE(v.rc == 0, v.err);
   auto vj = v.json();
   REQUIRE(vj.contains("calibration_defaults"));
@@ -217,23 +227,26 @@ TEST_CASE("fit_layout: DeepSeek-V3's ep 64 on 576 GB200 GPUs halves ep instead o
   CHECK(none.empty());
 }
 
-TEST_CASE("cli: Llama 3 70B and DeepSeek-V3 on GB200 and GB300 NVL72 jobs that do not fill whole racks") {
+TEST_CASE(
+    "cli: Llama 3 70B and DeepSeek-V3 on GB200 and GB300 NVL72 jobs that do not fill whole racks") {
   struct Run {
     const char* workload;
     const char* cluster;
     const char* engine;
   };
-  for (const Run& r : {Run{"models/llama3-70b.json", "topologies/gb200-nvl72-576.json", "native"},
-                       Run{"models/llama3-70b.json", "topologies/gb300-nvl72-superpod.json", "analytic"},
-                       Run{"models/deepseek-v3.json", "topologies/gb200-nvl72-576.json", "analytic"},
-                       Run{"models/deepseek-v3.json", "topologies/gb300-nvl72-superpod.json", "analytic"}}) {
+  for (const Run& r :
+       {Run{"models/llama3-70b.json", "topologies/gb200-nvl72-576.json", "native"},
+        Run{"models/llama3-70b.json", "topologies/gb300-nvl72-superpod.json", "analytic"},
+        Run{"models/deepseek-v3.json", "topologies/gb200-nvl72-576.json", "analytic"},
+        Run{"models/deepseek-v3.json", "topologies/gb300-nvl72-superpod.json", "analytic"}}) {
     CAPTURE(r.workload);
     CAPTURE(r.cluster);
-    auto s = run_tutti({"--json", "simulate", "-w", r.workload, "-c", r.cluster, "--engine", r.engine});
+    auto s =
+        run_tutti({"--json", "simulate", "-w", r.workload, "-c", r.cluster, "--engine", r.engine});
     REQUIRE_MESSAGE(s.rc == 0, s.err);
     auto j = s.json();
     CHECK(j["gpus"].get<int>() < j["cluster_gpus"].get<int>());  // part of the cluster
-    CHECK(j["gpus"].get<int>() % 72 != 0);                        // not whole racks
+    CHECK(j["gpus"].get<int>() % 72 != 0);                       // not whole racks
     CHECK(j.contains("placement"));
     CHECK(j["iteration_time_s"].get<double>() > 0);
     CHECK(j["mfu"].get<double>() > 0.01);
@@ -255,9 +268,9 @@ TEST_CASE("cli: plan on GB200 NVL72 and its report name the calibration defaults
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.out.find("Calibration defaults on gb200:") != std::string::npos);
   // report compare: the callout comes from each architecture's simulate document.
-  auto c = run_tutti({"--set", "nodes=1", "report", "compare", "--workload", "models/tiny-gpt.json", "--cluster",
-                      "topologies/b200-cluster.json", "--parallel", "tp=2,pp=2,dp=2", "--engine", "analytic",
-                      "--oversubscription", "0", "--format", "md"});
+  auto c = run_tutti({"--set", "nodes=1", "report", "compare", "--workload", "models/tiny-gpt.json",
+                      "--cluster", "topologies/b200-cluster.json", "--parallel", "tp=2,pp=2,dp=2",
+                      "--engine", "analytic", "--oversubscription", "0", "--format", "md"});
   REQUIRE_MESSAGE(c.rc == 0, c.err);
   CHECK(c.out.find("Calibration defaults on b200:") != std::string::npos);
 }

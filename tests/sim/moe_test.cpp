@@ -33,7 +33,9 @@ Workload qwen(std::vector<std::string> extra = {}) {
   return load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/qwen3-30b-a3b.json", o);
 }
 
-double part(const SimResult& r, MoePart p) { return r.breakdown.moe_s[p]; }
+double part(const SimResult& r, MoePart p) {
+  return r.breakdown.moe_s[p];
+}
 
 double op_bytes(const Program& p, const std::string& name) {
   double b = 0;
@@ -57,8 +59,10 @@ TEST_CASE("moe: the layer's parts are separate ops and every engine reports them
   }
   for (MoePart p : enum_values<MoePart>()) {
     CAPTURE(to_string(p));
-    if (p == MoePart::SharedExpert) CHECK(parts[p] == 0);  // Qwen3: none
-    else if (p != MoePart::None) CHECK(parts[p] > 0);
+    if (p == MoePart::SharedExpert)
+      CHECK(parts[p] == 0);  // Qwen3: none
+    else if (p != MoePart::None)
+      CHECK(parts[p] > 0);
   }
   // Forward up/down, backward 2 dgrad + 2 wgrad, per layer and micro-batch.
   CHECK(grouped == 6 * 2 * 1);
@@ -95,8 +99,10 @@ TEST_CASE("moe: load imbalance slows the grouped GEMMs and the all-to-all, not t
   const Layout l = resolve_layout(w1, "tp=1,pp=1,ep=8", c.gpus());
   const Program p1 = expand_program(w1, l), p2 = expand_program(w2, l);
   CHECK(p1.hardware_flops_per_iteration == doctest::Approx(p2.hardware_flops_per_iteration));
-  CHECK(op_bytes(p2, "moe.dispatch_alltoall") == doctest::Approx(1.5 * op_bytes(p1, "moe.dispatch_alltoall")));
-  const SimResult r1 = simulate_program_analytic(p1, sc, prof), r2 = simulate_program_analytic(p2, sc, prof);
+  CHECK(op_bytes(p2, "moe.dispatch_alltoall") ==
+        doctest::Approx(1.5 * op_bytes(p1, "moe.dispatch_alltoall")));
+  const SimResult r1 = simulate_program_analytic(p1, sc, prof),
+                  r2 = simulate_program_analytic(p2, sc, prof);
   const double g = part(r2, MoePart::ExpertGemm) / part(r1, MoePart::ExpertGemm);
   CHECK(g > 1.3);
   CHECK(g < 1.6);
@@ -107,7 +113,8 @@ TEST_CASE("moe: load imbalance slows the grouped GEMMs and the all-to-all, not t
   const Workload w3 = qwen({"model.moe_imbalance=1.5", "model.moe_capacity_factor=1.25"});
   CHECK(w3.model.tf.moe_load_factor() == doctest::Approx(1.25));
   const Program p3 = expand_program(w3, l);
-  CHECK(op_bytes(p3, "moe.dispatch_alltoall") == doctest::Approx(1.25 * op_bytes(p1, "moe.dispatch_alltoall")));
+  CHECK(op_bytes(p3, "moe.dispatch_alltoall") ==
+        doctest::Approx(1.25 * op_bytes(p1, "moe.dispatch_alltoall")));
 }
 
 TEST_CASE("moe: FP8 dispatch halves the tokens sent to the experts, the combine stays BF16") {
@@ -118,10 +125,14 @@ TEST_CASE("moe: FP8 dispatch halves the tokens sent to the experts, the combine 
   const Layout l = resolve_layout(wb, "tp=1,pp=1,ep=8", c.gpus());
   const Program pb = expand_program(wb, l), pf = expand_program(wf, l);
   const double fp8 = (1.0 + 4.0 / 128) / 2.0;  // 1 byte + an fp32 scale per 128, over 2 bytes
-  CHECK(op_bytes(pf, "moe.dispatch_alltoall") == doctest::Approx(fp8 * op_bytes(pb, "moe.dispatch_alltoall")));
-  CHECK(op_bytes(pf, "moe.combine_alltoall_bwd") == doctest::Approx(fp8 * op_bytes(pb, "moe.combine_alltoall_bwd")));
-  CHECK(op_bytes(pf, "moe.combine_alltoall") == doctest::Approx(op_bytes(pb, "moe.combine_alltoall")));
-  CHECK(op_bytes(pf, "moe.dispatch_alltoall_bwd") == doctest::Approx(op_bytes(pb, "moe.dispatch_alltoall_bwd")));
+  CHECK(op_bytes(pf, "moe.dispatch_alltoall") ==
+        doctest::Approx(fp8 * op_bytes(pb, "moe.dispatch_alltoall")));
+  CHECK(op_bytes(pf, "moe.combine_alltoall_bwd") ==
+        doctest::Approx(fp8 * op_bytes(pb, "moe.combine_alltoall_bwd")));
+  CHECK(op_bytes(pf, "moe.combine_alltoall") ==
+        doctest::Approx(op_bytes(pb, "moe.combine_alltoall")));
+  CHECK(op_bytes(pf, "moe.dispatch_alltoall_bwd") ==
+        doctest::Approx(op_bytes(pb, "moe.dispatch_alltoall_bwd")));
   // The send buffer is the top-k copies of the local tokens: T * k * h * bytes.
   const double T = 4096, k = 8, h = 2048;
   // 2 MoE layers, 1 micro-batch (global batch 16 over dp 16).
@@ -137,7 +148,8 @@ TEST_CASE("moe: an all-to-all across NVLink domains is slower than one inside") 
   const Program across = expand_program(w, resolve_layout(w, "tp=1,pp=1,ep=16", c.gpus()));
   const SimResult a = simulate_program(in, sc, prof), b = simulate_program(across, sc, prof);
   // Same bytes per rank; ep 16 spans both nodes (InfiniBand), ep 8 stays on NVSwitch.
-  CHECK(op_bytes(in, "moe.dispatch_alltoall") == doctest::Approx(op_bytes(across, "moe.dispatch_alltoall")));
+  CHECK(op_bytes(in, "moe.dispatch_alltoall") ==
+        doctest::Approx(op_bytes(across, "moe.dispatch_alltoall")));
   CHECK(part(b, MoePart::AllToAll) > 2.0 * part(a, MoePart::AllToAll));
 }
 
@@ -185,7 +197,8 @@ TEST_CASE("moe: bad MoE keys are input errors naming the key") {
   fails({"model.moe_dispatch_dtype=int4"}, "moe_dispatch_dtype");
   fails({"model.moe_layer_freq=0"}, "moe_layer_freq");
   try {
-    load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/llama3-8b.json", {"model.moe_imbalance=1.2"});
+    load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/llama3-8b.json",
+                  {"model.moe_imbalance=1.2"});
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("moe_imbalance") != std::string::npos);

@@ -6,11 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
 #include "tutti/sim/collective_model.hpp"
@@ -44,7 +43,8 @@ std::vector<double> sweep() {
   return s;
 }
 
-std::set<CollAlgo> algos_over_sweep(Coll coll, const std::vector<int>& g, const CollectiveContext& ctx) {
+std::set<CollAlgo> algos_over_sweep(Coll coll, const std::vector<int>& g,
+                                    const CollectiveContext& ctx) {
   std::set<CollAlgo> out;
   for (double s : sweep()) out.insert(plan_collective(coll, s, g, ctx).algo);
   return out;
@@ -59,7 +59,9 @@ double busbw(Coll coll, double bytes, const std::vector<int>& g, const Collectiv
 
 }  // namespace
 
-TEST_CASE("NCCL choice: single-node NVSwitch H100 - ring LL for small, NVLS for large all-reduce, nothing multi-node") {
+TEST_CASE(
+    "NCCL choice: single-node NVSwitch H100 - ring LL for small, NVLS for large all-reduce, "
+    "nothing multi-node") {
   const Cluster c = cluster("dgx-h100", 1);
   const SimCluster sc = sim_cluster(c);
   REQUIRE(sc.nvls);  // a catalog capability of the node's NVSwitch
@@ -83,7 +85,9 @@ TEST_CASE("NCCL choice: single-node NVSwitch H100 - ring LL for small, NVLS for 
   CHECK(algos_over_sweep(Coll::AllReduce, g, no_nvls) == std::set<CollAlgo>{CollAlgo::Ring});
 }
 
-TEST_CASE("NCCL choice: multi-node InfiniBand without SHARP - tree for small, NVLS tree for large, never CollNet") {
+TEST_CASE(
+    "NCCL choice: multi-node InfiniBand without SHARP - tree for small, NVLS tree for large, never "
+    "CollNet") {
   const Cluster c = cluster("dgx-h100", 4);
   const SimCluster sc = sim_cluster(c);
   REQUIRE(sc.sharp);  // Quantum switches can reduce; NCCL still needs NCCL_COLLNET_ENABLE=1
@@ -97,7 +101,8 @@ TEST_CASE("NCCL choice: multi-node InfiniBand without SHARP - tree for small, NV
   // Two nodes: each NIC carries S/k per direction in the NVLS tree, twice the ring's rate
   // (NCCL: "Handle 2 node case of NVLSTree"); 2 x p5 measure 487 GB/s busbw at 16 GiB, above any
   // ring's NVLink bound (sim/calibration/microbench/nccl-sweep-p5-h100-2node.json).
-  CHECK(plan_collective(Coll::AllReduce, 4.0 * (1 << 30), range(16), ctx).algo == CollAlgo::NvlsTree);
+  CHECK(plan_collective(Coll::AllReduce, 4.0 * (1 << 30), range(16), ctx).algo ==
+        CollAlgo::NvlsTree);
   CHECK(plan_collective(Coll::AllReduce, 64.0 * (1 << 20), g, ctx).algo == CollAlgo::NvlsTree);
   for (CollAlgo a : algos_over_sweep(Coll::AllReduce, g, ctx)) {
     INFO("all_reduce chose " << to_string(a));
@@ -120,7 +125,9 @@ TEST_CASE("NCCL choice: multi-node InfiniBand without SHARP - tree for small, NV
   CHECK(algos_over_sweep(Coll::AllGather, rails, ctx_np) == std::set<CollAlgo>{CollAlgo::Ring});
 }
 
-TEST_CASE("NCCL choice: multi-node InfiniBand with SHARP enabled - CollNet or NVLS+SHARP for large all-reduces") {
+TEST_CASE(
+    "NCCL choice: multi-node InfiniBand with SHARP enabled - CollNet or NVLS+SHARP for large "
+    "all-reduces") {
   const Cluster c = cluster("dgx-h100", 4);
   const SimCluster sc = sim_cluster(c);
   CalibrationProfile prof = default_calibration();
@@ -131,8 +138,10 @@ TEST_CASE("NCCL choice: multi-node InfiniBand with SHARP enabled - CollNet or NV
   INFO("4 GiB chose " << to_string(big));
   CHECK((big == CollAlgo::Nvls || big == CollAlgo::CollNet || big == CollAlgo::CollNetChain));
   // Every in-network algorithm can run here when forced.
-  for (CollAlgo a : {CollAlgo::Nvls, CollAlgo::CollNet, CollAlgo::CollNetChain, CollAlgo::NvlsTree}) {
-    const CollectivePlan p = plan_collective_with(Coll::AllReduce, 256e6, g, ctx, a, NcclProto::Simple);
+  for (CollAlgo a :
+       {CollAlgo::Nvls, CollAlgo::CollNet, CollAlgo::CollNetChain, CollAlgo::NvlsTree}) {
+    const CollectivePlan p =
+        plan_collective_with(Coll::AllReduce, 256e6, g, ctx, a, NcclProto::Simple);
     const double t = simulate_collectives({p}, *sc.topology, prof);
     INFO(to_string(a) << ": " << t << " s, estimate " << p.estimate_s << " s");
     CHECK(t > 0);
@@ -143,15 +152,18 @@ TEST_CASE("NCCL choice: multi-node InfiniBand with SHARP enabled - CollNet or NV
   // All-gather and reduce-scatter: CollNet would need the plugin's iallgather; rings.
   CHECK(algos_over_sweep(Coll::AllGather, g, ctx) == std::set<CollAlgo>{CollAlgo::Ring});
   // More than 8 local ranks: CollNet direct and chain are out (NCCL_MAX_DIRECT_ARITY + 1).
-  const Cluster nvl = load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/gb200-nvl72-576.json");
+  const Cluster nvl =
+      load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/gb200-nvl72-576.json");
   const SimCluster snvl = sim_cluster(nvl);
   const CollectiveContext cn = make_collective_context(*snvl.topology, prof, snvl.nvls, true);
-  CHECK_THROWS_AS(plan_collective_with(Coll::AllReduce, 1e9, range(144), cn, CollAlgo::CollNet, NcclProto::Simple),
+  CHECK_THROWS_AS(plan_collective_with(Coll::AllReduce, 1e9, range(144), cn, CollAlgo::CollNet,
+                                       NcclProto::Simple),
                   InputError);
 }
 
 TEST_CASE("NCCL choice: GB200 NVL72 - NVLS across the 72-GPU domain, NVLS tree between domains") {
-  const Cluster c = load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/gb200-nvl72-576.json");
+  const Cluster c =
+      load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/gb200-nvl72-576.json");
   const SimCluster sc = sim_cluster(c);
   REQUIRE(sc.nvls);
   const CalibrationProfile& prof = default_calibration();
@@ -171,7 +183,8 @@ TEST_CASE("NCCL choice: RoCE has no SHARP - never CollNet, even with NCCL_COLLNE
   const CollectiveContext ctx = make_collective_context(*sc.topology, prof, sc.nvls, sc.sharp);
   for (CollAlgo a : algos_over_sweep(Coll::AllReduce, range(32), ctx))
     CHECK((a == CollAlgo::Ring || a == CollAlgo::Tree || a == CollAlgo::NvlsTree));
-  CHECK_THROWS_AS(plan_collective_with(Coll::AllReduce, 1e9, range(32), ctx, CollAlgo::CollNetChain, NcclProto::Simple),
+  CHECK_THROWS_AS(plan_collective_with(Coll::AllReduce, 1e9, range(32), ctx, CollAlgo::CollNetChain,
+                                       NcclProto::Simple),
                   InputError);
 }
 
@@ -183,7 +196,8 @@ TEST_CASE("hierarchical is never chosen by default and is labelled non-NCCL when
   CollectiveContext ctx = make_collective_context(*sc.topology, prof, sc.nvls, sc.sharp);
   CollectiveContext plain = make_collective_context(*sc.topology, prof, false, false);
   for (const CollectiveContext* x : {&ctx, &plain})
-    for (CollAlgo a : algos_over_sweep(Coll::AllReduce, range(32), *x)) CHECK(a != CollAlgo::Hierarchical);
+    for (CollAlgo a : algos_over_sweep(Coll::AllReduce, range(32), *x))
+      CHECK(a != CollAlgo::Hierarchical);
   CHECK_FALSE(is_nccl_algorithm(CollAlgo::Hierarchical));
   CHECK(std::string(to_string(CollAlgo::Hierarchical)).find("non-NCCL") != std::string::npos);
   // Opt in: the tuner may now pick it (on a ring-only profile it beats the flat ring at size).
@@ -199,8 +213,8 @@ TEST_CASE("hierarchical is never chosen by default and is labelled non-NCCL when
   j["nccl"]["non_nccl_algorithms"] = {"hierarchical"};
   CHECK(parse_calibration(j.dump(), "opt-in.json").nccl.allow_hierarchical);
   j["nccl"]["non_nccl_algorithms"] = {"bruck"};
-  CHECK_THROWS_WITH_AS(parse_calibration(j.dump(), "bad.json"), doctest::Contains("nccl.non_nccl_algorithms"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_calibration(j.dump(), "bad.json"),
+                       doctest::Contains("nccl.non_nccl_algorithms"), InputError);
 }
 
 TEST_CASE("mid-size all-reduce bandwidth rises smoothly with size (no flat plateau)") {
@@ -213,12 +227,13 @@ TEST_CASE("mid-size all-reduce bandwidth rises smoothly with size (no flat plate
   for (double s = 64 * 1024; s <= 256.0 * (1 << 20); s *= 2) {
     const double bw = busbw(Coll::AllReduce, s, g, ctx);
     INFO("size " << s << " busbw " << bw / 1e9 << " GB/s, previous " << prev / 1e9);
-    CHECK(bw > prev * 1.02);       // rises with size
+    CHECK(bw > prev * 1.02);               // rises with size
     if (prev > 0) CHECK(bw < prev * 2.0);  // no step: at most doubling per doubling of size
     prev = bw;
   }
   // 1 MiB sits between the latency-bound and the bandwidth-bound ends.
-  const double mib = busbw(Coll::AllReduce, 1 << 20, g, ctx), big = busbw(Coll::AllReduce, 1 << 30, g, ctx);
+  const double mib = busbw(Coll::AllReduce, 1 << 20, g, ctx),
+               big = busbw(Coll::AllReduce, 1 << 30, g, ctx);
   CHECK(mib < 0.5 * big);
   CHECK(busbw(Coll::AllReduce, 2 << 20, g, ctx) > 1.2 * mib);
 }

@@ -1,4 +1,6 @@
 // Max-min fair sharing (CM02) against hand-solved cases.
+#include "tutti/sim/network.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -6,8 +8,6 @@
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include "tutti/sim/network.hpp"
 
 using tutti::FlowNetwork;
 
@@ -75,7 +75,8 @@ TEST_CASE("parking lot: the long flow gets the same share as each short one, the
   CHECK(net.flow_rate(sl, 0) == doctest::Approx(0.5));
   for (int i = 0; i < 3; ++i) CHECK(net.flow_rate(ss, i) == doctest::Approx(0.5));
   auto t = run_all(net, 2);
-  // Short flows: 1 byte at 0.5 -> t = 2. Long flow: 1 byte by t = 2, then 1 byte at rate 1 -> t = 3.
+  // Short flows: 1 byte at 0.5 -> t = 2. Long flow: 1 byte by t = 2, then 1 byte at rate 1 -> t
+  // = 3.
   CHECK(t[1] == doctest::Approx(2.0));
   CHECK(t[0] == doctest::Approx(3.0));
 }

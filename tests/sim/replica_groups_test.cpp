@@ -35,7 +35,8 @@ struct Case {
   Cluster cluster;
 };
 
-Case make_case(const std::string& routing, int nodes, double oversub, const std::string& parallel, int global_batch) {
+Case make_case(const std::string& routing, int nodes, double oversub, const std::string& parallel,
+               int global_batch) {
   ClusterParams p;
   p.name = "replicas";
   p.node = "dgx-h100";
@@ -56,38 +57,50 @@ void same(const SimResult& a, const SimResult& b) {
   CHECK(a.mfu == doctest::Approx(b.mfu).epsilon(1e-9));
   CHECK(a.breakdown.compute_s == doctest::Approx(b.breakdown.compute_s).epsilon(1e-9));
   CHECK(a.breakdown.bubble_s == doctest::Approx(b.breakdown.bubble_s).epsilon(1e-9));
-  CHECK(a.breakdown.exposed_comm_total() == doctest::Approx(b.breakdown.exposed_comm_total()).epsilon(1e-9));
+  CHECK(a.breakdown.exposed_comm_total() ==
+        doctest::Approx(b.breakdown.exposed_comm_total()).epsilon(1e-9));
 }
 
 }  // namespace
 
-TEST_CASE("replica groups: ECMP on 8,192 GPUs (2:1), grouped timelines equal the per-replica simulation") {
+TEST_CASE(
+    "replica groups: ECMP on 8,192 GPUs (2:1), grouped timelines equal the per-replica "
+    "simulation") {
   const Case k = make_case("ecmp", 1024, 2, "tp=4,pp=4", 8192);
   const SimCluster sc = sim_cluster(k.cluster);
   const Run g = run(k.prog, sc, false), each = run(k.prog, sc, true);
-  std::printf("8,192 GPUs ECMP 2:1 tp4 pp4 dp%d: grouped %d timelines per class %.9e s, per replica %d: %.9e s\n",
-              k.prog.layout.dp, g.timelines, g.r.iteration_time_s, each.timelines, each.r.iteration_time_s);
+  std::printf(
+      "8,192 GPUs ECMP 2:1 tp4 pp4 dp%d: grouped %d timelines per class %.9e s, per replica %d: "
+      "%.9e s\n",
+      k.prog.layout.dp, g.timelines, g.r.iteration_time_s, each.timelines, each.r.iteration_time_s);
   CHECK(each.timelines == k.prog.layout.dp);
-  CHECK(g.timelines > 1);  // ECMP collisions set replicas apart: one lock-stepped class would not be exact
+  CHECK(g.timelines >
+        1);  // ECMP collisions set replicas apart: one lock-stepped class would not be exact
   CHECK(g.r.approximations.empty());  // one timeline per replica: nothing approximated
   same(g.r, each.r);
 }
 
-TEST_CASE("replica groups: d-mod-k routing on 8,192 GPUs (1:1): one timeline, and the strict grouping agrees") {
+TEST_CASE(
+    "replica groups: d-mod-k routing on 8,192 GPUs (1:1): one timeline, and the strict grouping "
+    "agrees") {
   // Every replica's transfers meet the same loads: one timeline per class. The strict grouping,
   // which also refines by the DP collectives' flows (they cross the transfers' links at different
   // places for different replicas), sets replicas apart; all three give the same iteration.
   const Case k = make_case("dmodk", 1024, 1, "tp=4,pp=4", 8192);
   const SimCluster sc = sim_cluster(k.cluster);
-  const Run g = run(k.prog, sc, false), strict = run(k.prog, sc, false, true), each = run(k.prog, sc, true);
-  std::printf("8,192 GPUs d-mod-k 1:1: %d timelines (strict %d of %d): %.12e s, per replica %.12e s\n", g.timelines,
-              strict.timelines, k.prog.layout.dp, g.r.iteration_time_s, each.r.iteration_time_s);
+  const Run g = run(k.prog, sc, false), strict = run(k.prog, sc, false, true),
+            each = run(k.prog, sc, true);
+  std::printf(
+      "8,192 GPUs d-mod-k 1:1: %d timelines (strict %d of %d): %.12e s, per replica %.12e s\n",
+      g.timelines, strict.timelines, k.prog.layout.dp, g.r.iteration_time_s,
+      each.r.iteration_time_s);
   CHECK(g.timelines == 1);
   CHECK(strict.timelines > 1);
   CHECK(strict.timelines < k.prog.layout.dp);
   // The default groups leave out the DP collectives' flows, and the result says so (strict: not).
   REQUIRE(g.r.approximations.size() == 1);
-  CHECK(g.r.approximations[0].find("there would be " + std::to_string(strict.timelines)) != std::string::npos);
+  CHECK(g.r.approximations[0].find("there would be " + std::to_string(strict.timelines)) !=
+        std::string::npos);
   CHECK(strict.r.approximations.empty());
   same(g.r, each.r);
   same(strict.r, each.r);

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run.hpp"
-#include "tutti/core/schema.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/schema.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
@@ -33,8 +33,14 @@ std::vector<std::string> shipped(const std::string& dir) {
 
 TEST_CASE("simulate --json is byte-identical across runs, wall time goes to stderr only") {
   for (const char* engine : {"native", "analytic"}) {
-    std::vector<std::string> args = {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
-                                     "topologies/dgx-h100-single.json", "--json", "--engine", engine};
+    std::vector<std::string> args = {"simulate",
+                                     "--workload",
+                                     "models/tiny-gpt.json",
+                                     "--cluster",
+                                     "topologies/dgx-h100-single.json",
+                                     "--json",
+                                     "--engine",
+                                     engine};
     auto a = run_tutti(args), b = run_tutti(args);
     REQUIRE_MESSAGE(a.rc == 0, a.err);
     REQUIRE(b.rc == 0);
@@ -49,8 +55,9 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
                       "topologies/dgx-h100-single.json", "--json"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   nlohmann::json j = r.json();
-  for (const char* k : {"iteration_time_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu",
-                        "mfu", "breakdown", "bottleneck_links", "time_to_train_s"})
+  for (const char* k :
+       {"iteration_time_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu", "mfu",
+        "breakdown", "bottleneck_links", "time_to_train_s"})
     CHECK_MESSAGE(j.contains(k), k);
   std::ifstream in(src("tests/sim/golden/simulate-tiny-gpt.json"));
   nlohmann::json expected = nlohmann::json::parse(in);
@@ -61,7 +68,8 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   CHECK(j["schema_version"] == 1);
   // Breakdown adds up; the same command twice gives the same JSON.
   const auto& b = j["breakdown"];
-  double sum = b["compute_s"].get<double>() + b["bubble_s"].get<double>() + b["other_s"].get<double>();
+  double sum =
+      b["compute_s"].get<double>() + b["bubble_s"].get<double>() + b["other_s"].get<double>();
   for (auto& [k, v] : b["exposed_comm_s"].items()) sum += v.get<double>();
   CHECK(sum == doctest::Approx(j["iteration_time_s"].get<double>()).epsilon(1e-9));
   auto r2 = run_tutti({"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
@@ -81,15 +89,17 @@ TEST_CASE("golden: tutti simulate --json on tiny-gpt, one DGX H100") {
   CHECK(t.out.find("pipeline bubble") != std::string::npos);
 }
 
-TEST_CASE("simulate --json matches schemas/simulation_result.schema.json on every engine, MoE and routing") {
+TEST_CASE(
+    "simulate --json matches schemas/simulation_result.schema.json on every engine, MoE and "
+    "routing") {
   const nlohmann::json schema = load_schema(src("schemas/simulation_result.schema.json"));
   const std::vector<std::vector<std::string>> runs = {
-      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json", "--engine",
-       "analytic"},
-      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json", "--engine",
-       "simgrid"},
-      {"simulate", "-w", "models/qwen3-30b-a3b.json", "-c", "topologies/dgx-h100-superpod-1su.json", "--json",
-       "--parallel", "tp=1,pp=1,ep=8,zero=3", "--gpus", "32"},
+      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json",
+       "--engine", "analytic"},
+      {"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json", "--json",
+       "--engine", "simgrid"},
+      {"simulate", "-w", "models/qwen3-30b-a3b.json", "-c", "topologies/dgx-h100-superpod-1su.json",
+       "--json", "--parallel", "tp=1,pp=1,ep=8,zero=3", "--gpus", "32"},
       {"--set", "fabric.routing=adaptive", "simulate", "-w", "models/tiny-gpt.json", "-c",
        "topologies/dgx-h100-superpod-1su.json", "--json", "--gpus", "32"}};
   for (const auto& args : runs) {
@@ -105,19 +115,19 @@ TEST_CASE("simulate --json matches schemas/simulation_result.schema.json on ever
 }
 
 TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs, trace") {
-  auto r = run_tutti({"simulate", "-w", "models/llama3-70b.json", "-c", "topologies/dgx-h100-single.json",
-                      "--parallel", "tp=8,pp=1,dp=1"});
+  auto r = run_tutti({"simulate", "-w", "models/llama3-70b.json", "-c",
+                      "topologies/dgx-h100-single.json", "--parallel", "tp=8,pp=1,dp=1"});
   CHECK(r.rc == 2);
   CHECK(r.err.find("GiB") != std::string::npos);
-  auto e = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
-                      "--engine", "warp"});
+  auto e = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c",
+                      "topologies/dgx-h100-single.json", "--engine", "warp"});
   CHECK(e.rc == 2);
-  auto big = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
-                        "--parallel", "dp=4,tp=4,pp=2"});
+  auto big = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c",
+                        "topologies/dgx-h100-single.json", "--parallel", "dp=4,tp=4,pp=2"});
   CHECK(big.rc == 2);
   std::string trace = tutti::testing::temp_dir() + "/t.json";
-  auto tr = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c", "topologies/dgx-h100-single.json",
-                       "--trace", trace, "--json"});
+  auto tr = run_tutti({"simulate", "-w", "models/tiny-gpt.json", "-c",
+                       "topologies/dgx-h100-single.json", "--trace", trace, "--json"});
   REQUIRE(tr.rc == 0);
   std::ifstream in(trace);
   nlohmann::json tj = nlohmann::json::parse(in);
@@ -126,7 +136,8 @@ TEST_CASE("simulate errors: infeasible layout, unknown engine, too many GPUs, tr
 
 TEST_CASE("every shipped workload simulates with a feasible layout") {
   Cluster c = load_cluster(src("topologies/h100-16k-rail-3tier.json"));
-  const std::vector<std::string> fallbacks = {"", "tp=2", "tp=4", "tp=8", "tp=8,pp=2", "tp=8,recompute=full"};
+  const std::vector<std::string> fallbacks = {"",     "tp=2",      "tp=4",
+                                              "tp=8", "tp=8,pp=2", "tp=8,recompute=full"};
   for (const std::string& f : shipped("models")) {
     CAPTURE(f);
     Workload w0 = load_workload(src(f));
@@ -218,7 +229,8 @@ TEST_CASE("a job on part of an NVL72 cluster: fit_layout, placement, idle GPUs i
   CHECK(l.dp == 16);
   CHECK(l.gpus() == 512);
   CHECK(describe_placement(c, 512) ==
-        "512 of 576 GPUs: 7 full NVLink domains of 72 + 8 GPUs of the next NVLink domain; 64 GPUs idle");
+        "512 of 576 GPUs: 7 full NVLink domains of 72 + 8 GPUs of the next NVLink domain; 64 GPUs "
+        "idle");
   // A named dp is kept as asked.
   CHECK(fit_layout(w, "dp=2", c.gpus()).gpus() == 64);
   CHECK_THROWS_AS(fit_layout(w, "", 16), InputError);  // fewer GPUs than tp*pp

@@ -1,18 +1,19 @@
 // Chrome / Perfetto traces (sim/trace.hpp): the filters, the track layout, the size check.
+#include "tutti/sim/trace.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "engine_fixture.hpp"
-#include "tutti/core/error.hpp"
-#include "tutti/sim/trace.hpp"
 #include "../support/run.hpp"
 #include "../support/trace_check.hpp"
+#include "engine_fixture.hpp"
+#include "tutti/core/error.hpp"
 
 using namespace tutti;
 using tutti::testing::TestFatTree;
@@ -31,7 +32,8 @@ std::string input_error_flag(const std::function<void()>& f) {
 // tp=2 x pp=4 on 8 GPUs (4 nodes of 2); activations large enough that a stage has several
 // transfers in flight at once.
 struct Pipeline {
-  std::shared_ptr<TestFatTree> topo = std::make_shared<TestFatTree>(1, 4, 2, 1, 50e9, 450e9, 50e9, 1e-6);
+  std::shared_ptr<TestFatTree> topo =
+      std::make_shared<TestFatTree>(1, 4, 2, 1, 50e9, 450e9, 50e9, 1e-6);
   SimCluster cl = testing::make_sim_cluster(topo);
   Program prog = testing::pipeline_program(4, 8, 2, 200e6, 1e6, 1024);
   std::string path = tutti::testing::temp_dir() + "/t.json";
@@ -48,7 +50,8 @@ struct Pipeline {
   }
 };
 
-std::map<std::string, std::size_t> count_by(const nlohmann::json& j, const std::string& ph, const std::string& key) {
+std::map<std::string, std::size_t> count_by(const nlohmann::json& j, const std::string& ph,
+                                            const std::string& key) {
   std::map<std::string, std::size_t> n;
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == ph) ++n[e[key].is_string() ? e[key].get<std::string>() : e[key].dump()];
@@ -71,13 +74,16 @@ TEST_CASE("trace filters: index lists and op lists parse, bad values name their 
   CHECK(f.names == std::vector<std::string>{"moe.*", "attn.qkv"});
   CHECK(f.iterations == R{{0, 2}});
   CHECK(parse_trace_filter("", "compute,p2p", "").kinds ==
-        std::vector<OpKind>{OpKind::Gemm, OpKind::Attention, OpKind::MemBound, OpKind::Send, OpKind::Recv});
+        std::vector<OpKind>{OpKind::Gemm, OpKind::Attention, OpKind::MemBound, OpKind::Send,
+                            OpKind::Recv});
   CHECK(input_error_flag([] { parse_trace_filter("", "gemm,,recv", ""); }) == "--trace-ops");
   CHECK(input_error_flag([] { parse_trace_filter("", "*", ""); }) == "--trace-ops");
   CHECK(input_error_flag([] { parse_trace_filter("", "", "2-1"); }) == "--trace-iterations");
 }
 
-TEST_CASE("trace: strict-valid, one process per timeline, stream tracks, sends and receives on tracks of their own") {
+TEST_CASE(
+    "trace: strict-valid, one process per timeline, stream tracks, sends and receives on tracks of "
+    "their own") {
   Pipeline p;
   SimResult r;
   const nlohmann::json j = p.trace({}, &r);
@@ -169,13 +175,15 @@ TEST_CASE("trace: rank, op and iteration filters select what they name, the esti
       first_gemm[k] = std::min(first_gemm[k], e["ts"].get<double>());
     }
   CHECK(first_gemm[1] - first_gemm[0] == doctest::Approx(r.iteration_time_s * 1e6).epsilon(1e-6));
-  CHECK(first_gemm[2] - first_gemm[0] == doctest::Approx(2 * r.iteration_time_s * 1e6).epsilon(1e-6));
+  CHECK(first_gemm[2] - first_gemm[0] ==
+        doctest::Approx(2 * r.iteration_time_s * 1e6).epsilon(1e-6));
   // Ranks 6 and 7 share a timeline (stage 3, tp peers) and show the same slices.
   CHECK(by_pid.at("6") == by_pid.at("7"));
   // The estimate (before the simulation) is within 25% of the file.
   std::vector<TraceTimeline> tls;  // one timeline per stage, as the engine runs this program
   for (const auto& rc : p.prog.classes) tls.push_back({&rc, rc.stage * 2, 2});
-  const TraceEstimate e = estimate_trace(p.prog, tls, parse_trace_filter("1,6-7", "gemm,send", "0-2"));
+  const TraceEstimate e =
+      estimate_trace(p.prog, tls, parse_trace_filter("1,6-7", "gemm,send", "0-2"));
   std::size_t xs = 0;
   for (const auto& [k, n] : by_pid) xs += n;
   CHECK(e.events == xs);
@@ -184,10 +192,12 @@ TEST_CASE("trace: rank, op and iteration filters select what they name, the esti
   CHECK(e.bytes == doctest::Approx(bytes).epsilon(0.25));
 }
 
-TEST_CASE("trace: bad ranks, names and iterations, and oversized traces, are refused before simulating") {
+TEST_CASE(
+    "trace: bad ranks, names and iterations, and oversized traces, are refused before simulating") {
   Pipeline p;
   std::vector<std::string> notes;
-  auto run = [&](const TraceFilter& f, double max_bytes = TraceOptions::kDefaultMaxBytes, bool force = false) {
+  auto run = [&](const TraceFilter& f, double max_bytes = TraceOptions::kDefaultMaxBytes,
+                 bool force = false) {
     ProgramSimOptions po;
     po.trace.path = tutti::testing::temp_dir() + "/refused.json";
     std::filesystem::remove(po.trace.path);
@@ -199,8 +209,10 @@ TEST_CASE("trace: bad ranks, names and iterations, and oversized traces, are ref
     simulate_program(p.prog, p.cl, default_calibration(), po);
     return std::filesystem::exists(po.trace.path);
   };
-  CHECK(input_error_flag([&] { run(parse_trace_filter("0-8", "", "")); }) == "--trace-ranks");  // 8 GPUs
-  CHECK(input_error_flag([&] { run(parse_trace_filter("", "gemm,nosuch.op", "")); }) == "--trace-ops");
+  CHECK(input_error_flag([&] { run(parse_trace_filter("0-8", "", "")); }) ==
+        "--trace-ranks");  // 8 GPUs
+  CHECK(input_error_flag([&] { run(parse_trace_filter("", "gemm,nosuch.op", "")); }) ==
+        "--trace-ops");
   CHECK(input_error_flag([&] { run(parse_trace_filter("", "", "9-10")); }) == "--trace-iterations");
   CHECK(run(parse_trace_filter("", "fw*", "9")));  // a prefix, the last iteration
   notes.clear();
@@ -212,7 +224,8 @@ TEST_CASE("trace: bad ranks, names and iterations, and oversized traces, are ref
   CHECK(notes.back().find("--trace-force") != std::string::npos);
 }
 
-TEST_CASE("trace: transfers in flight together on one track take further lanes, so every track nests") {
+TEST_CASE(
+    "trace: transfers in flight together on one track take further lanes, so every track nests") {
   Program prog;
   prog.world = 2;
   prog.layout.pp = 2;
@@ -234,7 +247,8 @@ TEST_CASE("trace: transfers in flight together on one track take further lanes, 
   // [0, 4] us, [1, 3] us (inside the first), [3.5, 6] us (crosses the first: a lane of its own,
   // the second's lane being free again).
   const double start[] = {0, 1e-6, 3.5e-6}, end[] = {4e-6, 3e-6, 6e-6}, rdv[] = {0, 1e-6, 3.5e-6};
-  const std::vector<TraceTimeline> tls = {{&prog.classes[0], 0, 1, start, end, rdv}, {&prog.classes[1], 1, 1, start, end, rdv}};
+  const std::vector<TraceTimeline> tls = {{&prog.classes[0], 0, 1, start, end, rdv},
+                                          {&prog.classes[1], 1, 1, start, end, rdv}};
   const std::string path = tutti::testing::temp_dir() + "/lanes.json";
   write_trace(path, prog, tls, parse_trace_filter("0", "", ""), 6e-6);
   std::ifstream in(path);
@@ -246,7 +260,8 @@ TEST_CASE("trace: transfers in flight together on one track take further lanes, 
   std::vector<std::string> lane;
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "X") lane.push_back(tname[e["tid"]]);
-  CHECK(lane == std::vector<std::string>{"send to stage 1", "send to stage 1 (2)", "send to stage 1 (2)"});
+  CHECK(lane ==
+        std::vector<std::string>{"send to stage 1", "send to stage 1 (2)", "send to stage 1 (2)"});
   CHECK(tname.size() == 2);
   // The same slices on one track, as a writer without lanes would put them: the check refuses it.
   nlohmann::json one = j;

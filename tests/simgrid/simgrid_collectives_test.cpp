@@ -21,8 +21,8 @@ namespace {
 
 constexpr double kTol = 0.01;
 
-Cluster cluster(const std::string& fabric, int nodes, double oversub = 1, std::vector<std::string> sets = {},
-                int nodes_per_su = 32) {
+Cluster cluster(const std::string& fabric, int nodes, double oversub = 1,
+                std::vector<std::string> sets = {}, int nodes_per_su = 32) {
   ClusterParams p;
   p.name = fabric;
   p.node = "dgx-h100";
@@ -41,15 +41,15 @@ std::vector<int> range(int n, int first = 0, int stride = 1) {
 }
 
 /// Runs `plans` concurrently on both engines; checks every plan's finish time within kTol.
-void cross_check(const std::string& what, const std::vector<CollectivePlan>& plans, const Topology& topo,
-                 const CalibrationProfile& prof) {
+void cross_check(const std::string& what, const std::vector<CollectivePlan>& plans,
+                 const Topology& topo, const CalibrationProfile& prof) {
   std::vector<double> native, sg;
   const double tn = simulate_collectives(plans, topo, prof, 1, &native);
   SimgridStats st;
   const double ts = simulate_collectives_simgrid(plans, topo, prof, 1, &sg, &st);
   INFO(what);
-  std::printf("%-58s native %.6e s  simgrid %.6e s  ratio %.5f  (%.0f flows, %.2f s)\n", what.c_str(), tn, ts,
-              tn / ts, st.flows, st.wall_s);
+  std::printf("%-58s native %.6e s  simgrid %.6e s  ratio %.5f  (%.0f flows, %.2f s)\n",
+              what.c_str(), tn, ts, tn / ts, st.flows, st.wall_s);
   REQUIRE(ts > 0);
   CHECK(std::abs(tn / ts - 1) < kTol);
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -87,8 +87,8 @@ void concurrent_collectives(const Cluster& c, const std::string& name) {
   // One ring all-reduce per local GPU index (DP-style groups: GPU i of every node), all at once.
   std::vector<CollectivePlan> rails;
   for (int i = 0; i < g; ++i)
-    rails.push_back(plan_collective_with(Coll::AllReduce, 256e6, range(n / g, i, g), ctx, CollAlgo::Ring,
-                                         NcclProto::Simple));
+    rails.push_back(plan_collective_with(Coll::AllReduce, 256e6, range(n / g, i, g), ctx,
+                                         CollAlgo::Ring, NcclProto::Simple));
   cross_check(name + " " + std::to_string(g) + " concurrent strided rings", rails, topo, prof);
   // All-gathers on both halves of the nodes plus an all-to-all over everything.
   cross_check(name + " 2 all-gathers on disjoint halves",
@@ -97,7 +97,8 @@ void concurrent_collectives(const Cluster& c, const std::string& name) {
               topo, prof);
   // Different collectives at once, on overlapping GPU sets: uneven contention.
   cross_check(name + " all-reduce + all-gather + all-to-all on half",
-              {plan_collective(Coll::AllReduce, 512e6, all, ctx), plan_collective(Coll::AllGather, 256e6, all, ctx),
+              {plan_collective(Coll::AllReduce, 512e6, all, ctx),
+               plan_collective(Coll::AllGather, 256e6, all, ctx),
                plan_collective(Coll::AllToAll, 128e6, range(n / 2), ctx)},
               topo, prof);
   // Pipeline-style p2p pairs crossing the fabric at once.
@@ -108,7 +109,9 @@ void concurrent_collectives(const Cluster& c, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("simgrid: single collectives on a fat-tree") { single_collectives(cluster("fat_tree", 8), "fat-tree 64"); }
+TEST_CASE("simgrid: single collectives on a fat-tree") {
+  single_collectives(cluster("fat_tree", 8), "fat-tree 64");
+}
 TEST_CASE("simgrid: concurrent collectives on a fat-tree") {
   concurrent_collectives(cluster("fat_tree", 8), "fat-tree 64");
 }
@@ -125,11 +128,13 @@ TEST_CASE("simgrid: concurrent collectives on a rail-optimized fabric") {
   concurrent_collectives(cluster("rail_optimized", 8, 1, {}, 4), "rail 2 SU 64");
 }
 TEST_CASE("simgrid: single collectives on a torus") {
-  single_collectives(cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}), "torus 2x2x2 64");
+  single_collectives(cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}),
+                     "torus 2x2x2 64");
 }
 TEST_CASE("simgrid: concurrent collectives on a torus") {
-  concurrent_collectives(cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}),
-                         "torus 2x2x2 64");
+  concurrent_collectives(
+      cluster("torus", 8, 1, {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"}),
+      "torus 2x2x2 64");
 }
 
 // Uneven contention: a ring that shares only some of its links with collectives of another kind,
@@ -170,18 +175,21 @@ TEST_CASE("simgrid: collectives inside one GB200 NVL72 rack (72-GPU NVLink domai
   const CalibrationProfile& prof = default_calibration();
   CollectiveContext ctx = make_collective_context(topo, prof, /*nvls=*/true, false);
   const std::vector<int> all = range(72);
-  CollectivePlan ring = plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Ring, NcclProto::Simple);
+  CollectivePlan ring =
+      plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Ring, NcclProto::Simple);
   cross_check("nvl72 rack ring all-reduce 72", {ring}, topo, prof);
-  CollectivePlan nvls = plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Nvls, NcclProto::Simple);
+  CollectivePlan nvls =
+      plan_collective_with(Coll::AllReduce, 512e6, all, ctx, CollAlgo::Nvls, NcclProto::Simple);
   CHECK(nvls.algo == CollAlgo::Nvls);
   cross_check("nvl72 rack NVLS all-reduce 72", {nvls}, topo, prof);
   // The tuner sees one domain (N = 1): it may pick NVLS for a whole-rack all-reduce.
   CollectivePlan best = plan_collective(Coll::AllReduce, 512e6, all, ctx);
   CHECK((best.algo == CollAlgo::Nvls || best.algo == CollAlgo::Ring));
-  cross_check("nvl72 rack all-gather 72", {plan_collective(Coll::AllGather, 256e6, all, ctx)}, topo, prof);
-  // A TP-8 group spanning two trays stays on NVLink.
-  cross_check("nvl72 rack all-gather over 2 trays", {plan_collective(Coll::AllGather, 256e6, range(8), ctx)}, topo,
+  cross_check("nvl72 rack all-gather 72", {plan_collective(Coll::AllGather, 256e6, all, ctx)}, topo,
               prof);
+  // A TP-8 group spanning two trays stays on NVLink.
+  cross_check("nvl72 rack all-gather over 2 trays",
+              {plan_collective(Coll::AllGather, 256e6, range(8), ctx)}, topo, prof);
 }
 
 TEST_CASE("simgrid: collectives across two GB200 NVL72 racks") {
@@ -198,12 +206,15 @@ TEST_CASE("simgrid: collectives across two GB200 NVL72 racks") {
   std::vector<int> two;
   for (int i = 0; i < 8; ++i) two.push_back(i);
   for (int i = 0; i < 8; ++i) two.push_back(72 + i);
-  cross_check("nvl72 x2 ring all-reduce 16 (8 + 8)",
-              {plan_collective_with(Coll::AllReduce, 512e6, two, ctx, CollAlgo::Ring, NcclProto::Simple)}, topo,
-              prof);
-  cross_check("nvl72 x2 all-reduce 16 (tuned)", {plan_collective(Coll::AllReduce, 512e6, two, ctx)}, topo, prof);
+  cross_check(
+      "nvl72 x2 ring all-reduce 16 (8 + 8)",
+      {plan_collective_with(Coll::AllReduce, 512e6, two, ctx, CollAlgo::Ring, NcclProto::Simple)},
+      topo, prof);
+  cross_check("nvl72 x2 all-reduce 16 (tuned)", {plan_collective(Coll::AllReduce, 512e6, two, ctx)},
+              topo, prof);
   // DP-style: GPU i of rack 0 with GPU i of rack 1, 72 pairs at once over the fabric.
   std::vector<CollectivePlan> dp;
-  for (int i = 0; i < 72; i += 9) dp.push_back(plan_collective(Coll::AllReduce, 128e6, range(2, i, 72), ctx));
+  for (int i = 0; i < 72; i += 9)
+    dp.push_back(plan_collective(Coll::AllReduce, 128e6, range(2, i, 72), ctx));
   cross_check("nvl72 x2 8 concurrent cross-rack all-reduces", dp, topo, prof);
 }

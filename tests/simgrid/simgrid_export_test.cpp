@@ -1,4 +1,6 @@
 // The SimGrid platform export, loaded by SimGrid itself (issue 4, SimGrid part).
+#include "tutti/topologies/simgrid_export.hpp"
+
 #include <doctest/doctest.h>
 #include <expat.h>
 
@@ -14,7 +16,6 @@
 #include "tutti/sim/engine.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
-#include "tutti/topologies/simgrid_export.hpp"
 
 using namespace tutti;
 
@@ -64,7 +65,8 @@ TEST_CASE("simgrid export: a missing host and a malformed file are input errors"
   CHECK_THROWS_AS(probe_simgrid_platform(path, "gpu0", "gpu9"), InputError);
   {
     std::ofstream f(path);
-    f << "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"a\"";
+    f << "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host "
+         "id=\"a\"";
   }
   CHECK_THROWS(probe_simgrid_platform(path, "a", "a"));
   std::remove(path.c_str());
@@ -85,7 +87,8 @@ TEST_CASE("simgrid export: a 16-GPU DGX H100 fat-tree cluster, loaded by SimGrid
     write_simgrid_platform(c, f, hash);
   }
   for (auto [s, d] : {std::pair{0, 9}, std::pair{3, 4}, std::pair{15, 2}}) {
-    const SimgridPlatformProbe p = probe_simgrid_platform(path, "gpu" + std::to_string(s), "gpu" + std::to_string(d));
+    const SimgridPlatformProbe p =
+        probe_simgrid_platform(path, "gpu" + std::to_string(s), "gpu" + std::to_string(d));
     CHECK(p.host_count == 16);
     CHECK(p.link_count == static_cast<int>(topo.links().size()));
     std::vector<std::uint32_t> want;
@@ -142,8 +145,10 @@ XmlScan parse_xml(const std::string& text) {
 
 TEST_CASE("simgrid export: well-formed XML by a strict parser, the network options in <config>") {
   // The parser is strict: the old export's comment ("Run it with --cfg=network/model:CM02") fails.
-  CHECK_FALSE(parse_xml("<?xml version='1.0'?>\n<!-- Run it with --cfg=network/model:CM02 -->\n<platform/>\n")
-                  .error.empty());
+  CHECK_FALSE(
+      parse_xml(
+          "<?xml version='1.0'?>\n<!-- Run it with --cfg=network/model:CM02 -->\n<platform/>\n")
+          .error.empty());
   ClusterParams cp;
   cp.name = "two-dgx";
   cp.node = "dgx-h100";

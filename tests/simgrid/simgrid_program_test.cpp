@@ -41,10 +41,13 @@ Pair iteration(const std::string& fabric, const std::string& routing, int nodes,
   const SimResult rn = simulate_program(prog, sc, prof);
   SimgridStats st;
   const SimResult rs = simulate_program_simgrid(prog, sc, prof, {}, &st);
-  std::printf("tiny-gpt %s on %d GPUs (%s %s %.0f:1): native %.6e s, simgrid %.6e s, ratio %.5f (%.0f flows, %.0f execs, "
-              "%.2f s)\n",
-              parallel.c_str(), c.gpus(), fabric.c_str(), routing.c_str(), oversub, rn.iteration_time_s, rs.iteration_time_s,
-              rn.iteration_time_s / rs.iteration_time_s, st.flows, st.execs, st.wall_s);
+  std::printf(
+      "tiny-gpt %s on %d GPUs (%s %s %.0f:1): native %.6e s, simgrid %.6e s, ratio %.5f (%.0f "
+      "flows, %.0f execs, "
+      "%.2f s)\n",
+      parallel.c_str(), c.gpus(), fabric.c_str(), routing.c_str(), oversub, rn.iteration_time_s,
+      rs.iteration_time_s, rn.iteration_time_s / rs.iteration_time_s, st.flows, st.execs,
+      st.wall_s);
   CHECK(rs.engine == "simgrid");
   REQUIRE(rs.iteration_time_s > 0);
   CHECK(st.flows > 0);
@@ -87,6 +90,7 @@ TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 2 x DP 16
 }
 // ECMP at 1,024 GPUs: one timeline per replica group (engine.cpp, replica_groups; with ECMP on
 // this fabric every one of the 128 replicas is a group of its own). SimGrid takes ~50 s here.
-TEST_CASE("simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 4 x DP 128 on 1,024 GPUs, 2:1") {
+TEST_CASE(
+    "simgrid: tiny-gpt iteration with ECMP collisions, TP 2 x PP 4 x DP 128 on 1,024 GPUs, 2:1") {
   agree(iteration("fat_tree", "ecmp", 128, 2, "tp=2,pp=4", 512));
 }

@@ -10,7 +10,8 @@ namespace tutti::testing {
 
 class SmallTree final : public Topology {
  public:
-  SmallTree(int nodes, int g, int spines, double nvlink_Bps = 450e9, double nic_Bps = 50e9, double uplink_Bps = 0)
+  SmallTree(int nodes, int g, int spines, double nvlink_Bps = 450e9, double nic_Bps = 50e9,
+            double uplink_Bps = 0)
       : nodes_(nodes), g_(g), spines_(spines) {
     if (uplink_Bps <= 0) uplink_Bps = nic_Bps;
     num_gpus_ = nodes * g;
@@ -63,7 +64,8 @@ class SmallTree final : public Topology {
  private:
   int nodes_, g_, spines_;
   std::vector<std::uint32_t> nvs_, nic_, leaf_, spine_;
-  std::vector<std::uint32_t> up_nvs_, down_nvs_, up_nic_, down_nic_, up_leaf_, down_leaf_, up_spine_, down_spine_;
+  std::vector<std::uint32_t> up_nvs_, down_nvs_, up_nic_, down_nic_, up_leaf_, down_leaf_,
+      up_spine_, down_spine_;
 };
 
 }  // namespace tutti::testing

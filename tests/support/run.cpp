@@ -24,8 +24,10 @@ std::string read_file(const std::string& p) {
 std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -41,7 +43,9 @@ nlohmann::json RunResult::json() const {
   return {};
 }
 
-std::string src(const std::string& relative) { return std::string(TUTTI_SOURCE_DIR) + "/" + relative; }
+std::string src(const std::string& relative) {
+  return std::string(TUTTI_SOURCE_DIR) + "/" + relative;
+}
 
 namespace {
 // Every folder temp_dir() made, removed when the test process exits (each doctest case runs in its
@@ -141,7 +145,8 @@ std::string json_diff(const nlohmann::json& a, const nlohmann::json& e, double r
       }
       if (e.is_array()) {
         if (a.size() != e.size())
-          return p + ": got " + std::to_string(a.size()) + " elements, expected " + std::to_string(e.size());
+          return p + ": got " + std::to_string(a.size()) + " elements, expected " +
+                 std::to_string(e.size());
         for (std::size_t i = 0; i < e.size(); ++i) {
           auto d = go(a[i], e[i], path + "." + std::to_string(i));
           if (!d.empty()) return d;

@@ -1,10 +1,9 @@
 #pragma once
 // Test support: run the built `tutti` executable and compare JSON with a tolerance.
 // Golden CLI tests: run_tutti({"simulate", "--workload", ...}) then check rc, stdout, stderr.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tutti::testing {
 

@@ -5,13 +5,12 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tutti::testing {
 
@@ -32,7 +31,7 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
   std::set<long long> named_pids, used_pids;
   std::set<Track> named_tracks, used_tracks;
   std::map<Track, std::vector<std::pair<long long, long long>>> slices;  // (start, end) ns
-  std::map<Track, std::vector<long long>> open;                         // B stacks
+  std::map<Track, std::vector<long long>> open;                          // B stacks
   const std::set<std::string> phases = {"X", "B", "E", "M", "i", "I", "C"};
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const auto& e = evs[i];
@@ -43,7 +42,8 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
     if (!e["ph"].is_string() || !phases.count(e["ph"].get<std::string>())) return at + "bad ph";
     if (!e["name"].is_string()) return at + "name is not a string";
     if (!e["ts"].is_number() || e["ts"].get<double>() < 0) return at + "ts is not a number >= 0";
-    if (!e["pid"].is_number_integer() || !e["tid"].is_number_integer()) return at + "pid/tid not integers";
+    if (!e["pid"].is_number_integer() || !e["tid"].is_number_integer())
+      return at + "pid/tid not integers";
     const std::string ph = e["ph"];
     const Track tr{e["pid"].get<long long>(), e["tid"].get<long long>()};
     const long long ts_ns = std::llround(e["ts"].get<double>() * 1000);
@@ -52,7 +52,8 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
       if (n == "process_name" || n == "thread_name") {
         if (!e.contains("args") || !e["args"].contains("name") || !e["args"]["name"].is_string())
           return at + n + " without args.name";
-        if (n == "process_name" && !named_pids.insert(tr.first).second) return at + "second process_name";
+        if (n == "process_name" && !named_pids.insert(tr.first).second)
+          return at + "second process_name";
         if (n == "thread_name" && !named_tracks.insert(tr).second) return at + "second thread_name";
       }
       continue;
@@ -60,7 +61,8 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
     used_pids.insert(tr.first);
     used_tracks.insert(tr);
     if (ph == "X") {
-      if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0) return at + "X without dur >= 0";
+      if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0)
+        return at + "X without dur >= 0";
       slices[tr].push_back({ts_ns, ts_ns + std::llround(e["dur"].get<double>() * 1000)});
     } else if (ph == "B") {
       open[tr].push_back(ts_ns);
@@ -72,12 +74,14 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
     }
   }
   for (const auto& [tr, st] : open)
-    if (!st.empty()) return "unclosed B on pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second);
+    if (!st.empty())
+      return "unclosed B on pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second);
   for (long long pid : used_pids)
     if (!named_pids.count(pid)) return "pid " + std::to_string(pid) + " has no process_name";
   for (const Track& tr : used_tracks)
     if (!named_tracks.count(tr))
-      return "pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second) + " has no thread_name";
+      return "pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second) +
+             " has no thread_name";
   for (auto& [tr, v] : slices) {
     // Longer first at equal starts, so that a parent precedes its children.
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
@@ -87,8 +91,8 @@ inline std::string check_chrome_trace(const nlohmann::json& doc) {
     for (const auto& [s, e] : v) {
       while (!ends.empty() && ends.back() <= s) ends.pop_back();
       if (!ends.empty() && e > ends.back())
-        return "pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second) + ": slices overlap at " +
-               std::to_string(s) + " ns without nesting";
+        return "pid " + std::to_string(tr.first) + " tid " + std::to_string(tr.second) +
+               ": slices overlap at " + std::to_string(s) + " ns without nesting";
       ends.push_back(e);
     }
   }

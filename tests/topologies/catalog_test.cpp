@@ -1,23 +1,27 @@
+#include "tutti/topologies/catalog.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "tutti/core/error.hpp"
-#include "tutti/topologies/catalog.hpp"
 
 using namespace tutti;
 
 TEST_CASE("catalog: builtin parses and holds the required ids") {
   const Catalog& c = Catalog::builtin();
-  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm-80gb", "h200-sxm-141gb", "b200", "gb200",
-                         "v100-sxm2-16gb", "h100-pcie-80gb", "l40s", "mi300x", "mi325x", "gaudi3", "cpu-host"})
+  for (const char* id :
+       {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm-80gb", "h200-sxm-141gb", "b200", "gb200",
+        "v100-sxm2-16gb", "h100-pcie-80gb", "l40s", "mi300x", "mi325x", "gaudi3", "cpu-host"})
     CHECK_MESSAGE(c.gpu(id).id == id, id);
-  for (const char* id : {"dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "l40s-8x-pcie", "cpu-node"})
+  for (const char* id : {"dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72",
+                         "l40s-8x-pcie", "cpu-node"})
     CHECK_MESSAGE(c.node(id).id == id, id);
-  for (const char* id : {"cx6-200g", "cx7-400g", "cx8-800g", "roce-400g"}) CHECK(c.nic(id).id == id);
-  for (const char* id : {"quantum-qm8700", "quantum-2-qm9700", "quantum-x800-q3400", "spectrum-4-sn5600",
-                         "tomahawk5-64x800g"})
+  for (const char* id : {"cx6-200g", "cx7-400g", "cx8-800g", "roce-400g"})
+    CHECK(c.nic(id).id == id);
+  for (const char* id : {"quantum-qm8700", "quantum-2-qm9700", "quantum-x800-q3400",
+                         "spectrum-4-sn5600", "tomahawk5-64x800g"})
     CHECK(c.switch_(id).id == id);
   CHECK(c.facility("air-cooled").pue >= 1.3);
   CHECK(c.facility("liquid-cooled").rack_power_W >= 100e3);
@@ -70,9 +74,7 @@ TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("h100-sxm-80gb") != std::string::npos);  // lists known ids
   }
-  auto bad = [](const std::string& text) {
-    return Catalog::parse({{"gpus.json", text}});
-  };
+  auto bad = [](const std::string& text) { return Catalog::parse({{"gpus.json", text}}); };
   const std::string ok_entry =
       R"({"id":"x","name":"X","vendor":"nvidia","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
       R"("scaleup_link":"","scaleup_bandwidth":"0GB/s","pcie_gen":4,"tdp":"100W","idle_power":"10W","price":"$1",)"
@@ -83,11 +85,13 @@ TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + unit + "]}"), InputError);
   std::string extra = ok_entry;
   extra.insert(1, R"("colour":"green",)");
-  CHECK_THROWS_WITH_AS(bad(R"({"kind":"gpu","entries":[)" + extra + "]}"), doctest::Contains("colour"), InputError);
+  CHECK_THROWS_WITH_AS(bad(R"({"kind":"gpu","entries":[)" + extra + "]}"),
+                       doctest::Contains("colour"), InputError);
   std::string est = ok_entry;
   est.replace(est.find("\"estimates\":[]"), 14, R"("estimates":["nonsense"])");
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + est + "]}"), InputError);
-  CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "," + ok_entry + "]}"), InputError);  // dup
+  CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "," + ok_entry + "]}"),
+                  InputError);  // dup
 }
 
 TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
@@ -107,7 +111,7 @@ TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
   CHECK(gb300.nvlink_domain_gpus == 72);
   CHECK(gb300.nic == "cx8-800g");
   CHECK(gb300.nvls);
-  CHECK(c.gpu("gb300").scaleup_bw_Bps == doctest::Approx(900e9));  // 1.8 TB/s bidirectional
+  CHECK(c.gpu("gb300").scaleup_bw_Bps == doctest::Approx(900e9));          // 1.8 TB/s bidirectional
   CHECK(c.gpu("h800-sxm-80gb").scaleup_bw_Bps == doctest::Approx(200e9));  // 400 GB/s bidirectional
   // NVLS is a node capability: Hopper-and-later NVSwitch systems have it, A100 and meshes do not.
   CHECK(c.node("dgx-h100").nvls);
@@ -131,22 +135,24 @@ TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
 TEST_CASE("catalog: join of files read one by one is parse, with the same first error") {
   // Catalog::join(read_file...) is what the catalog fuzz target runs (the unchanged files read
   // once); it must accept and refuse exactly what Catalog::parse does, with the same message.
-  auto outcome_parse = [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
+  auto outcome_parse =
+      [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
     try {
       Catalog c = Catalog::parse(files);
-      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) + " " +
-             c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
+      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) +
+             " " + c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
     } catch (const InputError& e) {
       return e.what();
     }
   };
-  auto outcome_join = [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
+  auto outcome_join =
+      [](const std::vector<std::pair<std::string, std::string>>& files) -> std::string {
     try {
       std::vector<Catalog::File> parts;
       for (const auto& [name, text] : files) parts.push_back(Catalog::read_file(name, text));
       Catalog c = Catalog::join(parts);
-      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) + " " +
-             c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
+      return "ok " + std::to_string(c.gpus().size()) + " " + std::to_string(c.nodes().size()) +
+             " " + c.si_json("node", "dgx-h100").dump() + " " + std::to_string(c.files().size());
     } catch (const InputError& e) {
       return e.what();
     }
@@ -172,10 +178,12 @@ TEST_CASE("catalog: join of files read one by one is parse, with the same first 
   cross["entries"][1]["id"] = "dgx-h100";
   const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>> bad{
       {with("gpus.json", dup.dump()), "already defined as a gpu"},
-      {with("gpus.json", cross.dump()), "catalog/nodes.json"},  // "dgx-h100" already defined as a gpu
+      {with("gpus.json", cross.dump()),
+       "catalog/nodes.json"},  // "dgx-h100" already defined as a gpu
       {with("gpus.json", "{"), "gpus.json"},
       {with("nodes.json", "[]"), "nodes.json"},
-      {with("nics.json", R"({"kind":"nic","entries":[]})"), "the id of a nic"},  // dangling references
+      {with("nics.json", R"({"kind":"nic","entries":[]})"),
+       "the id of a nic"},  // dangling references
       {with("gpus.json", R"({"kind":"gpu","entries":[],"extra":1})"), "extra"}};
   for (const auto& [files, want] : bad) {
     std::string p = outcome_parse(files);
@@ -187,7 +195,8 @@ TEST_CASE("catalog: join of files read one by one is parse, with the same first 
 
 // Issue 23: the switch a fabric gets by default is a catalog fact of the NIC (nics.json "switch"),
 // not a speed threshold in code.
-TEST_CASE("catalog: every NIC names its default switch per transport it speaks, of that transport") {
+TEST_CASE(
+    "catalog: every NIC names its default switch per transport it speaks, of that transport") {
   const Catalog& c = Catalog::builtin();
   for (const NicSpec& n : c.nics()) {
     CAPTURE(n.id);

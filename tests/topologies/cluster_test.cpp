@@ -1,10 +1,11 @@
+#include "tutti/topologies/cluster.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;
 
@@ -36,7 +37,8 @@ TEST_CASE("cluster: every shipped topology loads and routes valid paths") {
         REQUIRE(!path.empty());
         CHECK(t.links()[path.front()].src == t.gpu_device(s));
         CHECK(t.links()[path.back()].dst == t.gpu_device(d));
-        for (std::size_t i = 1; i < path.size(); ++i) REQUIRE(t.links()[path[i - 1]].dst == t.links()[path[i]].src);
+        for (std::size_t i = 1; i < path.size(); ++i)
+          REQUIRE(t.links()[path[i - 1]].dst == t.links()[path[i]].src);
       }
   }
 }

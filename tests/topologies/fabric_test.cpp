@@ -1,8 +1,8 @@
 // Fabric generators against published reference designs and closed forms.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
-#include <fmt/format.h>
 #include <set>
 
 #include "tutti/core/error.hpp"
@@ -40,7 +40,8 @@ long long bom_count(const Cluster& c, const std::string& category, const std::st
   return n;
 }
 void within(double got, double want, double rel) {
-  CHECK_MESSAGE(std::fabs(got - want) <= rel * want, "got " << got << ", want " << want << " within " << rel * 100 << "%");
+  CHECK_MESSAGE(std::fabs(got - want) <= rel * want,
+                "got " << got << ", want " << want << " within " << rel * 100 << "%");
 }
 
 // Capacity (line rate) of the directed links that cross from the left half to the right half of
@@ -65,10 +66,12 @@ double clos_cut_Bps(const Cluster& c) {
     switch (d.kind) {
       case DeviceKind::Switch:
         if (d.level == 0) return static_cast<int>(d.index) < L / 2;
-        if (d.level == 1) return f.tiers == 3 ? static_cast<int>(d.index) / S < pods / 2
-                                              : static_cast<int>(d.index) < S / 2;
+        if (d.level == 1)
+          return f.tiers == 3 ? static_cast<int>(d.index) / S < pods / 2
+                              : static_cast<int>(d.index) < S / 2;
         return static_cast<int>(d.index) % C < C / 2;
-      default: return static_cast<int>(d.node) < c.nodes / 2;
+      default:
+        return static_cast<int>(d.node) < c.nodes / 2;
     }
   };
   double cut = 0;
@@ -79,7 +82,9 @@ double clos_cut_Bps(const Cluster& c) {
 
 }  // namespace
 
-TEST_CASE("fabric: DGX H100 SuperPOD 1-4 SU match NVIDIA's published counts (RA-H100 Table 4) within 2%") {
+TEST_CASE(
+    "fabric: DGX H100 SuperPOD 1-4 SU match NVIDIA's published counts (RA-H100 Table 4) within "
+    "2%") {
   // NVIDIA: 31/63/95/127 nodes (32nd slot of each SU is UFM); leaves 8/16/24/32; spines 4/8/16/16;
   // node+UFM cables 252/508/764/1020; spine-leaf cables 256/512/768/1024.
   const int nodes[] = {31, 63, 95, 127};
@@ -91,17 +96,19 @@ TEST_CASE("fabric: DGX H100 SuperPOD 1-4 SU match NVIDIA's published counts (RA-
     CHECK(c.facts.tiers == 2);
     CHECK(switches(c, "leaf") == leaves[i]);
     CHECK(switches(c, "spine") == spines[i]);
-    within(static_cast<double>(cables(c, Tier::Access)), node_cables[i], 0.02);  // UFM ports not modelled
+    within(static_cast<double>(cables(c, Tier::Access)), node_cables[i],
+           0.02);  // UFM ports not modelled
     CHECK(cables(c, Tier::LeafSpine) == spine_cables[i]);
   }
 }
 
 TEST_CASE("fabric: 4-SU / 127-node SuperPOD bill of materials matches RA-H100 Table 8 within 2%") {
   Cluster c = rail("dgx-h100", 127);
-  within(static_cast<double>(c.bom.cables), 2040, 0.02);                      // compute-fabric NDR cables
-  within(static_cast<double>(bom_count(c, "transceiver", "switch side")), 1536, 0.02);  // switch OSFP
-  within(static_cast<double>(bom_count(c, "transceiver", "node side")), 508, 0.02);     // system OSFP
-  CHECK(c.bom.switches == 48);                                                // 32 leaf + 16 spine
+  within(static_cast<double>(c.bom.cables), 2040, 0.02);  // compute-fabric NDR cables
+  within(static_cast<double>(bom_count(c, "transceiver", "switch side")), 1536,
+         0.02);                                                                      // switch OSFP
+  within(static_cast<double>(bom_count(c, "transceiver", "node side")), 508, 0.02);  // system OSFP
+  CHECK(c.bom.switches == 48);  // 32 leaf + 16 spine
   CHECK(c.bom.cables == 2040);
   CHECK(bom_count(c, "transceiver", "switch side") == 1536);
   CHECK(bom_count(c, "transceiver", "node side") == 508);
@@ -110,8 +117,8 @@ TEST_CASE("fabric: 4-SU / 127-node SuperPOD bill of materials matches RA-H100 Ta
 TEST_CASE("fabric: DGX B200 SuperPOD switch counts per tier match RA-B200 (2 to 64 SU)") {
   struct Row {
     int nodes, leaf, spine, core;
-  } rows[] = {{64, 16, 8, 0}, {128, 32, 16, 0}, {256, 64, 32, 0}, {512, 128, 128, 64}, {1024, 256, 256, 128},
-              {2048, 512, 512, 256}};
+  } rows[] = {{64, 16, 8, 0},      {128, 32, 16, 0},      {256, 64, 32, 0},
+              {512, 128, 128, 64}, {1024, 256, 256, 128}, {2048, 512, 512, 256}};
   for (const auto& r : rows) {
     CAPTURE(r.nodes);
     Cluster c = rail("dgx-b200", r.nodes);
@@ -122,7 +129,8 @@ TEST_CASE("fabric: DGX B200 SuperPOD switch counts per tier match RA-B200 (2 to 
   }
 }
 
-TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X RoCE and XDR InfiniBand)") {
+TEST_CASE(
+    "fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X RoCE and XDR InfiniBand)") {
   // NVIDIA DGX SuperPOD B300 reference architecture, "Components" (docs/hardware-facts.md 4.1,
   // [RA-B300]): one Spectrum-X (RoCE) SU is 64 DGX B300 = 512 GPUs on 16 leaves and 8 spines; the
   // XDR InfiniBand variant's SU is 72 DGX B300 = 576 GPUs on 8 leaves and 4 spines. Both 1:1.
@@ -130,7 +138,8 @@ TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X Ro
     const char* switch_id;
     const char* transport;
     int nodes, leaf, spine;
-  } rows[] = {{"spectrum-4-sn5600", "roce", 64, 16, 8}, {"quantum-x800-q3400", "infiniband", 72, 8, 4}};
+  } rows[] = {{"spectrum-4-sn5600", "roce", 64, 16, 8},
+              {"quantum-x800-q3400", "infiniband", 72, 8, 4}};
   for (const auto& r : rows) {
     CAPTURE(r.switch_id);
     ClusterParams p;
@@ -155,7 +164,9 @@ TEST_CASE("fabric: DGX B300 SuperPOD scalable units match RA-B300 (Spectrum-X Ro
   }
 }
 
-TEST_CASE("fabric: the default scalable unit is the rail leaf's reference-architecture SU from the catalog") {
+TEST_CASE(
+    "fabric: the default scalable unit is the rail leaf's reference-architecture SU from the "
+    "catalog") {
   // DGX B300 on XDR InfiniBand with no switch named: the NIC's default switch is the Q3400, whose
   // catalog SU is RA-B300's 72 nodes; 144 nodes are two SUs: 16 leaves + 8 spines.
   ClusterParams p;
@@ -176,7 +187,8 @@ TEST_CASE("fabric: the default scalable unit is the rail leaf's reference-archit
   CHECK(Catalog::builtin().switch_("tomahawk5-64x800g").nodes_per_su == 0);
 }
 
-TEST_CASE("fabric: bisection of a k-ary fat-tree and its oversubscribed variant match the closed forms") {
+TEST_CASE(
+    "fabric: bisection of a k-ary fat-tree and its oversubscribed variant match the closed forms") {
   // HDR QM8700 (k = 40 ports of 200 Gb/s) under DGX A100 nodes (8 x 200G NICs).
   const double B = 200e9 / 8;
   const int k = 40;
@@ -219,7 +231,8 @@ TEST_CASE("fabric: bisection of a k-ary fat-tree and its oversubscribed variant 
   }
   SUBCASE("3-tier, 2:1 at the leaves and 1:1 above") {
     Cluster full = ft(2000, {"fabric.tiers=3", "fabric.leaf_down_ports=20"});
-    Cluster over = ft(2000, {"fabric.tiers=3", "fabric.leaf_down_ports=20", "fabric.oversubscription=2"});
+    Cluster over =
+        ft(2000, {"fabric.tiers=3", "fabric.leaf_down_ports=20", "fabric.oversubscription=2"});
     CHECK(over.facts.bisection_Bps == doctest::Approx(full.facts.bisection_Bps / 2));
     CHECK(clos_cut_Bps(over) == doctest::Approx(16000 * B / 4));
     CHECK(over.bom.switches < full.bom.switches);
@@ -244,8 +257,8 @@ TEST_CASE("fabric: 16,384-GPU rail-optimized 3-tier and its 2:1 variant") {
 
 TEST_CASE("fabric: a switch with too few ports for its links is an input error naming the part") {
   // 40 nodes per SU at 1:1 need 80 ports on each rail leaf; a QM9700 has 64.
-  CHECK_THROWS_WITH_AS(rail("dgx-h100", 80, {"fabric.nodes_per_su=40"}), doctest::Contains("fabric.leaf_switch"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(rail("dgx-h100", 80, {"fabric.nodes_per_su=40"}),
+                       doctest::Contains("fabric.leaf_switch"), InputError);
   try {
     rail("dgx-h100", 80, {"fabric.nodes_per_su=40"});
   } catch (const InputError& e) {
@@ -410,7 +423,8 @@ TEST_CASE("fabric: PXN routing keeps cross-rail traffic on the destination's rai
 }
 
 namespace {
-Cluster fat(const std::string& node, int nodes, const std::string& sw, double oversub, std::string transport = "") {
+Cluster fat(const std::string& node, int nodes, const std::string& sw, double oversub,
+            std::string transport = "") {
   ClusterParams p;
   p.node = node;
   p.nodes = nodes;
@@ -422,7 +436,9 @@ Cluster fat(const std::string& node, int nodes, const std::string& sw, double ov
 }
 }  // namespace
 
-TEST_CASE("fabric: RoCE 2-tier fat tree of 1,024 x 400G on 128-port (breakout) switches matches the closed form") {
+TEST_CASE(
+    "fabric: RoCE 2-tier fat tree of 1,024 x 400G on 128-port (breakout) switches matches the "
+    "closed form") {
   // Non-blocking 2-tier folded Clos of k-port switches (k = 128 at 400G): k/2 hosts per leaf,
   // leaves = N / (k/2), spines = leaves * (k/2) / k (Al-Fares et al., SIGCOMM 2008).
   Cluster c = fat("dgx-h100", 128, "spectrum-4-sn5600", 1, "roce");

@@ -1,4 +1,6 @@
 // The user's prices (topologies/src/prices.cpp): strict parsing and how they re-price a cluster.
+#include "tutti/topologies/prices.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,13 +10,14 @@
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/topologies/cluster.hpp"
-#include "tutti/topologies/prices.hpp"
 
 using namespace tutti;
 
 namespace {
 
-Prices prices_of(const std::string& text) { return parse_prices(Doc::parse(text, "p.json").root()); }
+Prices prices_of(const std::string& text) {
+  return parse_prices(Doc::parse(text, "p.json").root());
+}
 
 // The InputError message parsing `text` gives ("" when it parses).
 std::string error_of(const std::string& text) {
@@ -53,7 +56,8 @@ TEST_CASE("prices: the shipped example parses and validates against the schema")
   CHECK(p.buildout_usd_per_W.value() == 9);
   CHECK(p.rack_usd_per_s.value() * (365.0 * 86400 / 12) == doctest::Approx(1800));
   auto schema = load_schema(testing::src("schemas/prices.schema.json"));
-  auto doc = nlohmann::json::parse(Doc::load(testing::src("topologies/prices/example-quote.json")).json().dump());
+  auto doc = nlohmann::json::parse(
+      Doc::load(testing::src("topologies/prices/example-quote.json")).json().dump());
   auto errs = validate_schema(schema, doc);
   CHECK_MESSAGE(errs.empty(), format_schema_errors(errs));
 }
@@ -83,7 +87,8 @@ TEST_CASE("prices: quotes re-price the bill of materials and every line says its
   CHECK(base.price_origins.electricity == PriceOrigin::Catalog);
 
   Cluster c = small_cluster();
-  apply_prices(c, prices_of(R"({"switches": {"quantum-2-qm9700": "$10000"}, "nodes": {"dgx-h100": "$200k"},
+  apply_prices(
+      c, prices_of(R"({"switches": {"quantum-2-qm9700": "$10000"}, "nodes": {"dgx-h100": "$200k"},
                                 "electricity": "$0.05/kWh", "source": "quote 7"})"));
   const BomLine* sw = line(c, "switch");
   CHECK(sw->unit_price_usd == 10000);
@@ -94,8 +99,9 @@ TEST_CASE("prices: quotes re-price the bill of materials and every line says its
   // Switches quoted, optics still the catalog's estimates: the network sum is an estimate.
   CHECK(c.bom.network_origin == PriceOrigin::Estimate);
   CHECK(c.bom.network_capex_usd < base.bom.network_capex_usd);
-  CHECK(c.bom.network_capex_usd == doctest::Approx(base.bom.network_capex_usd -
-                                                   (line(base, "switch")->unit_price_usd - 10000) * sw->count));
+  CHECK(c.bom.network_capex_usd ==
+        doctest::Approx(base.bom.network_capex_usd -
+                        (line(base, "switch")->unit_price_usd - 10000) * sw->count));
   CHECK(c.price_origins.electricity == PriceOrigin::User);
   CHECK(c.facility.electricity_usd_per_J * 3.6e6 == doctest::Approx(0.05));
   CHECK(c.price_origins.source == "quote 7");
@@ -103,12 +109,15 @@ TEST_CASE("prices: quotes re-price the bill of materials and every line says its
   CHECK(c.bom.storage_capex_usd == base.bom.storage_capex_usd);
 }
 
-TEST_CASE("prices: a GPU quote alone re-prices the catalog server's GPUs, a NIC quote goes on the network bill") {
+TEST_CASE(
+    "prices: a GPU quote alone re-prices the catalog server's GPUs, a NIC quote goes on the "
+    "network bill") {
   Cluster base = small_cluster();
   Cluster c = small_cluster();
   apply_prices(c, prices_of(R"({"gpus": {"h100-sxm-80gb": {"price": "$20000", "cloud": "$2/h"}},
                                 "nics": {"cx7-400g": "$1000"}})"));
-  CHECK(c.node.price_usd == doctest::Approx(base.node.price_usd - 8 * (base.gpu.price_usd - 20000)));
+  CHECK(c.node.price_usd ==
+        doctest::Approx(base.node.price_usd - 8 * (base.gpu.price_usd - 20000)));
   CHECK(c.price_origins.gpu == PriceOrigin::User);
   CHECK(c.price_origins.cloud == PriceOrigin::User);
   CHECK(c.gpu.cloud_usd_per_hour == doctest::Approx(2.0));
@@ -118,7 +127,8 @@ TEST_CASE("prices: a GPU quote alone re-prices the catalog server's GPUs, a NIC 
   REQUIRE(nic != nullptr);
   if (nic->id == "cx7-400g") {
     CHECK(nic->network);
-    CHECK(c.bom.network_capex_usd == doctest::Approx(base.bom.network_capex_usd + nic->count * 1000.0));
+    CHECK(c.bom.network_capex_usd ==
+          doctest::Approx(base.bom.network_capex_usd + nic->count * 1000.0));
   }
 }
 

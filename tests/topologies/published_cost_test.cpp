@@ -23,7 +23,8 @@ json published() {
 
 }  // namespace
 
-TEST_CASE("cost: the bill of materials lands within the stated band of each published cluster capex") {
+TEST_CASE(
+    "cost: the bill of materials lands within the stated band of each published cluster capex") {
   const json doc = published();
   REQUIRE(doc.at("figures").size() >= 1);
   for (const auto& f : doc.at("figures")) {
@@ -44,16 +45,17 @@ TEST_CASE("cost: the bill of materials lands within the stated band of each publ
     REQUIRE(c.nodes == pub.at("nodes").get<int>());
     if (pub.contains("switches")) CHECK(c.bom.switches == pub.at("switches").get<long long>());
 
-    const double pub_network = pub.at("switches_usd").get<double>() + pub.at("cables_usd").get<double>();
+    const double pub_network =
+        pub.at("switches_usd").get<double>() + pub.at("cables_usd").get<double>();
     const double pub_hw = pub.at("servers_usd").get<double>() + pub_network;
     const double ours_hw = c.bom.compute_capex_usd + c.bom.network_capex_usd;
     const double hw_band = f.at("check").at("hardware_per_gpu_band").get<double>();
     const double net_band = f.at("check").at("network_per_gpu_band").get<double>();
     const double hw_dev = ours_hw / pub_hw - 1;
     const double net_dev = c.bom.network_capex_usd / pub_network - 1;
-    MESSAGE(id << ": hardware per GPU $" << ours_hw / gpus << " vs published $" << pub_hw / gpus << " ("
-               << hw_dev * 100 << "%), network per GPU $" << c.bom.network_capex_usd / gpus << " vs $"
-               << pub_network / gpus << " (" << net_dev * 100 << "%)");
+    MESSAGE(id << ": hardware per GPU $" << ours_hw / gpus << " vs published $" << pub_hw / gpus
+               << " (" << hw_dev * 100 << "%), network per GPU $" << c.bom.network_capex_usd / gpus
+               << " vs $" << pub_network / gpus << " (" << net_dev * 100 << "%)");
     CHECK(std::abs(hw_dev) <= hw_band);
     CHECK(std::abs(net_dev) <= net_band);
     // Storage and facility build-out are not in the published figure: the check must not hide them.

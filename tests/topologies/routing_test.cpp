@@ -66,7 +66,8 @@ TEST_CASE("routing: adaptive and spray split a cross-leaf flow over every leaf u
       t.route_path(0, 32, 12345, i, path);
       CHECK(path.size() == 6);  // PCIe, access, up, down, access, PCIe
       for (std::uint32_t l : path)
-        if (t.links()[l].tier == Tier::LeafSpine && t.devices()[t.links()[l].dst].level == 1) up.insert(l);
+        if (t.links()[l].tier == Tier::LeafSpine && t.devices()[t.links()[l].dst].level == 1)
+          up.insert(l);
     }
     CHECK(up.size() == 16);  // every uplink once
   }
@@ -75,7 +76,8 @@ TEST_CASE("routing: adaptive and spray split a cross-leaf flow over every leaf u
   CHECK(fat_tree_2to1("dmodk").topology->max_paths() == 1);
 }
 
-TEST_CASE("routing: on a 2:1 fat-tree with ECMP collisions adaptive and spray reach the fluid bound") {
+TEST_CASE(
+    "routing: on a 2:1 fat-tree with ECMP collisions adaptive and spray reach the fluid bound") {
   const CalibrationProfile& prof = default_calibration();
   const double bytes = 256e6;
   double t_ecmp = 0;
@@ -94,13 +96,14 @@ TEST_CASE("routing: on a 2:1 fat-tree with ECMP collisions adaptive and spray re
     std::vector<std::uint32_t> path;
     t.route_path(0, 32, 0, 0, path);
     double lat = 0;
-    for (std::uint32_t l : path) lat += t.links()[l].latency_s + prof.tier(t.links()[l].tier).extra_latency_s;
+    for (std::uint32_t l : path)
+      lat += t.links()[l].latency_s + prof.tier(t.links()[l].tier).extra_latency_s;
     const double rate = std::min(scale_out_capacity(t, prof, Tier::Access),
                                  scale_out_capacity(t, prof, Tier::LeafSpine) * 16 / 32);
     const double bound = plans[0].fixed_latency_s + lat + bytes / rate;
     INFO(mode << ": " << ts << " s, fluid bound " << bound << " s, ECMP " << t_ecmp << " s");
-    std::printf("2:1 fat-tree, 32 cross-leaf flows: ECMP %.6f s, %s %.6f s, fluid bound %.6f s\n", t_ecmp, mode, ts,
-                bound);
+    std::printf("2:1 fat-tree, 32 cross-leaf flows: ECMP %.6f s, %s %.6f s, fluid bound %.6f s\n",
+                t_ecmp, mode, ts, bound);
     CHECK(ts == doctest::Approx(bound).epsilon(1e-6));
     CHECK(t_ecmp > ts * 1.2);  // hash collisions: some uplinks carry 3-4 flows, others none
   }
@@ -116,9 +119,11 @@ TEST_CASE("routing: where no flows collide every routing mode gives the same tim
     std::vector<int> leaf0;
     for (int i = 0; i < 32; ++i) leaf0.push_back(i);
     times.push_back(simulate_collectives({plan_p2p(40, 8, 128e6, ctx)}, *c.topology, prof));
-    times.push_back(simulate_collectives({plan_collective(Coll::AllReduce, 256e6, leaf0, ctx)}, *c.topology, prof));
+    times.push_back(simulate_collectives({plan_collective(Coll::AllReduce, 256e6, leaf0, ctx)},
+                                         *c.topology, prof));
   }
-  for (std::size_t i = 2; i < times.size(); ++i) CHECK(times[i] == doctest::Approx(times[i % 2]).epsilon(1e-9));
+  for (std::size_t i = 2; i < times.size(); ++i)
+    CHECK(times[i] == doctest::Approx(times[i % 2]).epsilon(1e-9));
 }
 
 TEST_CASE("routing: SimGrid agrees with the native engine on split flows on a 2:1 fat-tree") {
@@ -136,9 +141,11 @@ TEST_CASE("routing: SimGrid agrees with the native engine on split flows on a 2:
     const double tn = simulate_collectives(plans, t, prof, 1, &native);
     SimgridStats st;
     const double ts = simulate_collectives_simgrid(plans, t, prof, 1, &sg, &st);
-    std::printf("2:1 fat-tree %s, 32 p2p + all-reduce + all-to-all: native %.6e s simgrid %.6e s ratio %.5f "
-                "(%.0f flows, %.2f s)\n",
-                mode, tn, ts, tn / ts, st.flows, st.wall_s);
+    std::printf(
+        "2:1 fat-tree %s, 32 p2p + all-reduce + all-to-all: native %.6e s simgrid %.6e s ratio "
+        "%.5f "
+        "(%.0f flows, %.2f s)\n",
+        mode, tn, ts, tn / ts, st.flows, st.wall_s);
     REQUIRE(ts > 0);
     CHECK(std::abs(tn / ts - 1) < 0.01);
     for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -213,7 +220,8 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
   }
 }
 
-TEST_CASE("failures: a failed spine on a 3-tier fabric reroutes through the other spines of the pod") {
+TEST_CASE(
+    "failures: a failed spine on a 3-tier fabric reroutes through the other spines of the pod") {
   Cluster c = load_cluster(tutti::testing::src("topologies/h100-16k-rail-3tier.json"));
   std::vector<std::uint32_t> path;
   // A spine-to-core cable that a cross-pod route uses (spine position != 0).
@@ -242,7 +250,9 @@ TEST_CASE("failures: a failed spine on a 3-tier fabric reroutes through the othe
   // GPU 0 (pod 0) to the last GPU (last pod): every route avoids spine0 and the failed cable.
   std::uint32_t spine0 = 0;
   for (std::uint32_t d = 0; d < t.devices().size(); ++d)
-    if (t.devices()[d].kind == DeviceKind::Switch && t.devices()[d].level == 1 && t.devices()[d].index == 0) spine0 = d;
+    if (t.devices()[d].kind == DeviceKind::Switch && t.devices()[d].level == 1 &&
+        t.devices()[d].index == 0)
+      spine0 = d;
   for (std::uint64_t h = 0; h < 200; ++h) {
     t.route(0, t.num_gpus() - 1, h, path);
     for (std::uint32_t l : path) {

@@ -39,7 +39,8 @@ void pointers(const json& j, const json::json_pointer& at, std::vector<json::jso
               std::vector<json::json_pointer>& leaves) {
   if (j.is_object()) {
     objects.push_back(at);
-    for (auto it = j.begin(); it != j.end(); ++it) pointers(it.value(), at / it.key(), objects, leaves);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      pointers(it.value(), at / it.key(), objects, leaves);
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) pointers(j[i], at / i, objects, leaves);
   } else {
@@ -77,7 +78,8 @@ std::vector<json> wrong_values(const json& v) {
   if (v.is_string()) {
     out.push_back(12345);
     const std::string s = v.get<std::string>();
-    if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '$')) out.push_back(s + "furlong");
+    if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '$'))
+      out.push_back(s + "furlong");
   } else if (v.is_number()) {
     out.push_back("fast");
     if (v.is_number_integer()) out.push_back(1.5);
@@ -123,7 +125,8 @@ TEST_CASE("schema: cluster mutations: the parser rejects what the schema rejects
         bool schema_ok = validate_schema(schema, r).empty();
         std::string why;
         bool parser_ok = cluster_ok(r, &why);
-        if (!schema_ok) CHECK_FALSE_MESSAGE(parser_ok, "parser accepted a document the schema rejects");
+        if (!schema_ok)
+          CHECK_FALSE_MESSAGE(parser_ok, "parser accepted a document the schema rejects");
         // Optional keys: the parser takes a default; it may still refuse on a semantic ground
         // (the default transport does not fit the file's Ethernet switch).
         if (schema_ok && !parser_ok) CHECK_MESSAGE(why.find("transport") != std::string::npos, why);
@@ -131,7 +134,9 @@ TEST_CASE("schema: cluster mutations: the parser rejects what the schema rejects
       }
     }
     for (const auto& p : leaves) {  // wrong type or unit: both reject
-      if (p.to_string() == "/name" || p.to_string() == "/description" || p.to_string() == "/$schema") continue;
+      if (p.to_string() == "/name" || p.to_string() == "/description" ||
+          p.to_string() == "/$schema")
+        continue;
       for (const auto& w : wrong_values(base[p])) {
         json m = base;
         m[p] = w;
@@ -139,7 +144,8 @@ TEST_CASE("schema: cluster mutations: the parser rejects what the schema rejects
         CAPTURE(w.dump());
         bool schema_ok = validate_schema(schema, m).empty();
         if (w.is_number_float()) {
-          CHECK(schema_ok == cluster_ok(m));  // 1.5 where an integer was: fine for number fields only
+          CHECK(schema_ok ==
+                cluster_ok(m));  // 1.5 where an integer was: fine for number fields only
         } else {
           CHECK_FALSE(schema_ok);
           CHECK_FALSE(cluster_ok(m));
@@ -158,7 +164,8 @@ TEST_CASE("schema: every catalog file of a spec kind validates, mutations agree 
   int files = 0, mutants = 0;
   for (const auto& [name, text] : embedded_catalog_files()) {
     json base = json::parse(text);
-    if (!base.contains("kind") || !kinds.count(base["kind"].get<std::string>())) continue;  // other schemas
+    if (!base.contains("kind") || !kinds.count(base["kind"].get<std::string>()))
+      continue;  // other schemas
     ++files;
     const std::string file_name = name;  // clang 14 cannot capture a structured binding
     CAPTURE(file_name);
@@ -180,8 +187,8 @@ TEST_CASE("schema: every catalog file of a spec kind validates, mutations agree 
       CHECK_MESSAGE(schema_ok == parser_ok, why);
       ++mutants;
       for (const auto& w : wrong_values(it.value())) {
-        if (it.key() == "name" || it.key() == "source" || it.key() == "notes" || it.key() == "scaleup_link" ||
-            it.key() == "cloud_price_note")
+        if (it.key() == "name" || it.key() == "source" || it.key() == "notes" ||
+            it.key() == "scaleup_link" || it.key() == "cloud_price_note")
           continue;  // free text
         json x = base;
         x[e0][it.key()] = w;

@@ -33,10 +33,12 @@ TEST_CASE("cli: tutti topo --json on the 1-SU SuperPOD") {
 }
 
 TEST_CASE("cli: tutti topo applies --set overrides through the same checks, and reads tables") {
-  auto r = run_tutti({"topo", "topologies/dgx-h100-superpod-1su.json", "--json", "--set", "nodes=16"});
+  auto r =
+      run_tutti({"topo", "topologies/dgx-h100-superpod-1su.json", "--json", "--set", "nodes=16"});
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   CHECK(r.json()["gpus"] == 128);
-  auto bad = run_tutti({"topo", "topologies/dgx-h100-superpod-1su.json", "--set", "fabric.nodes_per_su=40"});
+  auto bad = run_tutti(
+      {"topo", "topologies/dgx-h100-superpod-1su.json", "--set", "fabric.nodes_per_su=40"});
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("fabric.leaf_switch") != std::string::npos);
   auto unit = run_tutti({"topo", "topologies/roce-400g.json", "--set", "fabric.link_speed=400"});
@@ -59,7 +61,8 @@ TEST_CASE("cli: tutti catalog show h100-sxm-80gb --json") {
       {"tdp", "700W"},
       {"peak", {{"bf16", "989.4TFLOPS"}, {"fp8", "1978.9TFLOPS"}}},
       {"si",
-       {{"peak_flops", {{"bf16", 989.4e12}, {"fp16", 989.4e12}, {"fp8", 1978.9e12}, {"tf32", 494.7e12}}},
+       {{"peak_flops",
+         {{"bf16", 989.4e12}, {"fp16", 989.4e12}, {"fp8", 1978.9e12}, {"tf32", 494.7e12}}},
         {"hbm_bytes", 81559.0 * 1048576.0},
         {"hbm_bw_Bps", 3.35e12},
         {"scaleup_bw_Bps", 450e9},
@@ -74,7 +77,8 @@ TEST_CASE("cli: tutti catalog show h100-sxm-80gb --json") {
 TEST_CASE("cli: tutti catalog list and errors") {
   auto all = run_tutti({"catalog", "list", "--json"});
   REQUIRE(all.rc == 0);
-  for (const char* k : {"gpu", "node", "nic", "switch", "optic", "storage", "facility", "transport"})
+  for (const char* k :
+       {"gpu", "node", "nic", "switch", "optic", "storage", "facility", "transport"})
     CHECK_MESSAGE(all.json().contains(k), k);
   auto sw = run_tutti({"catalog", "list", "switch"});
   CHECK(sw.rc == 0);

@@ -1,7 +1,7 @@
 // tests/validation/published-extra.json: structure, citations and ids of the extra public cases.
-// Independent of cli/validate.cpp on purpose: this checks the data file itself (every case cites a URL,
-// every v2 key is present with its type, derived_fields name keys that exist), not what validate does
-// with it.
+// Independent of cli/validate.cpp on purpose: this checks the data file itself (every case cites a
+// URL, every v2 key is present with its type, derived_fields name keys that exist), not what
+// validate does with it.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -28,24 +28,36 @@ enum class Kind { String, Int, Number, Bool, Object, Array };
 
 bool is_kind(const json& v, Kind k) {
   switch (k) {
-    case Kind::String: return v.is_string();
-    case Kind::Int: return v.is_number_integer();
-    case Kind::Number: return v.is_number();
-    case Kind::Bool: return v.is_boolean();
-    case Kind::Object: return v.is_object();
-    case Kind::Array: return v.is_array();
+    case Kind::String:
+      return v.is_string();
+    case Kind::Int:
+      return v.is_number_integer();
+    case Kind::Number:
+      return v.is_number();
+    case Kind::Bool:
+      return v.is_boolean();
+    case Kind::Object:
+      return v.is_object();
+    case Kind::Array:
+      return v.is_array();
   }
   return false;
 }
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::String: return "a string";
-    case Kind::Int: return "an integer";
-    case Kind::Number: return "a number";
-    case Kind::Bool: return "a boolean";
-    case Kind::Object: return "an object";
-    case Kind::Array: return "an array";
+    case Kind::String:
+      return "a string";
+    case Kind::Int:
+      return "an integer";
+    case Kind::Number:
+      return "a number";
+    case Kind::Bool:
+      return "a boolean";
+    case Kind::Object:
+      return "an object";
+    case Kind::Array:
+      return "an array";
   }
   return "?";
 }
@@ -56,44 +68,56 @@ struct Key {
   bool nullable;
 };
 
-// The v2 case format of tests/validation/README.md (published-public.json), plus the extensions that
-// README documents for published-extra.json (model.moe.forced_balance, collective MoE keys, gemm,
-// hardware.power_limit_w, fabric xgmi). When the format's schema (schemas/validation_cases.schema.json)
-// is in the tree, the file is also checked against it: that is what `tutti validate` reads.
-const std::vector<Key> kTop = {{"id", Kind::String, false},       {"source_key", Kind::String, false},
-                               {"source", Kind::String, false},   {"model", Kind::Object, false},
-                               {"training", Kind::Object, false}, {"parallel", Kind::Object, false},
-                               {"hardware", Kind::Object, false}, {"software", Kind::Object, false},
-                               {"measured", Kind::Object, false}, {"derived_fields", Kind::Array, false},
-                               {"notes", Kind::String, false}};
-const std::vector<Key> kModel = {{"name", Kind::String, false},     {"params", Kind::Number, true},
-                                 {"layers", Kind::Int, true},       {"hidden", Kind::Int, true},
-                                 {"ffn_hidden", Kind::Int, true},   {"heads", Kind::Int, true},
-                                 {"kv_heads", Kind::Int, true},     {"seq_len", Kind::Int, true},
-                                 {"vocab", Kind::Int, true},        {"moe", Kind::Object, true},
-                                 {"mlp", Kind::String, true}};
-const std::vector<Key> kMoe = {{"experts", Kind::Int, true},         {"topk", Kind::Int, true},
-                               {"expert_ffn_hidden", Kind::Int, true}, {"shared_experts", Kind::Int, true},
-                               {"dense_layers", Kind::Int, true},    {"moe_layer_freq", Kind::Int, true},
-                               {"dropless", Kind::Bool, true}};
-const std::vector<Key> kTraining = {{"global_batch", Kind::Int, true}, {"micro_batch", Kind::Int, true},
-                                    {"precision", Kind::String, true}, {"recompute", Kind::String, true},
-                                    {"dtype", Kind::String, true},     {"recompute_mode", Kind::String, true}};
-const std::vector<Key> kParallel = {{"tp", Kind::Int, true},         {"pp", Kind::Int, true},
-                                    {"dp", Kind::Int, true},         {"cp", Kind::Int, true},
-                                    {"ep", Kind::Int, true},         {"vp", Kind::Int, true},
-                                    {"sharding", Kind::String, true}, {"shard_group", Kind::Int, true},
-                                    {"reshard_after_forward", Kind::Bool, true}, {"sp", Kind::Bool, true},
+// The v2 case format of tests/validation/README.md (published-public.json), plus the extensions
+// that README documents for published-extra.json (model.moe.forced_balance, collective MoE keys,
+// gemm, hardware.power_limit_w, fabric xgmi). When the format's schema
+// (schemas/validation_cases.schema.json) is in the tree, the file is also checked against it: that
+// is what `tutti validate` reads.
+const std::vector<Key> kTop = {
+    {"id", Kind::String, false},       {"source_key", Kind::String, false},
+    {"source", Kind::String, false},   {"model", Kind::Object, false},
+    {"training", Kind::Object, false}, {"parallel", Kind::Object, false},
+    {"hardware", Kind::Object, false}, {"software", Kind::Object, false},
+    {"measured", Kind::Object, false}, {"derived_fields", Kind::Array, false},
+    {"notes", Kind::String, false}};
+const std::vector<Key> kModel = {
+    {"name", Kind::String, false}, {"params", Kind::Number, true},  {"layers", Kind::Int, true},
+    {"hidden", Kind::Int, true},   {"ffn_hidden", Kind::Int, true}, {"heads", Kind::Int, true},
+    {"kv_heads", Kind::Int, true}, {"seq_len", Kind::Int, true},    {"vocab", Kind::Int, true},
+    {"moe", Kind::Object, true},   {"mlp", Kind::String, true}};
+const std::vector<Key> kMoe = {
+    {"experts", Kind::Int, true},           {"topk", Kind::Int, true},
+    {"expert_ffn_hidden", Kind::Int, true}, {"shared_experts", Kind::Int, true},
+    {"dense_layers", Kind::Int, true},      {"moe_layer_freq", Kind::Int, true},
+    {"dropless", Kind::Bool, true}};
+const std::vector<Key> kTraining = {
+    {"global_batch", Kind::Int, true}, {"micro_batch", Kind::Int, true},
+    {"precision", Kind::String, true}, {"recompute", Kind::String, true},
+    {"dtype", Kind::String, true},     {"recompute_mode", Kind::String, true}};
+const std::vector<Key> kParallel = {{"tp", Kind::Int, true},
+                                    {"pp", Kind::Int, true},
+                                    {"dp", Kind::Int, true},
+                                    {"cp", Kind::Int, true},
+                                    {"ep", Kind::Int, true},
+                                    {"vp", Kind::Int, true},
+                                    {"sharding", Kind::String, true},
+                                    {"shard_group", Kind::Int, true},
+                                    {"reshard_after_forward", Kind::Bool, true},
+                                    {"sp", Kind::Bool, true},
                                     {"tp_comm_overlap", Kind::Bool, true}};
-const std::vector<Key> kHardware = {{"gpu", Kind::String, false},      {"num_gpus", Kind::Int, true},
-                                    {"gpus_per_node", Kind::Int, true}, {"intra_node", Kind::String, true},
+const std::vector<Key> kHardware = {{"gpu", Kind::String, false},
+                                    {"num_gpus", Kind::Int, true},
+                                    {"gpus_per_node", Kind::Int, true},
+                                    {"intra_node", Kind::String, true},
                                     {"inter_node_per_gpu_gbps", Kind::Number, true},
-                                    {"gpu_id", Kind::String, false},   {"fabric", Kind::String, true},
+                                    {"gpu_id", Kind::String, false},
+                                    {"fabric", Kind::String, true},
                                     {"nvlink_domain", Kind::Int, true}};
-const std::vector<Key> kSoftware = {{"framework", Kind::String, true}, {"date", Kind::String, true},
+const std::vector<Key> kSoftware = {{"framework", Kind::String, true},
+                                    {"date", Kind::String, true},
                                     {"attention", Kind::String, true}};
-const std::vector<Key> kMeasured = {{"metric", Kind::String, false}, {"value", Kind::Number, false},
-                                    {"unit", Kind::String, false}};
+const std::vector<Key> kMeasured = {
+    {"metric", Kind::String, false}, {"value", Kind::Number, false}, {"unit", Kind::String, false}};
 
 const std::set<std::string> kDtype = {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"};
 const std::set<std::string> kRecompute = {"none", "selective", "full"};
@@ -101,11 +125,12 @@ const std::set<std::string> kSharding = {"none", "optimizer", "optimizer_grads",
 // "xgmi" is published-extra.json's extension: the whole job inside one AMD Infinity Fabric node.
 const std::set<std::string> kFabric = {"infiniband", "roce", "efa", "ethernet", "nvlink", "xgmi"};
 const std::set<std::string> kMlp = {"gated", "plain"};
-const std::set<std::string> kAttention = {"unfused", "flash1", "flash2", "flash3", "cudnn", "te-fused"};
-const std::set<std::string> kFramework = {"megatron-lm", "nemo",    "megatron-bridge", "megatron-deepspeed",
-                                          "metaseq",     "llm-foundry", "torchtitan",  "maxtext",
-                                          "pytorch",     "tensorflow",  "nccl-tests",  "cublas",
-                                          "babelstream", "custom"};
+const std::set<std::string> kAttention = {"unfused", "flash1", "flash2",
+                                          "flash3",  "cudnn",  "te-fused"};
+const std::set<std::string> kFramework = {
+    "megatron-lm", "nemo",    "megatron-bridge", "megatron-deepspeed", "metaseq",    "llm-foundry",
+    "torchtitan",  "maxtext", "pytorch",         "tensorflow",         "nccl-tests", "cublas",
+    "babelstream", "custom"};
 
 void check_keys(const json& obj, const std::vector<Key>& keys, const std::string& where,
                 std::vector<std::string>& problems) {
@@ -117,16 +142,17 @@ void check_keys(const json& obj, const std::vector<Key>& keys, const std::string
     }
     const json& v = obj.at(k.name);
     if (v.is_null() ? !k.nullable : !is_kind(v, k.kind))
-      problems.push_back(where + "." + k.name + ": found " + v.dump() + ", expected " + kind_name(k.kind) +
-                         (k.nullable ? " or null" : ""));
+      problems.push_back(where + "." + k.name + ": found " + v.dump() + ", expected " +
+                         kind_name(k.kind) + (k.nullable ? " or null" : ""));
   }
 }
 
-void check_enum(const json& obj, const char* key, const std::set<std::string>& allowed, const std::string& where,
-                std::vector<std::string>& problems) {
+void check_enum(const json& obj, const char* key, const std::set<std::string>& allowed,
+                const std::string& where, std::vector<std::string>& problems) {
   if (!obj.contains(key) || !obj.at(key).is_string()) return;
   const std::string v = obj.at(key).get<std::string>();
-  if (!allowed.count(v)) problems.push_back(where + "." + key + ": found \"" + v + "\", not one of the README's values");
+  if (!allowed.count(v))
+    problems.push_back(where + "." + key + ": found \"" + v + "\", not one of the README's values");
 }
 
 // The key path a derived_fields entry names: its leading dotted identifier ("parallel.dp (= ...)").
@@ -137,14 +163,16 @@ std::string derived_path(const std::string& entry) {
   return std::regex_search(entry, m, re) ? m[1].str() : std::string();
 }
 
-// True when the dotted path resolves inside the case (a trailing ".*" needs only its parent object).
+// True when the dotted path resolves inside the case (a trailing ".*" needs only its parent
+// object).
 bool path_exists(const json& c, const std::string& path, bool& is_null) {
   const json* cur = &c;
   size_t start = 0;
   is_null = false;
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
-    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (part == "*") return cur->is_object();
     if (!cur->is_object() || !cur->contains(part)) return false;
     cur = &cur->at(part);
@@ -160,14 +188,16 @@ std::vector<std::string> case_problems(const json& c, size_t index) {
   std::vector<std::string> problems;
   std::string where = "case[" + std::to_string(index) + "]";
   if (!c.is_object()) return {where + ": found " + c.dump() + ", expected an object"};
-  if (c.contains("id") && c.at("id").is_string()) where += " (" + c.at("id").get<std::string>() + ")";
+  if (c.contains("id") && c.at("id").is_string())
+    where += " (" + c.at("id").get<std::string>() + ")";
   check_keys(c, kTop, where, problems);
   if (!problems.empty()) return problems;
 
   const std::string source = c.at("source").get<std::string>();
   if (source.find("https://") == std::string::npos && source.find("http://") == std::string::npos)
     problems.push_back(where + ".source: no URL in \"" + source.substr(0, 80) + "\"");
-  if (c.at("source_key").get<std::string>().empty()) problems.push_back(where + ".source_key: empty");
+  if (c.at("source_key").get<std::string>().empty())
+    problems.push_back(where + ".source_key: empty");
   if (c.at("id").get<std::string>().empty()) problems.push_back(where + ".id: empty");
 
   const json& model = c.at("model");
@@ -176,9 +206,10 @@ std::vector<std::string> case_problems(const json& c, size_t index) {
   if (model.contains("moe") && model.at("moe").is_object()) {
     check_keys(model.at("moe"), kMoe, where + ".model.moe", problems);
     const json& moe = model.at("moe");
-    if (moe.contains("forced_balance") && !moe.at("forced_balance").is_null() && !moe.at("forced_balance").is_boolean())
-      problems.push_back(where + ".model.moe.forced_balance: found " + moe.at("forced_balance").dump() +
-                         ", expected a boolean or null");
+    if (moe.contains("forced_balance") && !moe.at("forced_balance").is_null() &&
+        !moe.at("forced_balance").is_boolean())
+      problems.push_back(where + ".model.moe.forced_balance: found " +
+                         moe.at("forced_balance").dump() + ", expected a boolean or null");
   }
   check_keys(c.at("training"), kTraining, where + ".training", problems);
   check_enum(c.at("training"), "dtype", kDtype, where + ".training", problems);
@@ -192,31 +223,42 @@ std::vector<std::string> case_problems(const json& c, size_t index) {
   check_enum(c.at("software"), "framework", kFramework, where + ".software", problems);
   check_enum(c.at("software"), "attention", kAttention, where + ".software", problems);
   const json& date = c.at("software").value("date", json());
-  if (date.is_string() && !std::regex_match(date.get<std::string>(), std::regex(R"(\d{4}-(0[1-9]|1[0-2]))")))
+  if (date.is_string() &&
+      !std::regex_match(date.get<std::string>(), std::regex(R"(\d{4}-(0[1-9]|1[0-2]))")))
     problems.push_back(where + ".software.date: found " + date.dump() + ", expected YYYY-MM");
   check_keys(c.at("measured"), kMeasured, where + ".measured", problems);
   const json& value = c.at("measured").value("value", json());
   if (value.is_number() && !(value.get<double>() > 0))
-    problems.push_back(where + ".measured.value: found " + value.dump() + ", expected a positive number");
+    problems.push_back(where + ".measured.value: found " + value.dump() +
+                       ", expected a positive number");
 
   if (c.contains("also_measured")) {
     const json& am = c.at("also_measured");
-    if (!am.is_array()) problems.push_back(where + ".also_measured: expected an array");
+    if (!am.is_array())
+      problems.push_back(where + ".also_measured: expected an array");
     else
       for (size_t i = 0; i < am.size(); ++i)
         check_keys(am[i], kMeasured, where + ".also_measured[" + std::to_string(i) + "]", problems);
   }
   if (c.contains("collective")) {
     const json& col = c.at("collective");
-    check_keys(col, {{"op", Kind::String, false}, {"message_bytes", Kind::Int, false}, {"algo", Kind::String, true}},
+    check_keys(col,
+               {{"op", Kind::String, false},
+                {"message_bytes", Kind::Int, false},
+                {"algo", Kind::String, true}},
                where + ".collective", problems);
   }
-  if (hw.contains("power_limit_w") && !hw.at("power_limit_w").is_null() && !hw.at("power_limit_w").is_number())
-    problems.push_back(where + ".hardware.power_limit_w: found " + hw.at("power_limit_w").dump() + ", expected a number or null");
+  if (hw.contains("power_limit_w") && !hw.at("power_limit_w").is_null() &&
+      !hw.at("power_limit_w").is_number())
+    problems.push_back(where + ".hardware.power_limit_w: found " + hw.at("power_limit_w").dump() +
+                       ", expected a number or null");
   if (c.contains("gemm"))
     check_keys(c.at("gemm"),
-               {{"m", Kind::Int, false}, {"n", Kind::Int, false}, {"k", Kind::Int, false},
-                {"groups", Kind::Int, false}, {"layout", Kind::String, false}},
+               {{"m", Kind::Int, false},
+                {"n", Kind::Int, false},
+                {"k", Kind::Int, false},
+                {"groups", Kind::Int, false},
+                {"layout", Kind::String, false}},
                where + ".gemm", problems);
 
   const json& derived = c.at("derived_fields");
@@ -234,7 +276,8 @@ std::vector<std::string> case_problems(const json& c, size_t index) {
     else if (!path_exists(c, path, is_null))
       problems.push_back(slot + ": names " + path + ", which the case does not have");
     else if (is_null)
-      problems.push_back(slot + ": names " + path + ", which is null (a derived field carries a value)");
+      problems.push_back(slot + ": names " + path +
+                         ", which is null (a derived field carries a value)");
   }
   return problems;
 }
@@ -245,11 +288,14 @@ std::vector<std::string> file_problems(const json& cases, const std::set<std::st
   std::set<std::string> seen;
   for (size_t i = 0; i < cases.size(); ++i) {
     for (std::string& p : case_problems(cases[i], i)) problems.push_back(std::move(p));
-    if (!cases[i].is_object() || !cases[i].contains("id") || !cases[i].at("id").is_string()) continue;
+    if (!cases[i].is_object() || !cases[i].contains("id") || !cases[i].at("id").is_string())
+      continue;
     const std::string id = cases[i].at("id").get<std::string>();
-    if (!seen.insert(id).second) problems.push_back("case[" + std::to_string(i) + "].id: duplicate id " + id);
+    if (!seen.insert(id).second)
+      problems.push_back("case[" + std::to_string(i) + "].id: duplicate id " + id);
     if (other_ids.count(id))
-      problems.push_back("case[" + std::to_string(i) + "].id: " + id + " is already used by published-public.json");
+      problems.push_back("case[" + std::to_string(i) + "].id: " + id +
+                         " is already used by published-public.json");
   }
   return problems;
 }
@@ -301,7 +347,9 @@ TEST_CASE("published-extra.json: every case is cited, typed as the v2 format, an
   CHECK(extra.size() >= 60);
 }
 
-TEST_CASE("published-extra.json: collectives and GEMMs carry their structured shape, and the v2 schema accepts the file") {
+TEST_CASE(
+    "published-extra.json: collectives and GEMMs carry their structured shape, and the v2 schema "
+    "accepts the file") {
   const json extra = load("tests/validation/published-extra.json");
   int collectives = 0, gemms = 0;
   for (const json& c : extra) {
@@ -311,7 +359,8 @@ TEST_CASE("published-extra.json: collectives and GEMMs carry their structured sh
       REQUIRE_MESSAGE(c.contains("collective"), c.at("id"));
       const json& col = c.at("collective");
       if (col.at("op").get<std::string>().rfind("moe_", 0) != 0) continue;
-      // message_bytes is tokens x hidden x element bytes, as the README defines it for MoE dispatch/combine.
+      // message_bytes is tokens x hidden x element bytes, as the README defines it for MoE
+      // dispatch/combine.
       const int elem = col.at("elem_dtype") == "fp8" ? 1 : 2;
       CHECK(col.at("message_bytes").get<long long>() ==
             col.at("tokens_per_rank").get<long long>() * col.at("hidden").get<long long>() * elem);
@@ -323,11 +372,12 @@ TEST_CASE("published-extra.json: collectives and GEMMs carry their structured sh
   }
   CHECK(collectives > 0);
   CHECK(gemms > 0);
-  // The strict reader's schema (it comes with the v2 reader): when present, every case must pass it,
-  // so `tutti validate --cases tests/validation/published-extra.json` reads the whole file.
+  // The strict reader's schema (it comes with the v2 reader): when present, every case must pass
+  // it, so `tutti validate --cases tests/validation/published-extra.json` reads the whole file.
   const std::string schema_path = tutti::testing::src("schemas/validation_cases.schema.json");
   if (std::ifstream(schema_path).good()) {
-    const std::vector<tutti::SchemaError> errors = tutti::validate_schema(tutti::load_schema(schema_path), extra);
+    const std::vector<tutti::SchemaError> errors =
+        tutti::validate_schema(tutti::load_schema(schema_path), extra);
     CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
   }
 }
@@ -341,7 +391,8 @@ TEST_CASE("the case checker catches what it is meant to catch") {
 
   json wrong_type = good_case();
   wrong_type["parallel"]["tp"] = "2";
-  CHECK(mentions(case_problems(wrong_type, 0), ".parallel.tp: found \"2\", expected an integer or null"));
+  CHECK(mentions(case_problems(wrong_type, 0),
+                 ".parallel.tp: found \"2\", expected an integer or null"));
 
   json missing = good_case();
   missing["hardware"].erase("fabric");
@@ -353,7 +404,8 @@ TEST_CASE("the case checker catches what it is meant to catch") {
 
   json bad_derived = good_case();
   bad_derived["derived_fields"] = json::array({"parallel.zero_stage (from prose)"});
-  CHECK(mentions(case_problems(bad_derived, 0), "names parallel.zero_stage, which the case does not have"));
+  CHECK(mentions(case_problems(bad_derived, 0),
+                 "names parallel.zero_stage, which the case does not have"));
 
   json null_derived = good_case();
   null_derived["derived_fields"] = json::array({"parallel.ep (= dp)"});
@@ -365,5 +417,6 @@ TEST_CASE("the case checker catches what it is meant to catch") {
 
   json dup = json::array({good_case(), good_case()});
   CHECK(mentions(file_problems(dup, {}), "duplicate id x-1"));
-  CHECK(mentions(file_problems(json::array({good_case()}), {"x-1"}), "already used by published-public.json"));
+  CHECK(mentions(file_problems(json::array({good_case()}), {"x-1"}),
+                 "already used by published-public.json"));
 }

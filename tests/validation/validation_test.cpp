@@ -1,5 +1,7 @@
 // `tutti validate --cases` on the published measurements kept in tests/validation/: the strict
 // case reader, the mapping of structured fields, the consistency check and the scoring.
+#include "tutti/validation/validation.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/sim/calibration.hpp"
-#include "tutti/validation/validation.hpp"
 
 using namespace tutti::testing;
 using nlohmann::json;
@@ -57,10 +58,13 @@ json one_case(const std::string& id) {
 }
 
 // Runs validate on a file holding `cases`; returns rc and stderr.
-RunResult run_cases(const json& cases) { return run_tutti({"validate", "--cases", write(cases), "--json"}); }
+RunResult run_cases(const json& cases) {
+  return run_tutti({"validate", "--cases", write(cases), "--json"});
+}
 }  // namespace
 
-TEST_CASE("validation: published cases are predicted, errors reported, unfitted MAPE within bound") {
+TEST_CASE(
+    "validation: published cases are predicted, errors reported, unfitted MAPE within bound") {
   if (tutti::testing::skip_under_sanitizers("the whole published case set")) return;
   json j = validate({"--cases", kCases});
   auto& cases = j["cases"];
@@ -86,7 +90,8 @@ TEST_CASE("validation: published cases are predicted, errors reported, unfitted 
   double mape = sum / unfitted;
   CHECK(j["summary"]["mape_pct"].get<double>() == doctest::Approx(mape).epsilon(1e-9));
   CHECK(j["summary"]["n"] == unfitted);
-  CHECK_MESSAGE(mape <= kUnfittedMapeBoundPct, "unfitted MAPE " << mape << "% above the regression bound");
+  CHECK_MESSAGE(mape <= kUnfittedMapeBoundPct,
+                "unfitted MAPE " << mape << "% above the regression bound");
   // Groups over the unfitted cases; each partition covers all of them.
   for (const char* g : {"by_source", "by_metric", "by_gpu_generation", "by_kind", "by_job_size"}) {
     CAPTURE(g);
@@ -101,7 +106,8 @@ TEST_CASE("validation: published cases are predicted, errors reported, unfitted 
   }
   std::set<std::string> sizes;
   for (auto& x : j["by_job_size"]) sizes.insert(x["group"].get<std::string>());
-  for (const auto& s : sizes) CHECK((s == "1-8" || s == "9-256" || s == "257-2048" || s == ">2048"));
+  for (const auto& s : sizes)
+    CHECK((s == "1-8" || s == "9-256" || s == "257-2048" || s == ">2048"));
   CHECK(std::string(tutti::job_size_group(8)) == "1-8");
   CHECK(std::string(tutti::job_size_group(9)) == "9-256");
   CHECK(std::string(tutti::job_size_group(2048)) == "257-2048");
@@ -112,8 +118,8 @@ TEST_CASE("validation: the shipped case file is the shared one, byte for byte") 
   namespace fs = std::filesystem;
   // ../shared next to the repository root (or next to a folder above it, for a git worktree).
   fs::path shared;
-  for (fs::path p = fs::weakly_canonical(fs::path(src("."))).parent_path(); !p.empty() && p != p.root_path();
-       p = p.parent_path())
+  for (fs::path p = fs::weakly_canonical(fs::path(src("."))).parent_path();
+       !p.empty() && p != p.root_path(); p = p.parent_path())
     if (fs::exists(p / "shared/data/validation/published-public.json")) {
       shared = p / "shared/data/validation";
       break;
@@ -238,8 +244,9 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
   // The whole MoE block is used: shared experts and dense layers change the model.
   json moe = c;
   moe["model"]["params"] = nullptr;
-  moe["model"]["moe"] = {{"experts", 8}, {"topk", 2}, {"expert_ffn_hidden", 1024}, {"shared_experts", 1},
-                         {"dense_layers", 2}, {"moe_layer_freq", 1}, {"dropless", true}};
+  moe["model"]["moe"] = {{"experts", 8},        {"topk", 2},         {"expert_ffn_hidden", 1024},
+                         {"shared_experts", 1}, {"dense_layers", 2}, {"moe_layer_freq", 1},
+                         {"dropless", true}};
   json m1 = run_cases(json::array({moe})).json();
   REQUIRE(m1["cases"].size() == 1);
   CHECK(m1["cases"][0]["kind"] == "moe");
@@ -278,8 +285,8 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
   nv["training"]["global_batch"] = 1024;
   json n1 = run_cases(json::array({nv})).json();
   REQUIRE(n1["cases"].size() == 1);
-  CHECK(n1["cases"][0]["assumptions"].dump().find("placement: 2 segments of 64 GPUs, one per 72-GPU NVLink domain") !=
-        std::string::npos);
+  CHECK(n1["cases"][0]["assumptions"].dump().find(
+            "placement: 2 segments of 64 GPUs, one per 72-GPU NVLink domain") != std::string::npos);
   nv["hardware"]["num_gpus"] = 72;
   nv["parallel"]["dp"] = 72;
   nv["training"]["global_batch"] = 576;
@@ -359,8 +366,9 @@ TEST_CASE("validation: unknown keys, wrong types and out-of-range values are inp
   CHECK(j["skipped"][0]["reason"].get<std::string>().find("does not equal") != std::string::npos);
   // Not an array.
   std::string dir = temp_dir();
-  auto notarray = run_shell("echo '{\"id\": 1}' > " + dir + "/x.json && " + std::string(TUTTI_BINARY_DIR) +
-                            "/tutti validate --cases " + dir + "/x.json");
+  auto notarray =
+      run_shell("echo '{\"id\": 1}' > " + dir + "/x.json && " + std::string(TUTTI_BINARY_DIR) +
+                "/tutti validate --cases " + dir + "/x.json");
   CHECK(notarray.rc == 2);
   CHECK(notarray.err.find("expected an array of cases") != std::string::npos);
 }
@@ -382,8 +390,10 @@ TEST_CASE("validation: cases named by the profile's fitted_to lists are reported
   json profile = json::parse(read_text(src("sim/calibration/default.json")));
   json listing = {{"a", {{"fitted_to", {"file:bench/data/x.csv"}}}},
                   {"b", json::array({{{"fitted_to", {"case:y"}}}})}};
-  CHECK(tutti::fitted_entries(listing) == std::vector<std::string>{"file:bench/data/x.csv", "case:y"});
-  profile["compute"]["gemm"]["fitted_to"] = {"case:narayanan21-t1-1.7b-32gpu", "source:korthikanti2022"};
+  CHECK(tutti::fitted_entries(listing) ==
+        std::vector<std::string>{"file:bench/data/x.csv", "case:y"});
+  profile["compute"]["gemm"]["fitted_to"] = {"case:narayanan21-t1-1.7b-32gpu",
+                                             "source:korthikanti2022"};
   auto entries = tutti::fitted_entries(profile);
   CHECK(std::count(entries.begin(), entries.end(), "case:narayanan21-t1-1.7b-32gpu") == 1);
   CHECK(std::count(entries.begin(), entries.end(), "source:korthikanti2022") == 1);
@@ -399,8 +409,9 @@ TEST_CASE("validation: cases named by the profile's fitted_to lists are reported
     MESSAGE("the calibration parser does not accept fitted_to yet: end-to-end check skipped");
     return;
   }
-  json three = json::array({one_case("narayanan21-t1-1.7b-32gpu"), one_case("narayanan21-t1-3.6b-64gpu"),
-                            one_case("korthikanti22-22b-8gpu-sp-selective")});
+  json three =
+      json::array({one_case("narayanan21-t1-1.7b-32gpu"), one_case("narayanan21-t1-3.6b-64gpu"),
+                   one_case("korthikanti22-22b-8gpu-sp-selective")});
   json j = validate({"--cases", write(three, "three.json"), "--calibration", path});
   CHECK(j["fitted"]["n"] == 2);
   CHECK(j["summary"]["n"] == 1);
@@ -419,9 +430,9 @@ TEST_CASE("validation: the case schema agrees with the reader") {
   CHECK(tutti::format_schema_errors(tutti::validate_schema(schema, shipped())) == "");
   json base = one_case("narayanan21-t1-1.7b-32gpu");
   std::vector<std::pair<const char*, json>> broken = {
-      {"/parallel/bogus", 1}, {"/parallel/vp", 2147483647}, {"/training/micro_batch", 0},
+      {"/parallel/bogus", 1},         {"/parallel/vp", 2147483647},   {"/training/micro_batch", 0},
       {"/training/micro_batch", 0.5}, {"/hardware/gpus_per_node", 0}, {"/software/date", "21-04"},
-      {"/model/mlp", "swiglu"}, {"/parallel/sharding", "zero3"}};
+      {"/model/mlp", "swiglu"},       {"/parallel/sharding", "zero3"}};
   for (const auto& [ptr, v] : broken) {
     const std::string pointer = ptr;  // clang 14 cannot capture a structured binding
     CAPTURE(pointer);

@@ -12,7 +12,6 @@ namespace tutti {
 
 using Json = nlohmann::json;
 
-
 int SwitchSpec::radix_at(double link_bw_Bps) const {
   if (link_bw_Bps <= 0 || port_bw_Bps <= 0) return 0;
   if (link_bw_Bps > port_bw_Bps * (1 + 1e-9)) return 0;
@@ -26,8 +25,8 @@ int SwitchSpec::radix_at(double link_bw_Bps) const {
 
 namespace {
 
-const std::vector<std::string> kKinds{"gpu",     "node",     "nic",      "switch",
-                                      "optic",   "storage",  "facility", "transport"};
+const std::vector<std::string> kKinds{"gpu",   "node",    "nic",      "switch",
+                                      "optic", "storage", "facility", "transport"};
 
 // Common head of every entry: id, name, source, estimates, notes (every spec carries the first
 // four under those names).
@@ -40,7 +39,8 @@ void read_head(Obj& e, Spec& h) {
   h.name = e.req("name").string();
   Value src = e.req("source");
   h.source = src.string();
-  if (h.source.size() < 8) src.fail("a citation (docs/hardware-facts.md key or a statement that it is an estimate)");
+  if (h.source.size() < 8)
+    src.fail("a citation (docs/hardware-facts.md key or a statement that it is an estimate)");
   Arr est = e.req("estimates").arr();
   for (std::size_t i = 0; i < est.size(); ++i) {
     Value v = est.at(i);
@@ -53,7 +53,9 @@ void read_head(Obj& e, Spec& h) {
   e.allow("notes");
 }
 
-double flops(Obj& peak, const char* key) { return peak.quantity_or(key, Dim::FlopRate, 0.0, 0.0, 1e19); }
+double flops(Obj& peak, const char* key) {
+  return peak.quantity_or(key, Dim::FlopRate, 0.0, 0.0, 1e19);
+}
 
 GpuSpec parse_gpu(Obj& e) {
   GpuSpec g;
@@ -104,7 +106,8 @@ NodeSpec parse_node(Obj& e) {
   n.rack_units = static_cast<int>(e.req("rack_units").integer(1, 100000));
   n.nodes_per_rack = static_cast<int>(e.req("nodes_per_rack").integer(0, 1000));
   n.nvls = e.boolean_or("nvls", false);
-  if (n.nvls && n.scaleup != ScaleUp::NVSwitch) e.req("nvls").fail("false (NVLS needs an NVSwitch scale-up)");
+  if (n.nvls && n.scaleup != ScaleUp::NVSwitch)
+    e.req("nvls").fail("false (NVLS needs an NVSwitch scale-up)");
   return n;
 }
 
@@ -197,7 +200,8 @@ FacilitySpec parse_facility(Obj& e) {
   f.rack_power_W = e.req("rack_power").quantity(Dim::Power, 1e3, 1e6);
   f.rack_cooling_W = e.req("rack_cooling").quantity(Dim::Power, 1e3, 1e6);
   f.total_cooling_W = e.quantity_or("total_cooling", Dim::Power, 0.0);
-  f.electricity_usd_per_J = e.req("electricity_price").quantity(Dim::EnergyPrice, 0.0, 1.0 / kJoulePerKWh * 10);
+  f.electricity_usd_per_J =
+      e.req("electricity_price").quantity(Dim::EnergyPrice, 0.0, 1.0 / kJoulePerKWh * 10);
   // "$10/W" is parsed as a money amount per watt.
   f.buildout_usd_per_W = buildout_usd_per_W(e.req("buildout"));
   return f;
@@ -230,7 +234,9 @@ std::string stem_of(const std::string& file) {
 
 }  // namespace
 
-const std::vector<std::string>& Catalog::kinds() { return kKinds; }
+const std::vector<std::string>& Catalog::kinds() {
+  return kKinds;
+}
 
 Catalog::File Catalog::read_file(const std::string& file, const std::string& text) {
   File f;
@@ -243,7 +249,8 @@ Catalog::File Catalog::read_file(const std::string& file, const std::string& tex
     Obj root = doc.root();
     if (!root.has("kind")) return f;  // not a spec file (free-form data of another component)
     std::string kind = root.req("kind").string();
-    if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) return f;  // e.g. reliability
+    if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end())
+      return f;  // e.g. reliability
     f.kind_ = kind;
     root.allow("notes");
     Arr entries = root.req("entries").arr();
@@ -252,14 +259,22 @@ Catalog::File Catalog::read_file(const std::string& file, const std::string& tex
     for (std::size_t i = 0; i < entries.size(); ++i) {
       Obj e = entries.at(i).obj();
       std::string id;
-      if (kind == "gpu") c.gpus_.push_back(parse_gpu(e)), id = c.gpus_.back().id;
-      else if (kind == "node") c.nodes_.push_back(parse_node(e)), id = c.nodes_.back().id;
-      else if (kind == "nic") c.nics_.push_back(parse_nic(e)), id = c.nics_.back().id;
-      else if (kind == "switch") c.switches_.push_back(parse_switch(e)), id = c.switches_.back().id;
-      else if (kind == "optic") c.optics_.push_back(parse_optic(e)), id = c.optics_.back().id;
-      else if (kind == "storage") c.storages_.push_back(parse_storage(e)), id = c.storages_.back().id;
-      else if (kind == "facility") c.facilities_.push_back(parse_facility(e)), id = c.facilities_.back().id;
-      else c.transports_.push_back(parse_transport(e)), id = c.transports_.back().id;
+      if (kind == "gpu")
+        c.gpus_.push_back(parse_gpu(e)), id = c.gpus_.back().id;
+      else if (kind == "node")
+        c.nodes_.push_back(parse_node(e)), id = c.nodes_.back().id;
+      else if (kind == "nic")
+        c.nics_.push_back(parse_nic(e)), id = c.nics_.back().id;
+      else if (kind == "switch")
+        c.switches_.push_back(parse_switch(e)), id = c.switches_.back().id;
+      else if (kind == "optic")
+        c.optics_.push_back(parse_optic(e)), id = c.optics_.back().id;
+      else if (kind == "storage")
+        c.storages_.push_back(parse_storage(e)), id = c.storages_.back().id;
+      else if (kind == "facility")
+        c.facilities_.push_back(parse_facility(e)), id = c.facilities_.back().id;
+      else
+        c.transports_.push_back(parse_transport(e)), id = c.transports_.back().id;
       e.done();
       f.ids_.push_back(id);
     }
@@ -276,7 +291,8 @@ void Catalog::add(const File& f) {
   for (std::size_t i = 0; i < f.ids_.size(); ++i) {
     const std::string& id = f.ids_[i];
     if (index_.count(id))
-      throw InputError("catalog/" + f.stem_ + ".json", f.entries_path_ + "." + std::to_string(i) + ".id",
+      throw InputError("catalog/" + f.stem_ + ".json",
+                       f.entries_path_ + "." + std::to_string(i) + ".id",
                        "\"" + id + "\" (already defined as a " + index_.at(id).first + ")",
                        "an id unique across the catalog");
     index_.emplace(id, std::make_pair(f.kind_, std::make_pair(f.stem_, i)));
@@ -295,7 +311,8 @@ void Catalog::add(const File& f) {
 
 Catalog Catalog::parse(const std::vector<std::pair<std::string, std::string>>& files) {
   Catalog c;
-  for (const auto& [file, text] : files) c.add(read_file(file, text));  // one file at a time: its errors first
+  for (const auto& [file, text] : files)
+    c.add(read_file(file, text));  // one file at a time: its errors first
   c.check_references();
   return c;
 }
@@ -311,7 +328,8 @@ void Catalog::check_references() const {
   const Catalog& c = *this;
   auto where = [&](const std::string& id) {
     const auto& loc = c.index_.at(id).second;
-    return std::make_pair("catalog/" + loc.first + ".json", "entries." + std::to_string(loc.second));
+    return std::make_pair("catalog/" + loc.first + ".json",
+                          "entries." + std::to_string(loc.second));
   };
   auto check_ref = [&](const std::string& owner, const char* key, const std::string& ref,
                        const std::string& want_kind, bool allow_empty) {
@@ -319,7 +337,8 @@ void Catalog::check_references() const {
     auto it = c.index_.find(ref);
     if (it == c.index_.end() || it->second.first != want_kind) {
       auto [f, p] = where(owner);
-      throw InputError(f, p + "." + key, "\"" + ref + "\"", "the id of a " + want_kind + " in the catalog");
+      throw InputError(f, p + "." + key, "\"" + ref + "\"",
+                       "the id of a " + want_kind + " in the catalog");
     }
   };
   for (const auto& n : c.nodes_) {
@@ -330,7 +349,8 @@ void Catalog::check_references() const {
     check_ref(g.id, "usual_node", g.usual_node, "node", true);
     if (!g.usual_node.empty() && c.node(g.usual_node).gpu != g.id) {
       auto [f, p] = where(g.id);
-      throw InputError(f, p + ".usual_node", "\"" + g.usual_node + "\" (a node of " + c.node(g.usual_node).gpu + ")",
+      throw InputError(f, p + ".usual_node",
+                       "\"" + g.usual_node + "\" (a node of " + c.node(g.usual_node).gpu + ")",
                        "a node whose gpu is \"" + g.id + "\"");
     }
   }
@@ -356,7 +376,9 @@ const Catalog& Catalog::builtin() {
   return *c;
 }
 
-const GpuSpec& Catalog::gpu(std::string_view id) const { return lookup(gpus_, id, "gpu"); }
+const GpuSpec& Catalog::gpu(std::string_view id) const {
+  return lookup(gpus_, id, "gpu");
+}
 
 const NodeSpec& Catalog::usual_node(std::string_view gpu_id) const {
   const GpuSpec& g = gpu(gpu_id);
@@ -365,11 +387,21 @@ const NodeSpec& Catalog::usual_node(std::string_view gpu_id) const {
                      "the id of the node this GPU usually ships in");
   return node(g.usual_node);
 }
-const NodeSpec& Catalog::node(std::string_view id) const { return lookup(nodes_, id, "node"); }
-const NicSpec& Catalog::nic(std::string_view id) const { return lookup(nics_, id, "nic"); }
-const SwitchSpec& Catalog::switch_(std::string_view id) const { return lookup(switches_, id, "switch"); }
-const OpticSpec& Catalog::optic(std::string_view id) const { return lookup(optics_, id, "optic"); }
-const StorageSpec& Catalog::storage(std::string_view id) const { return lookup(storages_, id, "storage"); }
+const NodeSpec& Catalog::node(std::string_view id) const {
+  return lookup(nodes_, id, "node");
+}
+const NicSpec& Catalog::nic(std::string_view id) const {
+  return lookup(nics_, id, "nic");
+}
+const SwitchSpec& Catalog::switch_(std::string_view id) const {
+  return lookup(switches_, id, "switch");
+}
+const OpticSpec& Catalog::optic(std::string_view id) const {
+  return lookup(optics_, id, "optic");
+}
+const StorageSpec& Catalog::storage(std::string_view id) const {
+  return lookup(storages_, id, "storage");
+}
 const FacilitySpec& Catalog::facility(std::string_view id) const {
   return lookup(facilities_, id, "facility");
 }
@@ -382,14 +414,22 @@ std::vector<std::string> Catalog::ids(std::string_view kind) const {
   auto take = [&](const auto& v) {
     for (const auto& x : v) out.push_back(x.id);
   };
-  if (kind == "gpu") take(gpus_);
-  else if (kind == "node") take(nodes_);
-  else if (kind == "nic") take(nics_);
-  else if (kind == "switch") take(switches_);
-  else if (kind == "optic") take(optics_);
-  else if (kind == "storage") take(storages_);
-  else if (kind == "facility") take(facilities_);
-  else if (kind == "transport") take(transports_);
+  if (kind == "gpu")
+    take(gpus_);
+  else if (kind == "node")
+    take(nodes_);
+  else if (kind == "nic")
+    take(nics_);
+  else if (kind == "switch")
+    take(switches_);
+  else if (kind == "optic")
+    take(optics_);
+  else if (kind == "storage")
+    take(storages_);
+  else if (kind == "facility")
+    take(facilities_);
+  else if (kind == "transport")
+    take(transports_);
   else {
     std::string known;
     for (const auto& k : kKinds) known += (known.empty() ? "" : ", ") + k;
@@ -421,46 +461,79 @@ Json Catalog::si_json(std::string_view kind, std::string_view id) const {
     const auto& g = gpu(id);
     Json peak;
     for (DType d : enum_values<DType>())
-      if (g.peak(d) > 0 || static_cast<int>(d) <= static_cast<int>(DType::FP8)) peak[to_string(d)] = g.peak(d);
-    j = {{"peak_flops", peak},         {"hbm_bytes", g.hbm_bytes},       {"hbm_bw_Bps", g.hbm_bw_Bps},
-         {"scaleup_bw_Bps", g.scaleup_bw_Bps}, {"pcie_gen", g.pcie_gen}, {"tdp_W", g.tdp_W},
-         {"idle_W", g.idle_W},         {"price_usd", g.price_usd},
-         {"cloud_usd_per_hour", g.cloud_usd_per_hour}, {"usual_node", g.usual_node}};
+      if (g.peak(d) > 0 || static_cast<int>(d) <= static_cast<int>(DType::FP8))
+        peak[to_string(d)] = g.peak(d);
+    j = {{"peak_flops", peak},
+         {"hbm_bytes", g.hbm_bytes},
+         {"hbm_bw_Bps", g.hbm_bw_Bps},
+         {"scaleup_bw_Bps", g.scaleup_bw_Bps},
+         {"pcie_gen", g.pcie_gen},
+         {"tdp_W", g.tdp_W},
+         {"idle_W", g.idle_W},
+         {"price_usd", g.price_usd},
+         {"cloud_usd_per_hour", g.cloud_usd_per_hour},
+         {"usual_node", g.usual_node}};
   } else if (kind == "node") {
     const auto& n = node(id);
-    j = {{"gpu", n.gpu}, {"gpus", n.gpus}, {"scaleup", to_string(n.scaleup)},
-         {"nvlink_domain_gpus", n.nvlink_domain_gpus}, {"nics", n.nics}, {"nic", n.nic},
-         {"nic_transceivers", n.nic_transceivers}, {"pcie_bw_Bps", n.pcie_bw_Bps},
-         {"overhead_power_W", n.overhead_power_W}, {"max_power_W", n.max_power_W},
-         {"price_usd", n.price_usd}, {"rack_units", n.rack_units}, {"nodes_per_rack", n.nodes_per_rack},
+    j = {{"gpu", n.gpu},
+         {"gpus", n.gpus},
+         {"scaleup", to_string(n.scaleup)},
+         {"nvlink_domain_gpus", n.nvlink_domain_gpus},
+         {"nics", n.nics},
+         {"nic", n.nic},
+         {"nic_transceivers", n.nic_transceivers},
+         {"pcie_bw_Bps", n.pcie_bw_Bps},
+         {"overhead_power_W", n.overhead_power_W},
+         {"max_power_W", n.max_power_W},
+         {"price_usd", n.price_usd},
+         {"rack_units", n.rack_units},
+         {"nodes_per_rack", n.nodes_per_rack},
          {"nvls", n.nvls}};
   } else if (kind == "nic") {
     const auto& n = nic(id);
-    j = {{"bandwidth_Bps", n.bandwidth_Bps}, {"ports", n.ports}, {"latency_s", n.latency_s}, {"power_W", n.power_W},
+    j = {{"bandwidth_Bps", n.bandwidth_Bps},
+         {"ports", n.ports},
+         {"latency_s", n.latency_s},
+         {"power_W", n.power_W},
          {"price_usd", n.price_usd}};
   } else if (kind == "switch") {
     const auto& s = switch_(id);
-    j = {{"radix", s.radix}, {"port_bw_Bps", s.port_bw_Bps}, {"min_port_bw_Bps", s.min_port_bw_Bps},
-         {"cages", s.cages}, {"latency_s", s.latency_s}, {"power_W", s.power_W},
-         {"price_usd", s.price_usd}, {"sharp", s.sharp}};
+    j = {{"radix", s.radix},
+         {"port_bw_Bps", s.port_bw_Bps},
+         {"min_port_bw_Bps", s.min_port_bw_Bps},
+         {"cages", s.cages},
+         {"latency_s", s.latency_s},
+         {"power_W", s.power_W},
+         {"price_usd", s.price_usd},
+         {"sharp", s.sharp}};
   } else if (kind == "optic") {
     const auto& o = optic(id);
-    j = {{"bandwidth_Bps", o.bandwidth_Bps}, {"ports", o.ports}, {"power_W", o.power_W},
-         {"price_usd", o.price_usd}, {"latency_s", o.latency_s}};
+    j = {{"bandwidth_Bps", o.bandwidth_Bps},
+         {"ports", o.ports},
+         {"power_W", o.power_W},
+         {"price_usd", o.price_usd},
+         {"latency_s", o.latency_s}};
   } else if (kind == "storage") {
     const auto& s = storage(id);
-    j = {{"read_Bps", s.read_Bps}, {"write_Bps", s.write_Bps}, {"capacity_bytes", s.capacity_bytes},
-         {"price_usd", s.price_usd}, {"power_W", s.power_W}};
+    j = {{"read_Bps", s.read_Bps},
+         {"write_Bps", s.write_Bps},
+         {"capacity_bytes", s.capacity_bytes},
+         {"price_usd", s.price_usd},
+         {"power_W", s.power_W}};
   } else if (kind == "facility") {
     const auto& f = facility(id);
-    j = {{"liquid", f.liquid}, {"pue", f.pue}, {"rack_power_W", f.rack_power_W},
-         {"rack_cooling_W", f.rack_cooling_W}, {"total_cooling_W", f.total_cooling_W},
+    j = {{"liquid", f.liquid},
+         {"pue", f.pue},
+         {"rack_power_W", f.rack_power_W},
+         {"rack_cooling_W", f.rack_cooling_W},
+         {"total_cooling_W", f.total_cooling_W},
          {"electricity_usd_per_J", f.electricity_usd_per_J},
          {"electricity_usd_per_kWh", f.electricity_usd_per_J * kJoulePerKWh},
          {"buildout_usd_per_W", f.buildout_usd_per_W}};
   } else if (kind == "transport") {
     const auto& t = transport(id);
-    j = {{"kind", t.kind}, {"efficiency", t.efficiency}, {"per_hop_latency_s", t.per_hop_latency_s}};
+    j = {
+        {"kind", t.kind}, {"efficiency", t.efficiency}, {"per_hop_latency_s", t.per_hop_latency_s}};
   } else {
     ids(kind);  // throws for an unknown kind
   }

@@ -7,11 +7,13 @@
 // Leaf port u goes to pod spine u % S (parallel copy u / S); spine port v goes to core v % C of
 // the core group that serves spine position j (core group j links only spines at position j of
 // every pod), so a route up through position j comes down through position j.
-#include <algorithm>
-#include <cmath>
+#include "clos.hpp"
+
 #include <fmt/format.h>
 
-#include "clos.hpp"
+#include <algorithm>
+#include <cmath>
+
 #include "node_layer.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
@@ -26,9 +28,9 @@ class ClosFabric final : public NodeLayer {
 
   // Sizing (per plane).
   int planes_ = 1, L_ = 0, U_ = 0, S_ = 0, PL_ = 0, pods_ = 1, V_ = 0, C_ = 0, tiers_ = 1;
-  int D_ = 0;                // leaf down ports (fat-tree) / nodes per SU (rails)
+  int D_ = 0;  // leaf down ports (fat-tree) / nodes per SU (rails)
   bool rails_ = false;
-  bool rail_only_ = false;   // RailOnly: each rail its own network (spines serve one rail)
+  bool rail_only_ = false;  // RailOnly: each rail its own network (spines serve one rail)
   Routing routing_ = Routing::Ecmp;
   std::uint32_t leaf_dev_ = 0, spine_dev_ = 0, core_dev_ = 0;
   std::uint32_t acc_base_ = 0, lu_base_ = 0, su_base_ = 0;
@@ -44,7 +46,8 @@ class ClosFabric final : public NodeLayer {
   }
 
  protected:
-  void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+  void route_fabric(int a, int b, std::uint64_t hash,
+                    std::vector<std::uint32_t>& out) const override {
     route_fabric_path(a, b, hash, -1, out);
   }
   // Adaptive routing / spraying: one path per (plane, leaf uplink); plane-local pairs on one leaf
@@ -69,7 +72,8 @@ class ClosFabric final : public NodeLayer {
   // pod). Across pods (3 tiers) each subflow's spine uplink and core downlink are hashed per
   // subflow: collisions at the core remain, each diluted to 1/U of a flow (modelling the
   // switches' per-hop choice exactly would need U x V subflows per flow).
-  void route_fabric_path(int a, int b, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const override {
+  void route_fabric_path(int a, int b, std::uint64_t hash, int part,
+                         std::vector<std::uint32_t>& out) const override {
     if (!dead_link_.empty()) {
       route_failed(a, b, hash, part, out);
       return;
@@ -84,14 +88,17 @@ class ClosFabric final : public NodeLayer {
     };
     const int p = split ? part % planes_ : static_cast<int>(pick(planes_, 0, ub));
     const auto P = static_cast<std::uint32_t>(planes_);
-    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
+    out.push_back(acc_base_ +
+                  2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
     const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
     if (la != lb) {
       const std::uint64_t U = static_cast<std::uint64_t>(U_);
-      const std::uint32_t u = split ? static_cast<std::uint32_t>((part / planes_) % U_) : pick(U_, 1, ub);
+      const std::uint32_t u =
+          split ? static_cast<std::uint32_t>((part / planes_) % U_) : pick(U_, 1, ub);
       const int j = static_cast<int>(u) % S_;
       const int par1 = U_ / S_;
-      out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(la) * static_cast<std::uint32_t>(U_) + u));
+      out.push_back(lu_base_ +
+                    2 * (static_cast<std::uint32_t>(la) * static_cast<std::uint32_t>(U_) + u));
       const int pa = (la - p * L_) / PL_, pb = (lb - p * L_) / PL_;
       if (pa != pb) {
         const std::uint32_t v = pick(V_, 2, ub / U);
@@ -100,41 +107,50 @@ class ClosFabric final : public NodeLayer {
         const auto V = static_cast<std::uint32_t>(V_);
         out.push_back(su_base_ + 2 * (spine_index(p, pa, j) * V + v));
         const std::uint32_t m = pick(par2, 3, ub / (U * static_cast<std::uint64_t>(V_)));
-        out.push_back(su_base_ + 2 * (spine_index(p, pb, j) * V + m * static_cast<std::uint32_t>(C_) +
-                                      static_cast<std::uint32_t>(c)) + 1);
+        out.push_back(su_base_ +
+                      2 * (spine_index(p, pb, j) * V + m * static_cast<std::uint32_t>(C_) +
+                           static_cast<std::uint32_t>(c)) +
+                      1);
       }
-      const std::uint32_t k = split ? u / static_cast<std::uint32_t>(S_)
-                                    : pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
-      out.push_back(lu_base_ + 2 * (static_cast<std::uint32_t>(lb) * static_cast<std::uint32_t>(U_) +
-                                    k * static_cast<std::uint32_t>(S_) + static_cast<std::uint32_t>(j)) + 1);
+      const std::uint32_t k =
+          split ? u / static_cast<std::uint32_t>(S_)
+                : pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      out.push_back(lu_base_ +
+                    2 * (static_cast<std::uint32_t>(lb) * static_cast<std::uint32_t>(U_) +
+                         k * static_cast<std::uint32_t>(S_) + static_cast<std::uint32_t>(j)) +
+                    1);
     }
-    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
+    out.push_back(acc_base_ +
+                  2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
   }
 
-// ---- Failures ------------------------------------------------------------------------------
-// A failed cable is dead in both directions; a failed switch kills every link into it. Routes
-// take the same decisions as without failures (plane, leaf uplink u, spine uplink v, core
-// downlink copy m, spine downlink copy k), each among the choices that still lead to the
-// destination, and pick among those with the same key (the flow hash, or the destination under
-// d-mod-k) modulo their number: ECMP over the equal-cost paths that remain. With no failure the
-// choices are the full sets, so the routes are the healthy ones. Cost: O(P x U x V) per route,
-// paid only by a topology with failures.
+  // ---- Failures ------------------------------------------------------------------------------
+  // A failed cable is dead in both directions; a failed switch kills every link into it. Routes
+  // take the same decisions as without failures (plane, leaf uplink u, spine uplink v, core
+  // downlink copy m, spine downlink copy k), each among the choices that still lead to the
+  // destination, and pick among those with the same key (the flow hash, or the destination under
+  // d-mod-k) modulo their number: ECMP over the equal-cost paths that remain. With no failure the
+  // choices are the full sets, so the routes are the healthy ones. Cost: O(P x U x V) per route,
+  // paid only by a topology with failures.
  public:
   std::vector<char> dead_link_;  // per directed link (empty: no failures)
 
   bool up(std::uint32_t l) const { return !dead_link_[l]; }
   std::uint32_t leaf_up(int leaf, int u) const {
-    return lu_base_ + 2 * (static_cast<std::uint32_t>(leaf) * static_cast<std::uint32_t>(U_) + static_cast<std::uint32_t>(u));
+    return lu_base_ + 2 * (static_cast<std::uint32_t>(leaf) * static_cast<std::uint32_t>(U_) +
+                           static_cast<std::uint32_t>(u));
   }
   std::uint32_t spine_up(int p, int pod, int j, int v) const {
-    return su_base_ + 2 * (spine_index(p, pod, j) * static_cast<std::uint32_t>(V_) + static_cast<std::uint32_t>(v));
+    return su_base_ + 2 * (spine_index(p, pod, j) * static_cast<std::uint32_t>(V_) +
+                           static_cast<std::uint32_t>(v));
   }
   // The first-level choices of a flow a -> b that still reach b: (plane, leaf uplink u; -1 when
   // a and b share the leaf).
   struct Choices {
     std::vector<std::pair<int, int>> first;
   };
-  // Spine uplinks v (and core downlink copies m) from spine j of pod pa that reach spine j of pod pb.
+  // Spine uplinks v (and core downlink copies m) from spine j of pod pa that reach spine j of pod
+  // pb.
   void core_choices(int p, int pa, int pb, int j, std::vector<std::pair<int, int>>& vm) const {
     vm.clear();
     const int par2 = V_ / C_;
@@ -155,8 +171,10 @@ class ClosFabric final : public NodeLayer {
     std::vector<std::pair<int, int>> vm;
     std::vector<int> ks;
     for (int p = 0; p < planes_; ++p) {
-      if (!up(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p))) ||
-          !up(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1))
+      if (!up(acc_base_ +
+              2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p))) ||
+          !up(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) +
+              1))
         continue;
       const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
       if (la == lb) {
@@ -178,10 +196,12 @@ class ClosFabric final : public NodeLayer {
     }
   }
   [[noreturn]] void unreachable(int a, int b) const {
-    throw InputError("--fail", "", fmt::format("no path left from nic{} to nic{}", a, b),
-                     "failures that leave every pair the job uses connected (fail fewer links or switches)");
+    throw InputError(
+        "--fail", "", fmt::format("no path left from nic{} to nic{}", a, b),
+        "failures that leave every pair the job uses connected (fail fewer links or switches)");
   }
-  void route_failed(int a, int b, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
+  void route_failed(int a, int b, std::uint64_t hash, int part,
+                    std::vector<std::uint32_t>& out) const {
     Choices ch;
     choices(a, b, ch);
     if (ch.first.empty()) unreachable(a, b);
@@ -209,7 +229,8 @@ class ClosFabric final : public NodeLayer {
     }
     const int p = pu.first, u = pu.second;
     const auto P = static_cast<std::uint32_t>(planes_);
-    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
+    out.push_back(acc_base_ +
+                  2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
     if (u >= 0) {
       const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
       const int j = u % S_;
@@ -233,21 +254,25 @@ class ClosFabric final : public NodeLayer {
       down_choices(lb, j, ks);
       // Split: subflow i takes the i-th surviving downlink copy (round robin), so the copies left
       // share the flow evenly whatever died on the way up.
-      const std::size_t ki = split ? static_cast<std::size_t>(part) % ks.size()
-                                   : pick(ks.size(), 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      const std::size_t ki =
+          split ? static_cast<std::size_t>(part) % ks.size()
+                : pick(ks.size(), 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
       out.push_back(leaf_up(lb, ks[ki] * S_ + j) + 1);
     }
-    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
+    out.push_back(acc_base_ +
+                  2 * (static_cast<std::uint32_t>(b) * P + static_cast<std::uint32_t>(p)) + 1);
   }
 
-  std::shared_ptr<const Topology> with_failures(const std::vector<std::uint32_t>& links,
-                                                const std::vector<std::uint32_t>& switches) const override {
+  std::shared_ptr<const Topology> with_failures(
+      const std::vector<std::uint32_t>& links,
+      const std::vector<std::uint32_t>& switches) const override {
     auto t = std::make_shared<ClosFabric>(*this);
     if (t->dead_link_.empty()) t->dead_link_.assign(links_.size(), 0);
     for (std::uint32_t l : links) {
       if (l >= links_.size() || l < acc_base_)
-        throw InputError("--fail", "link", std::to_string(l),
-                         fmt::format("a scale-out link id ({} to {})", acc_base_, links_.size() - 1));
+        throw InputError(
+            "--fail", "link", std::to_string(l),
+            fmt::format("a scale-out link id ({} to {})", acc_base_, links_.size() - 1));
       const std::uint32_t c = acc_base_ + ((l - acc_base_) & ~1u);  // the cable: both directions
       t->dead_link_[c] = t->dead_link_[c + 1] = 1;
     }
@@ -305,8 +330,9 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
       (spec.leaf_down_ports <= 0 || E <= spec.leaf_down_ports))
     f.rails_ = false;
   if (f.rail_only_ && spec.tiers == 3)
-    throw InputError(file, "fabric.tiers", "3",
-                     "1 or 2: a rail-only fabric is one switch per rail, or a 2-tier Clos per rail");
+    throw InputError(
+        file, "fabric.tiers", "3",
+        "1 or 2: a rail-only fabric is one switch per rail, or a 2-tier Clos per rail");
 
   // Leaves.
   if (f.rail_only_) {
@@ -335,13 +361,14 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     down_used = std::min(f.D_, E);
   f.U_ = static_cast<int>(std::ceil(down_used / r - 1e-9));
   if (f.L_ == 1 && spec.tiers != 2 && spec.tiers != 3) f.U_ = 0;  // one switch is the whole fabric
-  if (f.rail_only_ && f.L_ == R && spec.tiers != 2) f.U_ = 0;      // one switch per rail
+  if (f.rail_only_ && f.L_ == R && spec.tiers != 2) f.U_ = 0;     // one switch per rail
   if (f.D_ + f.U_ > kl) {
-    throw InputError(file, "fabric.leaf_switch", ports_text(hw.leaf, kl, B),
-                     fmt::format("a leaf switch with at least {} ports for {} {} + {} uplinks at {}:1 "
-                                 "(lower fabric.{}, raise fabric.oversubscription or pick a larger switch)",
-                                 f.D_ + f.U_, f.D_, f.rails_ ? "node links per rail leaf" : "NIC links",
-                                 f.U_, r, f.rails_ ? "nodes_per_su" : "leaf_down_ports"));
+    throw InputError(
+        file, "fabric.leaf_switch", ports_text(hw.leaf, kl, B),
+        fmt::format("a leaf switch with at least {} ports for {} {} + {} uplinks at {}:1 "
+                    "(lower fabric.{}, raise fabric.oversubscription or pick a larger switch)",
+                    f.D_ + f.U_, f.D_, f.rails_ ? "node links per rail leaf" : "NIC links", f.U_, r,
+                    f.rails_ ? "nodes_per_su" : "leaf_down_ports"));
   }
   if (spec.tiers == 1 && f.L_ > (f.rail_only_ ? R : 1))
     throw InputError(file, "fabric.tiers", "1",
@@ -355,14 +382,15 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     const int LS = f.rail_only_ ? f.L_ / R : f.L_;
     bool two = LS <= ks && spec.tiers != 3;
     if (f.rail_only_ && !two)
-      throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
-                       fmt::format("a spine with at least {} ports: {} leaves per rail exceed a 2-tier rail "
-                                   "(fewer nodes, larger switches or a rail_optimized fabric)",
-                                   LS, LS));
+      throw InputError(
+          file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
+          fmt::format("a spine with at least {} ports: {} leaves per rail exceed a 2-tier rail "
+                      "(fewer nodes, larger switches or a rail_optimized fabric)",
+                      LS, LS));
     if (spec.tiers == 2 && !two)
       throw InputError(file, "fabric.tiers", "2",
-                       fmt::format("3: {} leaves exceed what {}-port spines reach in 2 tiers ({})", f.L_,
-                                   ks, ks));
+                       fmt::format("3: {} leaves exceed what {}-port spines reach in 2 tiers ({})",
+                                   f.L_, ks, ks));
     if (two) {
       f.tiers_ = 2;
       f.pods_ = 1;
@@ -390,22 +418,25 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
       int ds = static_cast<int>(std::floor(ks * sr / (sr + 1) + 1e-9));
       f.PL_ = f.rails_ ? ds / R * R : ds;
       if (f.PL_ < 1 || (f.rails_ && f.PL_ < R))
-        throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
-                         fmt::format("a spine switch with at least {} down ports (one per rail leaf of a "
-                                     "scalable unit)", R));
+        throw InputError(
+            file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
+            fmt::format("a spine switch with at least {} down ports (one per rail leaf of a "
+                        "scalable unit)",
+                        R));
       f.S_ = f.U_;
       f.V_ = static_cast<int>(std::ceil(f.PL_ / sr - 1e-9));
       if (f.PL_ + f.V_ > ks)
         throw InputError(file, "fabric.spine_switch", ports_text(hw.spine, ks, B),
-                         fmt::format("at least {} ports ({} leaves per pod + {} uplinks)", f.PL_ + f.V_,
-                                     f.PL_, f.V_));
+                         fmt::format("at least {} ports ({} leaves per pod + {} uplinks)",
+                                     f.PL_ + f.V_, f.PL_, f.V_));
       f.pods_ = (f.L_ + f.PL_ - 1) / f.PL_;
       f.C_ = smallest_divisor_covering(f.V_, static_cast<long long>(f.pods_) * f.V_, kc);
       if (f.C_ == 0)
-        throw InputError(file, "fabric.core_switch", ports_text(hw.core, kc, B),
-                         fmt::format("a core switch with at least {} ports: {} pods of {} leaves exceed a "
-                                     "3-tier fabric of this radix (fewer nodes or a larger radix)",
-                                     f.pods_, f.pods_, f.PL_));
+        throw InputError(
+            file, "fabric.core_switch", ports_text(hw.core, kc, B),
+            fmt::format("a core switch with at least {} ports: {} pods of {} leaves exceed a "
+                        "3-tier fabric of this radix (fewer nodes or a larger radix)",
+                        f.pods_, f.pods_, f.PL_));
     }
   }
 
@@ -414,11 +445,14 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   const int spines = f.tiers_ >= 2 ? f.pods_ * f.S_ * (f.rail_only_ ? R : 1) : 0;
   const int cores = f.tiers_ == 3 ? f.S_ * f.C_ : 0;
   f.leaf_dev_ = static_cast<std::uint32_t>(f.devices().size());
-  for (int i = 0; i < P * f.L_; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 0, 0);
+  for (int i = 0; i < P * f.L_; ++i)
+    f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 0, 0);
   f.spine_dev_ = static_cast<std::uint32_t>(f.devices().size());
-  for (int i = 0; i < P * spines; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 1, 0);
+  for (int i = 0; i < P * spines; ++i)
+    f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 1, 0);
   f.core_dev_ = static_cast<std::uint32_t>(f.devices().size());
-  for (int i = 0; i < P * cores; ++i) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 2, 0);
+  for (int i = 0; i < P * cores; ++i)
+    f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(i), 2, 0);
 
   // Links.
   const double bw = B * eff;
@@ -433,19 +467,20 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     for (int p = 0; p < P; ++p) {
       int l = p * f.L_ + f.leaf_of(i);
       ++leaf_used[l];
-      f.add_cable(f.nic_device(i), f.leaf_dev_ + static_cast<std::uint32_t>(l), bw, to_leaf, bw, to_nic,
-                  Tier::Access);
+      f.add_cable(f.nic_device(i), f.leaf_dev_ + static_cast<std::uint32_t>(l), bw, to_leaf, bw,
+                  to_nic, Tier::Access);
     }
   f.lu_base_ = static_cast<std::uint32_t>(f.links().size());
   for (int l = 0; l < P * f.L_; ++l) {
     int p = l / f.L_, pod = (l % f.L_) / std::max(f.PL_, 1);
     for (int u = 0; u < f.U_; ++u) {
-      std::uint32_t s = f.rail_only_ ? static_cast<std::uint32_t>(p * spines + (l % f.L_) % R * f.S_ + u % f.S_)
-                                     : f.spine_index(p, pod, u % f.S_);
+      std::uint32_t s =
+          f.rail_only_ ? static_cast<std::uint32_t>(p * spines + (l % f.L_) % R * f.S_ + u % f.S_)
+                       : f.spine_index(p, pod, u % f.S_);
       ++leaf_used[l];
       ++spine_used[s];
-      f.add_cable(f.leaf_dev_ + static_cast<std::uint32_t>(l), f.spine_dev_ + s, bw, to_spine, bw, to_leaf,
-                  Tier::LeafSpine);
+      f.add_cable(f.leaf_dev_ + static_cast<std::uint32_t>(l), f.spine_dev_ + s, bw, to_spine, bw,
+                  to_leaf, Tier::LeafSpine);
     }
   }
   f.su_base_ = static_cast<std::uint32_t>(f.links().size());
@@ -458,8 +493,9 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
         int c = p * cores + j * f.C_ + v % f.C_;
         ++spine_used[s];
         ++core_used[c];
-        f.add_cable(f.spine_dev_ + static_cast<std::uint32_t>(s), f.core_dev_ + static_cast<std::uint32_t>(c),
-                    bw, to_core, bw, to_spine, Tier::SpineCore);
+        f.add_cable(f.spine_dev_ + static_cast<std::uint32_t>(s),
+                    f.core_dev_ + static_cast<std::uint32_t>(c), bw, to_core, bw, to_spine,
+                    Tier::SpineCore);
       }
     }
   }
@@ -469,7 +505,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
     if (used > kc) throw InternalError("clos: core over-subscribed its ports");
 
   // Facts.
-  auto group = [&](const char* role, const SwitchSpec& s, int k, const std::vector<long long>& used) {
+  auto group = [&](const char* role, const SwitchSpec& s, int k,
+                   const std::vector<long long>& used) {
     SwitchGroup g;
     g.role = role, g.switch_id = s.id, g.count = static_cast<int>(used.size()), g.radix = k;
     int per_cage = std::max(1, k / std::max(s.cages, 1));
@@ -484,23 +521,25 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   if (cores) facts.switches.push_back(group("core", hw.core, kc, core_used));
   facts.cables.push_back({Tier::Access, static_cast<long long>(E) * P, B});
   if (f.U_) facts.cables.push_back({Tier::LeafSpine, static_cast<long long>(P) * f.L_ * f.U_, B});
-  if (cores) facts.cables.push_back({Tier::SpineCore, static_cast<long long>(P) * spines * f.V_, B});
+  if (cores)
+    facts.cables.push_back({Tier::SpineCore, static_cast<long long>(P) * spines * f.V_, B});
   double bis = E * B / 2;
   if (f.U_) bis = std::min(bis, static_cast<double>(f.L_) * f.U_ * B / 2);
   if (cores) bis = std::min(bis, static_cast<double>(spines) * f.V_ * B / 2);
   facts.bisection_Bps = bis * P;
-  const char* name = f.L_ == 1 && f.tiers_ == 1             ? "single switch"
-                     : spec.kind == FabricKind::FatTree        ? "fat-tree"
-                     : spec.kind == FabricKind::DualPlane    ? "dual-plane rail-optimized fat-tree"
-                     : spec.kind == FabricKind::RailOnly     ? "rail-only"
-                                                              : "rail-optimized fat-tree";
+  const char* name = f.L_ == 1 && f.tiers_ == 1           ? "single switch"
+                     : spec.kind == FabricKind::FatTree   ? "fat-tree"
+                     : spec.kind == FabricKind::DualPlane ? "dual-plane rail-optimized fat-tree"
+                     : spec.kind == FabricKind::RailOnly  ? "rail-only"
+                                                          : "rail-optimized fat-tree";
   std::string sizes = fmt::format("{} leaf", P * f.L_);
   if (spines) sizes += fmt::format(", {} spine", P * spines);
   if (cores) sizes += fmt::format(", {} core", P * cores);
-  f.description_ = fmt::format("{}, {} tier{} ({}), {}:1{}{}, {}", name, f.tiers_, f.tiers_ > 1 ? "s" : "",
-                               sizes, r, f.rails_ ? fmt::format(", {} nodes per SU", f.D_) : "",
-                               P > 1 ? fmt::format(", {} planes", P) : "",
-                               std::string(to_string(spec.routing)) + (spec.pxn ? ", PXN" : ""));
+  f.description_ =
+      fmt::format("{}, {} tier{} ({}), {}:1{}{}, {}", name, f.tiers_, f.tiers_ > 1 ? "s" : "",
+                  sizes, r, f.rails_ ? fmt::format(", {} nodes per SU", f.D_) : "",
+                  P > 1 ? fmt::format(", {} planes", P) : "",
+                  std::string(to_string(spec.routing)) + (spec.pxn ? ", PXN" : ""));
   facts.description = f.description_;
   f.measure_diameter(facts);
   return t;

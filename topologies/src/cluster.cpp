@@ -1,14 +1,15 @@
 #include "tutti/topologies/cluster.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "node_layer.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "node_layer.hpp"
 #include "tutti/topologies/catalog.hpp"
 
 namespace tutti {
@@ -65,35 +66,46 @@ void build_bom(Cluster& c) {
   const Catalog& cat = Catalog::builtin();
   for (const auto& g : c.facts.switches) {
     const SwitchSpec& s = cat.switch_(g.switch_id);
-    add_line(b, {"switch", g.role, s.id, s.name, g.count, s.price_usd, s.power_W, true}, s.estimates);
+    add_line(b, {"switch", g.role, s.id, s.name, g.count, s.price_usd, s.power_W, true},
+             s.estimates);
     b.switches += g.count;
     if (!c.switch_optic.id.empty())
-      add_line(b, {"transceiver", g.role + " switch side", c.switch_optic.id, c.switch_optic.name,
-                   g.cages_used, c.switch_optic.price_usd, c.switch_optic.power_W, true},
+      add_line(b,
+               {"transceiver", g.role + " switch side", c.switch_optic.id, c.switch_optic.name,
+                g.cages_used, c.switch_optic.price_usd, c.switch_optic.power_W, true},
                c.switch_optic.estimates);
   }
   if (c.facts.node_ports > 0 && !c.node_optic.id.empty())
-    add_line(b, {"transceiver", "node side", c.node_optic.id, c.node_optic.name,
-                 static_cast<long long>(c.nodes) * c.node.nic_transceivers, c.node_optic.price_usd,
-                 c.node_optic.power_W, true},
+    add_line(b,
+             {"transceiver", "node side", c.node_optic.id, c.node_optic.name,
+              static_cast<long long>(c.nodes) * c.node.nic_transceivers, c.node_optic.price_usd,
+              c.node_optic.power_W, true},
              c.node_optic.estimates);
   for (const auto& cg : c.facts.cables)
-    add_line(b, {"cable", to_string(cg.tier), c.cable.id, c.cable.name, cg.count, c.cable.price_usd,
-                 c.cable.power_W, true},
+    add_line(b,
+             {"cable", to_string(cg.tier), c.cable.id, c.cable.name, cg.count, c.cable.price_usd,
+              c.cable.power_W, true},
              c.cable.estimates);
   // Not network capex: nodes (their price includes GPUs and NICs) and storage.
-  add_line(b, {"nic", "in node price", c.nic.id, c.nic.name, static_cast<long long>(c.nodes) * c.node.nics, 0,
-               c.nic.power_W, false},
+  add_line(b,
+           {"nic", "in node price", c.nic.id, c.nic.name,
+            static_cast<long long>(c.nodes) * c.node.nics, 0, c.nic.power_W, false},
            {});
-  add_line(b, {"node", "compute", c.node.id, c.node.name, c.nodes, c.node.price_usd, c.node.max_power_W, false},
+  add_line(b,
+           {"node", "compute", c.node.id, c.node.name, c.nodes, c.node.price_usd,
+            c.node.max_power_W, false},
            c.node.estimates);
   if (!c.storage.id.empty())
-    add_line(b, {"storage", "storage", c.storage.id, c.storage.name, c.storage_units, c.storage.price_usd,
-                 c.storage.power_W, false},
+    add_line(b,
+             {"storage", "storage", c.storage.id, c.storage.name, c.storage_units,
+              c.storage.price_usd, c.storage.power_W, false},
              c.storage.estimates);
   // The NICs are priced inside the node: their line carries the node's origin.
   for (auto& l : b.lines)
-    if (l.category == "nic") l.origin = catalog_origin(c.node.price_usd, std::find(c.node.estimates.begin(), c.node.estimates.end(), "price") != c.node.estimates.end());
+    if (l.category == "nic")
+      l.origin = catalog_origin(
+          c.node.price_usd, std::find(c.node.estimates.begin(), c.node.estimates.end(), "price") !=
+                                c.node.estimates.end());
   bom_totals(b);
 }
 
@@ -131,13 +143,14 @@ Cluster parse_cluster(const Doc& doc) {
     int max = c.node.scaleup == ScaleUp::SharedMemory ? 4096 : c.node.gpus;
     c.gpus_per_node = static_cast<int>(v->integer(1, max));
     if (c.node.scaleup != ScaleUp::SharedMemory && c.gpus_per_node != c.node.gpus)
-      v->fail(fmt::format("{} (the GPUs of a \"{}\"; only CPU nodes take a rank count)", c.node.gpus, c.node.id));
+      v->fail(fmt::format("{} (the GPUs of a \"{}\"; only CPU nodes take a rank count)",
+                          c.node.gpus, c.node.id));
   }
   if (c.node.scaleup == ScaleUp::NVSwitch && c.node.nvlink_domain_gpus > c.node.gpus) {
     int per = c.node.nvlink_domain_gpus / c.node.gpus;
     if (c.nodes % per != 0)
-      nodes_v.fail(fmt::format("a multiple of {} (\"{}\" nodes form {}-GPU NVLink domains)", per, c.node.id,
-                               c.node.nvlink_domain_gpus));
+      nodes_v.fail(fmt::format("a multiple of {} (\"{}\" nodes form {}-GPU NVLink domains)", per,
+                               c.node.id, c.node.nvlink_domain_gpus));
   }
   if (static_cast<long long>(c.nodes) * c.gpus_per_node > (1LL << 22))
     nodes_v.fail("at most 4,194,304 GPUs in total");
@@ -166,39 +179,46 @@ Cluster parse_cluster(const Doc& doc) {
   const bool clos = fs.kind == FabricKind::FatTree || fs.kind == FabricKind::RailOptimized ||
                     fs.kind == FabricKind::DualPlane || fs.kind == FabricKind::RailOnly;
   if (fs.kind == FabricKind::RailOnly && c.node.scaleup != ScaleUp::NVSwitch)
-    fab.req("kind").fail(fmt::format("a fabric other than \"rail_only\" for node \"{}\": rail-only sends "
-                                     "cross-rail traffic over NVSwitch, which this node does not have",
-                                     c.node.id));
+    fab.req("kind").fail(
+        fmt::format("a fabric other than \"rail_only\" for node \"{}\": rail-only sends "
+                    "cross-rail traffic over NVSwitch, which this node does not have",
+                    c.node.id));
   fs.planes = fs.kind == FabricKind::DualPlane ? std::max(2, c.nic.ports) : c.nic.ports;
   if (clos) fs.planes = static_cast<int>(fab.integer_or("planes", fs.planes, 1, 8));
   if (fs.kind == FabricKind::DualPlane && fs.planes < 2)
     fab.req("planes").fail("at least 2 for a dual_plane fabric");
   if (!clos && fs.planes != 1 && fs.kind != FabricKind::None)
-    root.req("fabric").fail(fmt::format("a fat_tree or rail_optimized fabric: NIC \"{}\" has {} ports, which "
-                                        "need one plane each",
-                                        c.nic.id, c.nic.ports));
+    root.req("fabric").fail(
+        fmt::format("a fat_tree or rail_optimized fabric: NIC \"{}\" has {} ports, which "
+                    "need one plane each",
+                    c.nic.id, c.nic.ports));
   fs.link_bw_Bps = c.nic.bandwidth_Bps / fs.planes;
   if (fs.kind != FabricKind::None) {
     fs.link_bw_Bps = fab.quantity_or("link_speed", Dim::Bandwidth, fs.link_bw_Bps, 1e6);
     if (fs.link_bw_Bps * fs.planes > c.nic.bandwidth_Bps * (1 + 1e-9))
-      fab.req("link_speed").fail(fmt::format("at most the NIC bandwidth per plane ({})",
-                                             detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
+      fab.req("link_speed")
+          .fail(fmt::format("at most the NIC bandwidth per plane ({})",
+                            detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
     {
       fs.routing = fab.enumerator_or("routing", Routing::Ecmp);
       if (splits_flows(fs.routing) && !clos)
-        fab.req("routing").fail(fmt::format("\"ecmp\" or \"dmodk\" on a {} fabric (adaptive routing and packet "
-                                            "spraying are modelled on Clos fabrics: fat_tree, rail_optimized, "
-                                            "dual_plane)",
-                                            to_string(fs.kind)));
+        fab.req("routing").fail(
+            fmt::format("\"ecmp\" or \"dmodk\" on a {} fabric (adaptive routing and packet "
+                        "spraying are modelled on Clos fabrics: fat_tree, rail_optimized, "
+                        "dual_plane)",
+                        to_string(fs.kind)));
     }
     std::string sw = default_switch(c.nic, tkind);
-    if (auto v = fab.opt("switch")) sw = resolve(*v, [&](const std::string& id) { return cat.switch_(id).id; });
+    if (auto v = fab.opt("switch"))
+      sw = resolve(*v, [&](const std::string& id) { return cat.switch_(id).id; });
     auto role = [&](const char* key) {
-      if (auto v = fab.opt(key)) return resolve(*v, [&](const std::string& id) { return cat.switch_(id); });
+      if (auto v = fab.opt(key))
+        return resolve(*v, [&](const std::string& id) { return cat.switch_(id); });
       if (sw.empty())  // a NIC (a user's own entry) without a default switch, and none named
-        throw InputError(fab.file(), (fab.path().empty() ? "" : fab.path() + ".") + "switch", "no switch named",
-                         fmt::format("a catalog switch id (NIC \"{}\" names no default {} switch)", c.nic.id,
-                                     ethernet_switch(c.nic, tkind) ? "ethernet" : "infiniband"));
+        throw InputError(
+            fab.file(), (fab.path().empty() ? "" : fab.path() + ".") + "switch", "no switch named",
+            fmt::format("a catalog switch id (NIC \"{}\" names no default {} switch)", c.nic.id,
+                        ethernet_switch(c.nic, tkind) ? "ethernet" : "infiniband"));
       return cat.switch_(sw);
     };
     c.leaf_switch = role(clos ? "leaf_switch" : "router");
@@ -208,15 +228,17 @@ Cluster parse_cluster(const Doc& doc) {
     } else {
       c.spine_switch = c.core_switch = c.leaf_switch;
     }
-    fs.leaf_switch = c.leaf_switch.id, fs.spine_switch = c.spine_switch.id, fs.core_switch = c.core_switch.id;
+    fs.leaf_switch = c.leaf_switch.id, fs.spine_switch = c.spine_switch.id,
+    fs.core_switch = c.core_switch.id;
     if ((c.leaf_switch.transport == "ethernet") != (tkind == "roce"))
       fab.req(fab.has("switch") ? "switch" : "kind")
           .fail(fmt::format("a{} switch for transport \"{}\" (\"{}\" is {})",
-                            tkind == "roce" ? "n Ethernet" : "n InfiniBand", tkind, c.leaf_switch.id,
-                            c.leaf_switch.transport));
+                            tkind == "roce" ? "n Ethernet" : "n InfiniBand", tkind,
+                            c.leaf_switch.id, c.leaf_switch.transport));
     fs.cable_latency_s = fab.quantity_or("cable_latency", Dim::Time, 0.0, 0.0, 1e-3);
   }
-  fs.scaleup_latency_s = fab.quantity_or("scaleup_latency", Dim::Time, fs.scaleup_latency_s, 0.0, 1e-3);
+  fs.scaleup_latency_s =
+      fab.quantity_or("scaleup_latency", Dim::Time, fs.scaleup_latency_s, 0.0, 1e-3);
   fs.pcie_latency_s = fab.quantity_or("pcie_latency", Dim::Time, fs.pcie_latency_s, 0.0, 1e-3);
   if (clos) {
     auto tiers = fab.opt("tiers");
@@ -230,21 +252,27 @@ Cluster parse_cluster(const Doc& doc) {
       // switch `nodes_per_su`: 72 on XDR Q3400 per RA-B300), else the DGX H100 SuperPOD's 32.
       // Rail-only: 0 = every node on one switch per rail when they fit.
       const bool rail_only = fs.kind == FabricKind::RailOnly;
-      const int su = rail_only ? 0 : c.leaf_switch.nodes_per_su > 0 ? c.leaf_switch.nodes_per_su : 32;
-      fs.nodes_per_su = static_cast<int>(fab.integer_or("nodes_per_su", su, rail_only ? 0 : 1, 4096));
+      const int su = rail_only                        ? 0
+                     : c.leaf_switch.nodes_per_su > 0 ? c.leaf_switch.nodes_per_su
+                                                      : 32;
+      fs.nodes_per_su =
+          static_cast<int>(fab.integer_or("nodes_per_su", su, rail_only ? 0 : 1, 4096));
       fs.pxn = fab.boolean_or("pxn", rail_only);
       if (rail_only && !fs.pxn)
-        fab.req("pxn").fail("true (or no key): a rail-only fabric reaches other rails only through NVLink");
+        fab.req("pxn").fail(
+            "true (or no key): a rail-only fabric reaches other rails only through NVLink");
     }
   } else if (fs.kind == FabricKind::Dragonfly) {
     fs.groups = static_cast<int>(fab.req("groups").integer(1, 100000));
     fs.routers_per_group = static_cast<int>(fab.req("routers_per_group").integer(1, 1024));
     fs.nics_per_router = static_cast<int>(fab.req("nics_per_router").integer(1, 1024));
-    fs.global_links_per_router = static_cast<int>(fab.req("global_links_per_router").integer(1, 1024));
+    fs.global_links_per_router =
+        static_cast<int>(fab.req("global_links_per_router").integer(1, 1024));
   } else if (fs.kind == FabricKind::Torus) {
     Arr dims = fab.req("dims").arr();
     if (dims.size() < 2 || dims.size() > 3) dims.value().fail("2 or 3 dimensions, e.g. [8, 8, 4]");
-    for (std::size_t i = 0; i < dims.size(); ++i) fs.dims.push_back(static_cast<int>(dims.at(i).integer(2, 1024)));
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      fs.dims.push_back(static_cast<int>(dims.at(i).integer(2, 1024)));
     fs.nics_per_router = static_cast<int>(fab.req("nics_per_router").integer(1, 1024));
   }
   fab.done();
@@ -276,19 +304,22 @@ Cluster parse_cluster(const Doc& doc) {
         !c.node_optic.is_cable && c.switch_optic.media != c.node_optic.media) {
       if (no_v && so_v)
         no_v->fail(fmt::format("a {} transceiver to match optics.switch \"{}\" ({} is {})",
-                               c.switch_optic.media, c.switch_optic.id, c.node_optic.id, c.node_optic.media));
+                               c.switch_optic.media, c.switch_optic.id, c.node_optic.id,
+                               c.node_optic.media));
       const bool fix_node = !no_v;
       const OpticSpec& keep = fix_node ? c.switch_optic : c.node_optic;
-      const double want_Bps = fix_node ? c.nic.bandwidth_Bps / std::max(1, c.nic.ports) : keep.bandwidth_Bps;
+      const double want_Bps =
+          fix_node ? c.nic.bandwidth_Bps / std::max(1, c.nic.ports) : keep.bandwidth_Bps;
       const OpticSpec* best = nullptr;
       for (const auto& o : cat.optics())
         if (!o.is_cable && o.media == keep.media && o.bandwidth_Bps >= want_Bps * (1 - 1e-9) &&
             (!best || o.bandwidth_Bps < best->bandwidth_Bps))
           best = &o;
       if (!best) {
-        std::string want = fmt::format("a transceiver whose media matches the other end ({}); the catalog has "
-                                       "no {} transceiver at {}",
-                                       keep.media, keep.media, detail::gbps(want_Bps));
+        std::string want = fmt::format(
+            "a transceiver whose media matches the other end ({}); the catalog has "
+            "no {} transceiver at {}",
+            keep.media, keep.media, detail::gbps(want_Bps));
         if (fix_node && so_v) so_v->fail(want);
         if (!fix_node && no_v) no_v->fail(want);
         throw InputError(file, "optics", c.switch_optic.id + " and " + c.node_optic.id, want);
@@ -308,11 +339,13 @@ Cluster parse_cluster(const Doc& doc) {
   }
 
   // Facility.
-  std::string preset = c.gpu.tdp_W >= 1200 || c.node.nodes_per_rack >= 18 ? "liquid-cooled" : "air-cooled";
+  std::string preset =
+      c.gpu.tdp_W >= 1200 || c.node.nodes_per_rack >= 18 ? "liquid-cooled" : "air-cooled";
   std::optional<Obj> fo;
   if (auto v = root.opt("facility")) {
     fo = v->obj();
-    if (auto p = fo->opt("preset")) preset = resolve(*p, [&](const std::string& id) { return cat.facility(id).id; });
+    if (auto p = fo->opt("preset"))
+      preset = resolve(*p, [&](const std::string& id) { return cat.facility(id).id; });
   }
   c.facility = cat.facility(preset);
   int racks_override = 0, npr_override = 0;
@@ -322,7 +355,8 @@ Cluster parse_cluster(const Doc& doc) {
     f.rack_cooling_W = fo->quantity_or("rack_cooling", Dim::Power, f.rack_cooling_W, 1e3, 1e6);
     f.total_cooling_W = fo->quantity_or("total_cooling", Dim::Power, f.total_cooling_W);
     f.pue = fo->number_or("pue", f.pue, 1.0, 3.0);
-    f.electricity_usd_per_J = fo->quantity_or("electricity_price", Dim::EnergyPrice, f.electricity_usd_per_J);
+    f.electricity_usd_per_J =
+        fo->quantity_or("electricity_price", Dim::EnergyPrice, f.electricity_usd_per_J);
     racks_override = static_cast<int>(fo->integer_or("racks", 0, 1, 1 << 20));
     npr_override = static_cast<int>(fo->integer_or("nodes_per_rack", 0, 1, 1000));
     fo->done();
@@ -330,20 +364,26 @@ Cluster parse_cluster(const Doc& doc) {
   root.done();
 
   // Racks: the reference density, capped by what the rack's power budget feeds.
-  int by_power = std::max(1, static_cast<int>(std::floor(c.facility.rack_power_W / c.node.max_power_W + 1e-9)));
-  c.nodes_per_rack = npr_override ? npr_override
-                                  : (c.node.nodes_per_rack ? std::min(c.node.nodes_per_rack, by_power) : by_power);
+  int by_power = std::max(
+      1, static_cast<int>(std::floor(c.facility.rack_power_W / c.node.max_power_W + 1e-9)));
+  c.nodes_per_rack =
+      npr_override ? npr_override
+                   : (c.node.nodes_per_rack ? std::min(c.node.nodes_per_rack, by_power) : by_power);
   c.racks = (c.nodes + c.nodes_per_rack - 1) / c.nodes_per_rack;
   if (racks_override) {
     if (racks_override < c.racks)
-      root.req("facility").obj().req("racks").fail(
-          fmt::format("at least {} racks for {} nodes at {} per rack", c.racks, c.nodes, c.nodes_per_rack));
+      root.req("facility")
+          .obj()
+          .req("racks")
+          .fail(fmt::format("at least {} racks for {} nodes at {} per rack", c.racks, c.nodes,
+                            c.nodes_per_rack));
     c.racks = racks_override;
   }
 
   // Build.
   FabricHardware hw;
-  hw.node = c.node, hw.gpu = c.gpu, hw.nic = c.nic, hw.nodes = c.nodes, hw.gpus_per_node = c.gpus_per_node;
+  hw.node = c.node, hw.gpu = c.gpu, hw.nic = c.nic, hw.nodes = c.nodes,
+  hw.gpus_per_node = c.gpus_per_node;
   hw.leaf = c.leaf_switch, hw.spine = c.spine_switch, hw.core = c.core_switch;
   hw.transport = c.transport;
   hw.cable_latency_s = fs.cable_latency_s;
@@ -354,9 +394,12 @@ Cluster parse_cluster(const Doc& doc) {
   PriceOrigins& po = c.price_origins;
   po.gpu = catalog_origin(c.gpu.price_usd, estimate(c.gpu.estimates, "price"));
   po.cloud = catalog_origin(c.gpu.cloud_usd_per_hour, estimate(c.gpu.estimates, "cloud_price"));
-  po.electricity = catalog_origin(c.facility.electricity_usd_per_J, estimate(c.facility.estimates, "electricity_price"));
-  if (fo && fo->has("electricity_price")) po.electricity = PriceOrigin::User;  // the cluster file's own
-  po.buildout = catalog_origin(c.facility.buildout_usd_per_W, estimate(c.facility.estimates, "buildout"));
+  po.electricity = catalog_origin(c.facility.electricity_usd_per_J,
+                                  estimate(c.facility.estimates, "electricity_price"));
+  if (fo && fo->has("electricity_price"))
+    po.electricity = PriceOrigin::User;  // the cluster file's own
+  po.buildout =
+      catalog_origin(c.facility.buildout_usd_per_W, estimate(c.facility.estimates, "buildout"));
   build_bom(c);
   return c;
 }
@@ -395,9 +438,12 @@ void apply_prices(Cluster& c, const Prices& p) {
   };
   for (BomLine& l : c.bom.lines) {
     const double* q = nullptr;
-    if (l.category == "switch") q = quote(p.switches_usd, l.id);
-    else if (l.category == "transceiver" || l.category == "cable") q = quote(p.optics_usd, l.id);
-    else if (l.category == "storage") q = quote(p.storage_usd, l.id);
+    if (l.category == "switch")
+      q = quote(p.switches_usd, l.id);
+    else if (l.category == "transceiver" || l.category == "cable")
+      q = quote(p.optics_usd, l.id);
+    else if (l.category == "storage")
+      q = quote(p.storage_usd, l.id);
     else if (l.category == "nic") {
       if ((q = quote(p.nics_usd, l.id))) {
         l.network = true;  // quoted apart from the server: on the network bill
@@ -523,7 +569,8 @@ Json to_json(const Cluster& c) {
   j["compute_power_W"] = c.bom.compute_power_W;
   j["storage_capex_usd"] = c.bom.storage_capex_usd;
   j["total_capex_usd"] = c.bom.total_capex_usd();
-  j["network_capex_share"] = c.bom.total_capex_usd() > 0 ? c.bom.network_capex_usd / c.bom.total_capex_usd() : 0.0;
+  j["network_capex_share"] =
+      c.bom.total_capex_usd() > 0 ? c.bom.network_capex_usd / c.bom.total_capex_usd() : 0.0;
   j["racks"] = c.racks;
   j["nodes_per_rack"] = c.nodes_per_rack;
   j["facility"] = {{"preset", c.facility.id},
@@ -541,7 +588,8 @@ Json to_json(const Cluster& c) {
 }
 
 int Cluster::domain_gpus() const {
-  return node.scaleup == ScaleUp::NVSwitch ? std::max(node.nvlink_domain_gpus, gpus_per_node) : gpus_per_node;
+  return node.scaleup == ScaleUp::NVSwitch ? std::max(node.nvlink_domain_gpus, gpus_per_node)
+                                           : gpus_per_node;
 }
 
 std::string describe_placement(const Cluster& c, int job_gpus) {
@@ -550,7 +598,9 @@ std::string describe_placement(const Cluster& c, int job_gpus) {
   const char* unit = d > c.gpus_per_node ? "NVLink domain" : "node";
   std::string s = fmt::format("{} of {} GPUs: ", job_gpus, c.gpus());
   if (full > 0) s += fmt::format("{} full {}{} of {}", full, unit, full == 1 ? "" : "s", d);
-  if (part > 0) s += fmt::format("{}{} GPUs of {} {}", full > 0 ? " + " : "", part, full > 0 ? "the next" : "one", unit);
+  if (part > 0)
+    s += fmt::format("{}{} GPUs of {} {}", full > 0 ? " + " : "", part,
+                     full > 0 ? "the next" : "one", unit);
   s += fmt::format("; {} GPUs idle", c.gpus() - job_gpus);
   return s;
 }

@@ -11,8 +11,9 @@
 // Torus: routers on a 2D/3D grid with wrap-around; dimension-order routing along the shorter
 // way (ties split by the flow hash).
 //   link ids: base + (router * ndims + dim) * 2 + dir                     (dir 0 = +, 1 = -)
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "clos.hpp"
 #include "node_layer.hpp"
@@ -27,8 +28,7 @@ int router_radix(const FabricHardware& hw, double B, const std::string& file) {
   int k = hw.leaf.radix_at(B);
   if (k < 2)
     throw InputError(file, "fabric.leaf_switch", "\"" + hw.leaf.id + "\"",
-                     fmt::format("a router with ports at the fabric link speed of {}",
-                                 gbps(B)));
+                     fmt::format("a router with ports at the fabric link speed of {}", gbps(B)));
   return k;
 }
 
@@ -50,13 +50,15 @@ struct Routers {
 Routers add_routers(NodeLayer& f, const FabricHardware& hw, long long routers, int p, double bw,
                     std::vector<long long>& used, std::uint32_t& acc_base) {
   const std::uint32_t r0 = static_cast<std::uint32_t>(f.devices().size());
-  for (long long r = 0; r < routers; ++r) f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(r), 0, 0);
+  for (long long r = 0; r < routers; ++r)
+    f.add_device(DeviceKind::Switch, static_cast<std::uint32_t>(r), 0, 0);
   const double to_r = hw.cable_latency_s + hw.leaf.latency_s + hw.transport.per_hop_latency_s;
   const double to_nic = hw.cable_latency_s + hw.nic.latency_s;
   acc_base = static_cast<std::uint32_t>(f.links().size());
   for (int i = 0, E = f.nics_total(); i < E; ++i) {
     ++used[i / p];
-    f.add_cable(f.nic_device(i), r0 + static_cast<std::uint32_t>(i / p), bw, to_r, bw, to_nic, Tier::Access);
+    f.add_cable(f.nic_device(i), r0 + static_cast<std::uint32_t>(i / p), bw, to_r, bw, to_nic,
+                Tier::Access);
   }
   return {r0, to_r};
 }
@@ -74,7 +76,8 @@ class Dragonfly final : public NodeLayer {
   }
 
  protected:
-  void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+  void route_fabric(int a, int b, std::uint64_t hash,
+                    std::vector<std::uint32_t>& out) const override {
     out.push_back(acc_base_ + 2 * static_cast<std::uint32_t>(a));
     const int ra = a / p_, rb = b / p_;
     if (ra != rb) {
@@ -82,7 +85,8 @@ class Dragonfly final : public NodeLayer {
       if (Ga == Gb) {
         out.push_back(local(Ga, ia, ib));
       } else {
-        const std::uint64_t key = routing_ == Routing::DModK ? static_cast<std::uint64_t>(b) : mix(hash, 7);
+        const std::uint64_t key =
+            routing_ == Routing::DModK ? static_cast<std::uint64_t>(b) : mix(hash, 7);
         const int k = static_cast<int>(key % static_cast<std::uint64_t>(m_));
         const int d = ((Gb - Ga) % g_ + g_) % g_;
         const int c = k * (g_ - 1) + d - 1;
@@ -106,7 +110,8 @@ class Torus final : public NodeLayer {
   std::string description_;
 
  protected:
-  void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
+  void route_fabric(int a, int b, std::uint64_t hash,
+                    std::vector<std::uint32_t>& out) const override {
     out.push_back(acc_base_ + 2 * static_cast<std::uint32_t>(a));
     int ra = a / p_, rb = b / p_;
     const int nd = static_cast<int>(dims_.size());
@@ -148,8 +153,8 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
   if (need > k)
     throw InputError(file, "fabric.leaf_switch",
                      fmt::format("\"{}\" ({} ports at this speed)", hw.leaf.id, k),
-                     fmt::format("a router with at least {} ports ({} NICs + {} local + {} global)", need,
-                                 f.p_, f.a_ - 1, f.h_));
+                     fmt::format("a router with at least {} ports ({} NICs + {} local + {} global)",
+                                 need, f.p_, f.a_ - 1, f.h_));
   const int routers = f.g_ * f.a_;
   if (static_cast<long long>(routers) * f.p_ < E)
     throw InputError(file, "fabric.groups", std::to_string(f.g_),
@@ -157,10 +162,11 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
                                  "nics_per_router >= {}",
                                  E, E));
   if (f.g_ > 1 && f.g_ > f.a_ * f.h_ + 1)
-    throw InputError(file, "fabric.groups", std::to_string(f.g_),
-                     fmt::format("at most routers_per_group x global_links_per_router + 1 = {} (every "
-                                 "pair of groups needs a global link)",
-                                 f.a_ * f.h_ + 1));
+    throw InputError(
+        file, "fabric.groups", std::to_string(f.g_),
+        fmt::format("at most routers_per_group x global_links_per_router + 1 = {} (every "
+                    "pair of groups needs a global link)",
+                    f.a_ * f.h_ + 1));
   f.m_ = f.g_ > 1 ? f.a_ * f.h_ / (f.g_ - 1) : 0;
   std::vector<long long> used(static_cast<std::size_t>(routers), 0);
   const auto [r0, to_r] = add_routers(f, hw, routers, f.p_, bw, used, f.acc_base_);
@@ -171,7 +177,7 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
       for (int j = 0; j < f.a_; ++j)
         if (i != j)
           f.add_link(Link{r0 + static_cast<std::uint32_t>(G * f.a_ + i),
-                                  r0 + static_cast<std::uint32_t>(G * f.a_ + j), bw, to_r, Tier::Local});
+                          r0 + static_cast<std::uint32_t>(G * f.a_ + j), bw, to_r, Tier::Local});
     }
   f.glob_base_ = static_cast<std::uint32_t>(f.links().size());
   const int mc = f.m_ * (f.g_ - 1);
@@ -182,8 +188,8 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
       int c_back = kk * (f.g_ - 1) + (f.g_ - d - 1);
       ++used[G * f.a_ + c / f.h_];
       f.add_link(Link{r0 + static_cast<std::uint32_t>(G * f.a_ + c / f.h_),
-                              r0 + static_cast<std::uint32_t>(G2 * f.a_ + c_back / f.h_), bw, to_r,
-                              Tier::Global});
+                      r0 + static_cast<std::uint32_t>(G2 * f.a_ + c_back / f.h_), bw, to_r,
+                      Tier::Global});
     }
   facts.tiers = 1;
   facts.link_bw_Bps = B;
@@ -194,9 +200,10 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
   facts.cables.push_back({Tier::Global, static_cast<long long>(f.g_) * mc / 2, B});
   double half = static_cast<double>(f.g_ / 2) * ((f.g_ + 1) / 2);
   facts.bisection_Bps = std::min(E * B / 2, half * f.m_ * B);
-  f.description_ = fmt::format("dragonfly, {} groups x {} routers, {} NICs + {} global links per router, "
-                               "{} links per group pair, minimal routing ({})",
-                               f.g_, f.a_, f.p_, f.h_, f.m_, to_string(spec.routing));
+  f.description_ = fmt::format(
+      "dragonfly, {} groups x {} routers, {} NICs + {} global links per router, "
+      "{} links per group pair, minimal routing ({})",
+      f.g_, f.a_, f.p_, f.h_, f.m_, to_string(spec.routing));
   facts.description = f.description_;
   f.measure_diameter(facts);
   return t;
@@ -214,14 +221,16 @@ std::shared_ptr<const Topology> build_torus(const FabricHardware& hw, const Fabr
   const int nd = static_cast<int>(f.dims_.size());
   const int k = router_radix(hw, B, file);
   if (f.p_ + 2 * nd > k)
-    throw InputError(file, "fabric.leaf_switch", fmt::format("\"{}\" ({} ports at this speed)", hw.leaf.id, k),
-                     fmt::format("a router with at least {} ports ({} NICs + {} torus links)", f.p_ + 2 * nd,
-                                 f.p_, 2 * nd));
+    throw InputError(file, "fabric.leaf_switch",
+                     fmt::format("\"{}\" ({} ports at this speed)", hw.leaf.id, k),
+                     fmt::format("a router with at least {} ports ({} NICs + {} torus links)",
+                                 f.p_ + 2 * nd, f.p_, 2 * nd));
   long long routers = 1;
   for (int d : f.dims_) routers *= d;
   if (routers * f.p_ < E)
     throw InputError(file, "fabric.dims", fmt::format("{} routers", routers),
-                     fmt::format("at least {} routers for {} NICs at {} per router", (E + f.p_ - 1) / f.p_, E, f.p_));
+                     fmt::format("at least {} routers for {} NICs at {} per router",
+                                 (E + f.p_ - 1) / f.p_, E, f.p_));
   std::vector<long long> used(static_cast<std::size_t>(routers), 2 * nd);
   const auto [r0, to_r] = add_routers(f, hw, routers, f.p_, bw, used, f.acc_base_);
   f.tor_base_ = static_cast<std::uint32_t>(f.links().size());
@@ -231,10 +240,10 @@ std::shared_ptr<const Topology> build_torus(const FabricHardware& hw, const Fabr
       const int K = f.dims_[d];
       const int c = static_cast<int>((r / stride) % K);
       long long plus = r + ((c + 1) % K - c) * stride, minus = r + ((c + K - 1) % K - c) * stride;
-      f.add_link(Link{r0 + static_cast<std::uint32_t>(r), r0 + static_cast<std::uint32_t>(plus), bw, to_r,
-                              Tier::Torus});
-      f.add_link(Link{r0 + static_cast<std::uint32_t>(r), r0 + static_cast<std::uint32_t>(minus), bw, to_r,
-                              Tier::Torus});
+      f.add_link(Link{r0 + static_cast<std::uint32_t>(r), r0 + static_cast<std::uint32_t>(plus), bw,
+                      to_r, Tier::Torus});
+      f.add_link(Link{r0 + static_cast<std::uint32_t>(r), r0 + static_cast<std::uint32_t>(minus),
+                      bw, to_r, Tier::Torus});
       stride *= K;
     }
   }
@@ -251,7 +260,8 @@ std::shared_ptr<const Topology> build_torus(const FabricHardware& hw, const Fabr
     if (!dims.empty()) dims += 'x';
     dims += std::to_string(d);
   }
-  f.description_ = fmt::format("{}D torus {} of routers, {} NICs per router, dimension-order routing", nd, dims, f.p_);
+  f.description_ = fmt::format(
+      "{}D torus {} of routers, {} NICs per router, dimension-order routing", nd, dims, f.p_);
   facts.description = f.description_;
   f.measure_diameter(facts);
   return t;

@@ -6,8 +6,6 @@
 
 namespace tutti {
 
-
-
 namespace detail {
 namespace {
 class SingleNode final : public NodeLayer {
@@ -43,13 +41,17 @@ std::shared_ptr<const Topology> build_fabric(const FabricHardware& hw, const Fab
                                              FabricFacts& facts, const std::string& file) {
   facts = FabricFacts{};
   switch (spec.kind) {
-    case FabricKind::None: return detail::build_single_node(hw, spec, facts, file);
+    case FabricKind::None:
+      return detail::build_single_node(hw, spec, facts, file);
     case FabricKind::FatTree:
     case FabricKind::RailOptimized:
     case FabricKind::DualPlane:
-    case FabricKind::RailOnly: return detail::build_clos(hw, spec, facts, file);
-    case FabricKind::Dragonfly: return detail::build_dragonfly(hw, spec, facts, file);
-    case FabricKind::Torus: return detail::build_torus(hw, spec, facts, file);
+    case FabricKind::RailOnly:
+      return detail::build_clos(hw, spec, facts, file);
+    case FabricKind::Dragonfly:
+      return detail::build_dragonfly(hw, spec, facts, file);
+    case FabricKind::Torus:
+      return detail::build_torus(hw, spec, facts, file);
   }
   throw InternalError("unknown fabric kind");
 }

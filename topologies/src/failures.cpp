@@ -13,10 +13,14 @@ namespace tutti {
 
 std::string fabric_device_name(const Device& d) {
   switch (d.kind) {
-    case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC: return "nic" + std::to_string(d.index);
-    case DeviceKind::Host: return "host" + std::to_string(d.index);
+    case DeviceKind::GPU:
+      return "gpu" + std::to_string(d.index);
+    case DeviceKind::NVSwitch:
+      return "nvswitch" + std::to_string(d.index);
+    case DeviceKind::NIC:
+      return "nic" + std::to_string(d.index);
+    case DeviceKind::Host:
+      return "host" + std::to_string(d.index);
     case DeviceKind::Switch: {
       static const char* kLevel[] = {"leaf", "spine", "core"};
       return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
@@ -27,7 +31,9 @@ std::string fabric_device_name(const Device& d) {
 
 namespace {
 
-bool is_scale_out(Tier t) { return t == Tier::Access || t == Tier::LeafSpine || t == Tier::SpineCore; }
+bool is_scale_out(Tier t) {
+  return t == Tier::Access || t == Tier::LeafSpine || t == Tier::SpineCore;
+}
 
 // Uniform in [0, 1) from (seed, salt): splitmix64, so a failure draw does not depend on the
 // order or number of other draws.
@@ -67,15 +73,17 @@ std::string names_hint(const Index& ix) {
     ++count[stem];
   }
   std::string s;
-  for (const auto& [stem, n] : count) s += fmt::format("{}{}0..{}{}", s.empty() ? "" : ", ", stem, stem, n - 1);
+  for (const auto& [stem, n] : count)
+    s += fmt::format("{}{}0..{}{}", s.empty() ? "" : ", ", stem, stem, n - 1);
   return s;
 }
 
 std::uint32_t find_device(const Index& ix, const std::string& name, const std::string& item) {
   auto it = ix.device.find(name);
   if (it == ix.device.end())
-    throw InputError("--fail", "", "\"" + item + "\"",
-                     fmt::format("a part of the fabric: {} (\"{}\" is not one)", names_hint(ix), name));
+    throw InputError(
+        "--fail", "", "\"" + item + "\"",
+        fmt::format("a part of the fabric: {} (\"{}\" is not one)", names_hint(ix), name));
   return it->second;
 }
 
@@ -90,7 +98,8 @@ void parse_fail_rate(const std::string& text, FailureRequest& r) {
     const std::size_t eq = kv.find('=');
     const std::string key = kv.substr(0, eq);
     if (eq == std::string::npos || (key != "links" && key != "switches"))
-      throw InputError("--fail-rate", "", "\"" + kv + "\"", "links=P or switches=P (P a probability, e.g. links=0.01)");
+      throw InputError("--fail-rate", "", "\"" + kv + "\"",
+                       "links=P or switches=P (P a probability, e.g. links=0.01)");
     char* stop = nullptr;
     const std::string val = kv.substr(eq + 1);
     const double p = std::strtod(val.c_str(), &stop);
@@ -112,9 +121,11 @@ AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
     if (!out.request.empty()) out.request.push_back(' ');
     out.request.append("--fail ").append(item);
     const std::size_t eq = item.find('=');
-    const std::string kind = item.substr(0, eq), what = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::string kind = item.substr(0, eq),
+                      what = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (eq == std::string::npos || (kind != "link" && kind != "switch") || what.empty())
-      throw InputError("--fail", "", "\"" + item + "\"", "link=ID or switch=NAME (e.g. link=leaf0-spine1, switch=spine0)");
+      throw InputError("--fail", "", "\"" + item + "\"",
+                       "link=ID or switch=NAME (e.g. link=leaf0-spine1, switch=spine0)");
     if (kind == "switch") {
       const std::uint32_t d = find_device(ix, what, item);
       if (t.devices()[d].kind != DeviceKind::Switch)
@@ -125,9 +136,10 @@ AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
     if (what.find_first_not_of("0123456789") == std::string::npos) {  // a directed link id
       const unsigned long long id = std::strtoull(what.c_str(), nullptr, 10);
       if (id >= t.links().size() || !is_scale_out(t.links()[id].tier))
-        throw InputError("--fail", "link", what,
-                         fmt::format("the id of a scale-out link (access, leaf-spine or spine-core), below {}",
-                                     t.links().size()));
+        throw InputError(
+            "--fail", "link", what,
+            fmt::format("the id of a scale-out link (access, leaf-spine or spine-core), below {}",
+                        t.links().size()));
       links.push_back(static_cast<std::uint32_t>(id));
       continue;
     }
@@ -137,7 +149,8 @@ AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
     if (auto h = spec.find('#'); h != std::string::npos) {
       const std::string ks = spec.substr(h + 1);
       if (ks.empty() || ks.find_first_not_of("0123456789") != std::string::npos)
-        throw InputError("--fail", "link", "\"" + what + "\"", "#k with k a cable index (e.g. leaf0-spine1#2)");
+        throw InputError("--fail", "link", "\"" + what + "\"",
+                         "#k with k a cable index (e.g. leaf0-spine1#2)");
       k = std::strtoull(ks.c_str(), nullptr, 10);
       spec = spec.substr(0, h);
     }
@@ -145,27 +158,32 @@ AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
     std::size_t skip = 2;
     if (dash == std::string::npos) dash = spec.find('-'), skip = 1;
     if (dash == std::string::npos)
-      throw InputError("--fail", "link", "\"" + what + "\"", "a link id or a cable as END-END (e.g. leaf0-spine1)");
-    const std::uint32_t a = find_device(ix, spec.substr(0, dash), item), b = find_device(ix, spec.substr(dash + skip), item);
+      throw InputError("--fail", "link", "\"" + what + "\"",
+                       "a link id or a cable as END-END (e.g. leaf0-spine1)");
+    const std::uint32_t a = find_device(ix, spec.substr(0, dash), item),
+                        b = find_device(ix, spec.substr(dash + skip), item);
     auto it = ix.cables.find({std::min(a, b), std::max(a, b)});
     if (it == ix.cables.end())
       throw InputError("--fail", "link", "\"" + what + "\"",
-                       fmt::format("two ends joined by a cable ({} and {} are not)", spec.substr(0, dash),
-                                   spec.substr(dash + skip)));
+                       fmt::format("two ends joined by a cable ({} and {} are not)",
+                                   spec.substr(0, dash), spec.substr(dash + skip)));
     if (k >= it->second.size())
       throw InputError("--fail", "link", "\"" + what + "\"",
-                       fmt::format("a cable index below {} ({} parallel cables)", it->second.size(), it->second.size()));
+                       fmt::format("a cable index below {} ({} parallel cables)", it->second.size(),
+                                   it->second.size()));
     links.push_back(it->second[k]);
   }
   if (r.link_rate > 0 || r.switch_rate > 0) {
-    out.request += fmt::format("{}--fail-rate links={},switches={} --seed {}", out.request.empty() ? "" : " ",
-                               r.link_rate, r.switch_rate, r.seed);
+    out.request += fmt::format("{}--fail-rate links={},switches={} --seed {}",
+                               out.request.empty() ? "" : " ", r.link_rate, r.switch_rate, r.seed);
     // Every switch-to-switch cable and every switch draws once, keyed by its id.
     for (const auto& [ends, ids] : ix.cables)
       for (std::uint32_t l : ids)
-        if (t.links()[l].tier != Tier::Access && uniform(r.seed, 2ull * l) < r.link_rate) links.push_back(l);
+        if (t.links()[l].tier != Tier::Access && uniform(r.seed, 2ull * l) < r.link_rate)
+          links.push_back(l);
     for (std::uint32_t d = 0; d < t.devices().size(); ++d)
-      if (t.devices()[d].kind == DeviceKind::Switch && uniform(r.seed, 2ull * d + 1) < r.switch_rate)
+      if (t.devices()[d].kind == DeviceKind::Switch &&
+          uniform(r.seed, 2ull * d + 1) < r.switch_rate)
         switches.push_back(d);
   }
   c.topology = t.with_failures(links, switches);
@@ -187,7 +205,8 @@ AppliedFailures apply_failures(Cluster& c, const FailureRequest& r) {
       }
   }
   for (const auto& [id, name] : down) out.cables.push_back(name);
-  out.cable_fraction = cables > 0 ? static_cast<double>(down.size()) / static_cast<double>(cables) : 0;
+  out.cable_fraction =
+      cables > 0 ? static_cast<double>(down.size()) / static_cast<double>(cables) : 0;
   c.failures = out;
   return out;
 }

@@ -25,8 +25,9 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
   num_gpus_ = nodes_ * gpus_per_node_;
   nics_per_node_ = hw.node.nics;
   scaleup_ = hw.node.scaleup;
-  domain_gpus_ = scaleup_ == ScaleUp::NVSwitch ? std::max(hw.node.nvlink_domain_gpus, gpus_per_node_)
-                                               : gpus_per_node_;
+  domain_gpus_ = scaleup_ == ScaleUp::NVSwitch
+                     ? std::max(hw.node.nvlink_domain_gpus, gpus_per_node_)
+                     : gpus_per_node_;
   nic_latency_s_ = hw.nic.latency_s;
   pxn_ = spec.pxn && scaleup_ == ScaleUp::NVSwitch;
   const int G = num_gpus_;
@@ -80,8 +81,9 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
       const double bw = shm ? hw.gpu.scaleup_bw_Bps : pcie_bw;
       const double lat = shm ? su_lat : pcie_lat;
       for (int g = 0; g < G; ++g)
-        add_cable(gpu_device_[g], scaleup_dev_base_ + static_cast<std::uint32_t>(g / gpus_per_node_),
-                  bw, lat, bw, lat, shm ? Tier::NVLink : Tier::PCIe);
+        add_cable(gpu_device_[g],
+                  scaleup_dev_base_ + static_cast<std::uint32_t>(g / gpus_per_node_), bw, lat, bw,
+                  lat, shm ? Tier::NVLink : Tier::PCIe);
       break;
     }
   }
@@ -101,10 +103,12 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
 // A pair cut off by failures: name the GPUs as well as the NICs.
 [[noreturn]] static void rethrow_unreachable(const InputError& e, int src, int dst) {
   if (e.file() != "--fail") throw e;
-  throw InputError("--fail", "", fmt::format("gpu{} -> gpu{}: {}", src, dst, e.found()), e.expected());
+  throw InputError("--fail", "", fmt::format("gpu{} -> gpu{}: {}", src, dst, e.found()),
+                   e.expected());
 }
 
-void NodeLayer::route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
+void NodeLayer::route_path(int src, int dst, std::uint64_t hash, int part,
+                           std::vector<std::uint32_t>& out) const {
   try {
     route_path_impl(src, dst, hash, part, out);
   } catch (const InputError& e) {
@@ -128,7 +132,8 @@ int NodeLayer::paths_impl(int src, int dst) const {
   return fabric_paths(nic_of(src), nic_of(dst));
 }
 
-void NodeLayer::route_path_impl(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const {
+void NodeLayer::route_path_impl(int src, int dst, std::uint64_t hash, int part,
+                                std::vector<std::uint32_t>& out) const {
   out.clear();
   if (src == dst) return;
   const auto a = static_cast<std::uint32_t>(src), b = static_cast<std::uint32_t>(dst);

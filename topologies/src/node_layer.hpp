@@ -2,8 +2,9 @@
 // Private: the part of every topology inside the nodes (GPUs, NVSwitch/host, NICs and their
 // links), and the shared routing of GPU -> NIC -> [fabric] -> NIC -> GPU. Fabric generators
 // derive from NodeLayer and implement route_fabric() between two NIC ports.
-#include <cstdint>
 #include <fmt/format.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 namespace tutti::detail {
 
 /// "400 Gb/s" from bytes per second (for messages).
-inline std::string gbps(double Bps) { return fmt::format("{:g} Gb/s", Bps * 8 / 1e9); }
+inline std::string gbps(double Bps) {
+  return fmt::format("{:g} Gb/s", Bps * 8 / 1e9);
+}
 
 /// splitmix64 finaliser: independent ECMP choices from one flow hash.
 inline std::uint64_t mix(std::uint64_t h, std::uint64_t salt) {
@@ -29,16 +32,17 @@ class NodeLayer : public Topology {
     route_path(src, dst, hash, -1, out);
   }
   /// part -1: the ECMP/d-mod-k route of `hash`; part >= 0: path `part` of a split flow.
-  void route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const final;
+  void route_path(int src, int dst, std::uint64_t hash, int part,
+                  std::vector<std::uint32_t>& out) const final;
   int paths(int src, int dst) const final;
   int max_paths() const override { return 1; }
 
  private:
-  void route_path_impl(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const;
+  void route_path_impl(int src, int dst, std::uint64_t hash, int part,
+                       std::vector<std::uint32_t>& out) const;
   int paths_impl(int src, int dst) const;
 
  public:
-
   int nics_total() const { return nodes_ * nics_per_node_; }
   /// NIC (global index) a GPU uses for scale-out traffic.
   int nic_of(int gpu) const {
@@ -52,22 +56,26 @@ class NodeLayer : public Topology {
   /// Lays out GPUs, NVSwitch/host devices, NICs and the links between them.
   void build_nodes(const FabricHardware& hw, const FabricSpec& spec);
   /// Adds a device; returns its id.
-  std::uint32_t add_device(DeviceKind k, std::uint32_t index, std::uint8_t level, std::uint32_t node);
+  std::uint32_t add_device(DeviceKind k, std::uint32_t index, std::uint8_t level,
+                           std::uint32_t node);
   /// Adds the two directions of a cable a<->b; returns the id of a->b (b->a is id + 1).
   std::uint32_t add_cable(std::uint32_t a, std::uint32_t b, double bw_ab, double lat_ab,
                           double bw_ba, double lat_ba, Tier t);
   void add_link(const Link& l) { links_.push_back(l); }
-  std::uint32_t nic_device(int nic) const { return nic_dev_base_ + static_cast<std::uint32_t>(nic); }
+  std::uint32_t nic_device(int nic) const {
+    return nic_dev_base_ + static_cast<std::uint32_t>(nic);
+  }
 
  protected:
-
   /// Appends the links from NIC `a` to NIC `b` (different nodes). `dst_key` is b's NIC index
   /// (for d-mod-k); `hash` the flow hash.
-  virtual void route_fabric(int a, int b, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+  virtual void route_fabric(int a, int b, std::uint64_t hash,
+                            std::vector<std::uint32_t>& out) const = 0;
   /// Equal-cost fabric paths a flow from NIC `a` to NIC `b` is split over (1: not split).
   virtual int fabric_paths(int /*a*/, int /*b*/) const { return 1; }
   /// Path `part` of fabric_paths(a, b); part -1 is route_fabric.
-  virtual void route_fabric_path(int a, int b, std::uint64_t hash, int /*part*/, std::vector<std::uint32_t>& out) const {
+  virtual void route_fabric_path(int a, int b, std::uint64_t hash, int /*part*/,
+                                 std::vector<std::uint32_t>& out) const {
     route_fabric(a, b, hash, out);
   }
 

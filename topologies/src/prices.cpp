@@ -11,10 +11,14 @@ namespace tutti {
 PriceOrigin combine(PriceOrigin a, PriceOrigin b) {
   auto rank = [](PriceOrigin o) {
     switch (o) {
-      case PriceOrigin::Catalog: return 0;
-      case PriceOrigin::User: return 1;
-      case PriceOrigin::Estimate: return 2;
-      case PriceOrigin::None: return 3;
+      case PriceOrigin::Catalog:
+        return 0;
+      case PriceOrigin::User:
+        return 1;
+      case PriceOrigin::Estimate:
+        return 2;
+      case PriceOrigin::None:
+        return 3;
     }
     return 3;
   };
@@ -27,8 +31,9 @@ PriceOrigin catalog_origin(double price_usd, bool estimate) {
 }
 
 bool Prices::empty() const {
-  return gpus.empty() && nodes_usd.empty() && switches_usd.empty() && nics_usd.empty() && optics_usd.empty() &&
-         storage_usd.empty() && !electricity_usd_per_J && !buildout_usd_per_W && !rack_usd_per_s;
+  return gpus.empty() && nodes_usd.empty() && switches_usd.empty() && nics_usd.empty() &&
+         optics_usd.empty() && storage_usd.empty() && !electricity_usd_per_J &&
+         !buildout_usd_per_W && !rack_usd_per_s;
 }
 
 namespace {
@@ -42,7 +47,8 @@ std::map<std::string, double> id_prices(Obj o, Lookup known) {
     try {
       known(id);
     } catch (const InputError& e) {
-      throw InputError(v.file(), v.path(), "\"" + id + "\"", e.expected().empty() ? e.what() : e.expected());
+      throw InputError(v.file(), v.path(), "\"" + id + "\"",
+                       e.expected().empty() ? e.what() : e.expected());
     }
     out[id] = v.quantity(Dim::Money, 0.0, 1e12);
   }
@@ -66,32 +72,41 @@ Prices parse_prices(Obj o) {
       try {
         cat.gpu(id);
       } catch (const InputError& e) {
-        throw InputError(v.file(), v.path(), "\"" + id + "\"", e.expected().empty() ? e.what() : e.expected());
+        throw InputError(v.file(), v.path(), "\"" + id + "\"",
+                         e.expected().empty() ? e.what() : e.expected());
       }
       Obj q = v.obj();
       GpuQuote quote;
       if (auto x = q.opt("price")) quote.price_usd = x->quantity(Dim::Money, 0.0, 1e9);
-      if (auto x = q.opt("cloud")) quote.cloud_usd_per_s = x->quantity(Dim::MoneyRate, 0.0, 1e3 / 3600.0);
+      if (auto x = q.opt("cloud"))
+        quote.cloud_usd_per_s = x->quantity(Dim::MoneyRate, 0.0, 1e3 / 3600.0);
       q.done();
-      if (!quote.price_usd && !quote.cloud_usd_per_s) v.fail("an object with \"price\" and/or \"cloud\"");
+      if (!quote.price_usd && !quote.cloud_usd_per_s)
+        v.fail("an object with \"price\" and/or \"cloud\"");
       p.gpus[id] = quote;
     }
     gs.done();
   }
-  if (auto x = o.opt("nodes")) p.nodes_usd = id_prices(x->obj(), [&](const std::string& id) { cat.node(id); });
+  if (auto x = o.opt("nodes"))
+    p.nodes_usd = id_prices(x->obj(), [&](const std::string& id) { cat.node(id); });
   if (auto x = o.opt("switches"))
     p.switches_usd = id_prices(x->obj(), [&](const std::string& id) { cat.switch_(id); });
-  if (auto x = o.opt("nics")) p.nics_usd = id_prices(x->obj(), [&](const std::string& id) { cat.nic(id); });
-  if (auto x = o.opt("optics")) p.optics_usd = id_prices(x->obj(), [&](const std::string& id) { cat.optic(id); });
+  if (auto x = o.opt("nics"))
+    p.nics_usd = id_prices(x->obj(), [&](const std::string& id) { cat.nic(id); });
+  if (auto x = o.opt("optics"))
+    p.optics_usd = id_prices(x->obj(), [&](const std::string& id) { cat.optic(id); });
   if (auto x = o.opt("storage"))
     p.storage_usd = id_prices(x->obj(), [&](const std::string& id) { cat.storage(id); });
-  if (auto x = o.opt("electricity")) p.electricity_usd_per_J = x->quantity(Dim::EnergyPrice, 0.0, 10.0 / 3.6e6);
+  if (auto x = o.opt("electricity"))
+    p.electricity_usd_per_J = x->quantity(Dim::EnergyPrice, 0.0, 10.0 / 3.6e6);
   if (auto x = o.opt("buildout")) p.buildout_usd_per_W = buildout_usd_per_W(*x);
   if (auto x = o.opt("rack_space_per_month"))
     p.rack_usd_per_s = x->quantity(Dim::Money, 0.0, 1e7) / (365.0 * 86400.0 / 12.0);
   o.done();
-  if (p.empty()) o.value().fail("at least one price (gpus, nodes, switches, nics, optics, storage, electricity, "
-                                "buildout, rack_space_per_month)");
+  if (p.empty())
+    o.value().fail(
+        "at least one price (gpus, nodes, switches, nics, optics, storage, electricity, "
+        "buildout, rack_space_per_month)");
   return p;
 }
 
@@ -122,7 +137,8 @@ nlohmann::json to_json(const Prices& p) {
   put("storage_usd", p.storage_usd);
   if (p.electricity_usd_per_J) j["electricity_usd_per_kWh"] = *p.electricity_usd_per_J * 3.6e6;
   if (p.buildout_usd_per_W) j["buildout_usd_per_W"] = *p.buildout_usd_per_W;
-  if (p.rack_usd_per_s) j["rack_space_usd_per_month"] = *p.rack_usd_per_s * (365.0 * 86400.0 / 12.0);
+  if (p.rack_usd_per_s)
+    j["rack_space_usd_per_month"] = *p.rack_usd_per_s * (365.0 * 86400.0 / 12.0);
   return j;
 }
 

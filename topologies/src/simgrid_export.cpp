@@ -17,7 +17,8 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-// Text safe inside an XML comment: no "--" anywhere, no trailing '-' (the comment closes with "-->").
+// Text safe inside an XML comment: no "--" anywhere, no trailing '-' (the comment closes with
+// "-->").
 std::string xml_comment_text(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -43,16 +44,22 @@ std::uint64_t simgrid_export_hash(int src, int dst) {
 std::string simgrid_device_name(const Topology& topo, std::uint32_t device) {
   const Device& d = topo.devices().at(device);
   switch (d.kind) {
-    case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC: return "nic" + std::to_string(d.index);
-    case DeviceKind::Switch: return "sw" + std::to_string(d.level) + "-" + std::to_string(d.index);
-    case DeviceKind::Host: return "host" + std::to_string(d.index);
+    case DeviceKind::GPU:
+      return "gpu" + std::to_string(d.index);
+    case DeviceKind::NVSwitch:
+      return "nvswitch" + std::to_string(d.index);
+    case DeviceKind::NIC:
+      return "nic" + std::to_string(d.index);
+    case DeviceKind::Switch:
+      return "sw" + std::to_string(d.level) + "-" + std::to_string(d.index);
+    case DeviceKind::Host:
+      return "host" + std::to_string(d.index);
   }
   return "dev" + std::to_string(device);
 }
 
-void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out, const RouteHash& hash) {
+void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out,
+                            const RouteHash& hash) {
   const int n = topo.num_gpus();
   if (n > kSimgridExportMaxGpus)
     throw InputError("--export simgrid: the cluster has " + std::to_string(n) +
@@ -76,15 +83,17 @@ void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream
          "  </config>\n"
          "  <zone id=\"tutti\" routing=\"Full\">\n";
   const std::string speed = num(gpu_flops) + "f";
-  for (int r = 0; r < n; ++r) out << "    <host id=\"gpu" << r << "\" speed=\"" << speed << "\"/>\n";
+  for (int r = 0; r < n; ++r)
+    out << "    <host id=\"gpu" << r << "\" speed=\"" << speed << "\"/>\n";
   const auto& devs = topo.devices();
   for (std::uint32_t i = 0; i < devs.size(); ++i)
-    if (devs[i].kind != DeviceKind::GPU) out << "    <router id=\"" << simgrid_device_name(topo, i) << "\"/>\n";
+    if (devs[i].kind != DeviceKind::GPU)
+      out << "    <router id=\"" << simgrid_device_name(topo, i) << "\"/>\n";
   const auto& links = topo.links();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const Link& l = links[i];
-    out << "    <link id=\"L" << i << "\" bandwidth=\"" << num(l.bandwidth_Bps) << "Bps\" latency=\""
-        << num(l.latency_s) << "s\" sharing_policy=\"SHARED\">\n"
+    out << "    <link id=\"L" << i << "\" bandwidth=\"" << num(l.bandwidth_Bps)
+        << "Bps\" latency=\"" << num(l.latency_s) << "s\" sharing_policy=\"SHARED\">\n"
         << "      <prop id=\"from\" value=\"" << simgrid_device_name(topo, l.src) << "\"/>\n"
         << "      <prop id=\"to\" value=\"" << simgrid_device_name(topo, l.dst) << "\"/>\n"
         << "      <prop id=\"tier\" value=\"" << to_string(l.tier) << "\"/>\n"

@@ -2,8 +2,7 @@
 
 #include "tutti/core/error.hpp"
 
-namespace tutti {
-}  // namespace tutti
+namespace tutti {}  // namespace tutti
 
 namespace tutti {
 
@@ -15,7 +14,8 @@ double Topology::path_latency_s(const std::vector<std::uint32_t>& path) const {
 
 double Topology::path_bandwidth_Bps(const std::vector<std::uint32_t>& path) const {
   double bw = 0;
-  for (auto id : path) bw = (bw == 0 || links_[id].bandwidth_Bps < bw) ? links_[id].bandwidth_Bps : bw;
+  for (auto id : path)
+    bw = (bw == 0 || links_[id].bandwidth_Bps < bw) ? links_[id].bandwidth_Bps : bw;
   return bw;
 }
 
@@ -29,7 +29,8 @@ int Topology::switch_hops(const std::vector<std::uint32_t>& path) const {
 namespace tutti {
 std::shared_ptr<const Topology> Topology::with_failures(const std::vector<std::uint32_t>&,
                                                         const std::vector<std::uint32_t>&) const {
-  throw InputError("--fail", "", "a " + describe() + " fabric",
-                   "a fat_tree, rail_optimized or dual_plane fabric (failures are modelled on Clos fabrics)");
+  throw InputError(
+      "--fail", "", "a " + describe() + " fabric",
+      "a fat_tree, rail_optimized or dual_plane fabric (failures are modelled on Clos fabrics)");
 }
 }  // namespace tutti

@@ -13,13 +13,17 @@
 namespace tutti::exec::cuda {
 
 inline void ck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw InputError(std::string("CUDA: ") + what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    throw InputError(std::string("CUDA: ") + what + ": " + cudaGetErrorName(e) + ": " +
+                     cudaGetErrorString(e));
 }
 inline void ck(cublasStatus_t e, const char* what) {
-  if (e != CUBLAS_STATUS_SUCCESS) throw InputError(std::string("cuBLAS: ") + what + ": " + cublasGetStatusName(e));
+  if (e != CUBLAS_STATUS_SUCCESS)
+    throw InputError(std::string("cuBLAS: ") + what + ": " + cublasGetStatusName(e));
 }
 inline void ck(ncclResult_t e, const char* what) {
-  if (e != ncclSuccess) throw InputError(std::string("NCCL: ") + what + ": " + ncclGetErrorString(e));
+  if (e != ncclSuccess)
+    throw InputError(std::string("NCCL: ") + what + ": " + ncclGetErrorString(e));
 }
 
 /// The rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED).
@@ -31,8 +35,8 @@ ncclComm_t world_nccl_comm();
 std::string nccl_version_string();
 
 /// Row-major C[m,n] = A[m,k] B[k,n] on the handle's stream (column-major C^T = B^T A^T).
-inline void gemm(cublasHandle_t h, const void* a, const void* b, void* c, std::int64_t m, std::int64_t n,
-                 std::int64_t k, ExecType t) {
+inline void gemm(cublasHandle_t h, const void* a, const void* b, void* c, std::int64_t m,
+                 std::int64_t n, std::int64_t k, ExecType t) {
   cudaDataType_t ty = CUDA_R_32F;
   cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
   static const float one = 1.f, zero = 0.f;
@@ -40,15 +44,27 @@ inline void gemm(cublasHandle_t h, const void* a, const void* b, void* c, std::i
   const void* alpha = &one;
   const void* beta = &zero;
   switch (t) {
-    case ExecType::FP64: ty = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; alpha = &done; beta = &dzero; break;
-    case ExecType::FP32: break;
-    case ExecType::TF32: ct = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-    case ExecType::BF16: ty = CUDA_R_16BF; break;
-    case ExecType::FP16: ty = CUDA_R_16F; break;
+    case ExecType::FP64:
+      ty = CUDA_R_64F;
+      ct = CUBLAS_COMPUTE_64F;
+      alpha = &done;
+      beta = &dzero;
+      break;
+    case ExecType::FP32:
+      break;
+    case ExecType::TF32:
+      ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case ExecType::BF16:
+      ty = CUDA_R_16BF;
+      break;
+    case ExecType::FP16:
+      ty = CUDA_R_16F;
+      break;
   }
-  ck(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b,
-                  ty, static_cast<int>(n), a, ty, static_cast<int>(k), beta, c, ty, static_cast<int>(n), ct,
-                  CUBLAS_GEMM_DEFAULT),
+  ck(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                  static_cast<int>(k), alpha, b, ty, static_cast<int>(n), a, ty,
+                  static_cast<int>(k), beta, c, ty, static_cast<int>(n), ct, CUBLAS_GEMM_DEFAULT),
      "cublasGemmEx");
 }
 

@@ -46,7 +46,8 @@ ncclComm_t world_nccl_comm() {
 std::string nccl_version_string() {
   int v = 0;
   ncclGetVersion(&v);
-  return "NCCL " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+  return "NCCL " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
+         std::to_string(v % 100);
 }
 
 }  // namespace cuda
@@ -70,13 +71,14 @@ nlohmann::json cuda_environment() {
   cudaDriverGetVersion(&drv);
   std::string why;
   int n = cuda_device_count(&why);
-  nlohmann::json j = {{"built", true},
-                      {"runtime", std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10)},
-                      {"driver", std::to_string(drv / 1000) + "." + std::to_string((drv % 1000) / 10)},
-                      {"cublas", std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
-                                     std::to_string(CUBLAS_VER_PATCH)},
-                      {"nccl", cuda::nccl_version_string()},
-                      {"devices", n}};
+  nlohmann::json j = {
+      {"built", true},
+      {"runtime", std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10)},
+      {"driver", std::to_string(drv / 1000) + "." + std::to_string((drv % 1000) / 10)},
+      {"cublas", std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+                     std::to_string(CUBLAS_VER_PATCH)},
+      {"nccl", cuda::nccl_version_string()},
+      {"devices", n}};
   if (n == 0) j["device_error"] = why;
   std::vector<std::string> names;
   for (int d = 0; d < n; ++d) {
@@ -117,12 +119,13 @@ class GpuDevice final : public ComputeDevice {
   }
   bool is_gpu() const override { return true; }
   std::string library() const override {
-    return "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
-           std::to_string(CUBLAS_VER_PATCH);
+    return "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) +
+           "." + std::to_string(CUBLAS_VER_PATCH);
   }
   std::string model() const override { return name_; }
 
-  void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn, double max_membound_bytes) override {
+  void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn,
+               double max_membound_bytes) override {
     grow(a_, a_bytes_, static_cast<std::size_t>(max_mk) * 8);
     grow(b_, b_bytes_, static_cast<std::size_t>(max_kn) * 8);
     grow(c_, c_bytes_, static_cast<std::size_t>(max_mn) * 8);
@@ -131,15 +134,18 @@ class GpuDevice final : public ComputeDevice {
     grow(dst_, dst_bytes_, half);
   }
 
-  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) override {
+  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+            ExecType t) override {
     for (std::int64_t i = 0; i < batch; ++i) cuda::gemm(h_, a_, b_, c_, m, n, k, t);
   }
   void membound(double bytes) override {
     std::size_t half = static_cast<std::size_t>(bytes / 2);
-    if (half) ck(cudaMemcpyAsync(dst_, src_, half, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
+    if (half)
+      ck(cudaMemcpyAsync(dst_, src_, half, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
   }
   void synchronize() override { ck(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
-  double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) override {
+  double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                    ExecType t) override {
     cudaEventRecord(e0_, stream_);
     gemm(m, n, k, batch, t);
     cudaEventRecord(e1_, stream_);
@@ -164,7 +170,8 @@ class GpuDevice final : public ComputeDevice {
     if (want <= have) return;
     if (p) cudaFree(p);
     p = nullptr;
-    ck(cudaMalloc(&p, want), "cudaMalloc (the GEMM/memory buffers do not fit: scale the workload down)");
+    ck(cudaMalloc(&p, want),
+       "cudaMalloc (the GEMM/memory buffers do not fit: scale the workload down)");
     ck(cudaMemset(p, 0, want), "cudaMemset");
     have = want;
   }
@@ -179,6 +186,8 @@ class GpuDevice final : public ComputeDevice {
 
 }  // namespace
 
-std::unique_ptr<ComputeDevice> make_gpu_device(int local_rank) { return std::make_unique<GpuDevice>(local_rank); }
+std::unique_ptr<ComputeDevice> make_gpu_device(int local_rank) {
+  return std::make_unique<GpuDevice>(local_rank);
+}
 
 }  // namespace tutti::exec

@@ -14,20 +14,29 @@ using cuda::ck;
 namespace {
 Coll to_coll(CollOp op) {
   switch (op) {
-    case CollOp::AllReduce: return Coll::AllReduce;
-    case CollOp::AllGather: return Coll::AllGather;
-    case CollOp::ReduceScatter: return Coll::ReduceScatter;
-    case CollOp::AllToAll: return Coll::AllToAll;
-    case CollOp::SendRecv: return Coll::AllReduce;  // counts only
+    case CollOp::AllReduce:
+      return Coll::AllReduce;
+    case CollOp::AllGather:
+      return Coll::AllGather;
+    case CollOp::ReduceScatter:
+      return Coll::ReduceScatter;
+    case CollOp::AllToAll:
+      return Coll::AllToAll;
+    case CollOp::SendRecv:
+      return Coll::AllReduce;  // counts only
   }
   return Coll::AllReduce;
 }
 
-void launch(CollOp op, const CollCounts& c, int r, int n, const float* send, float* recv, ncclComm_t comm,
-            cudaStream_t st) {
+void launch(CollOp op, const CollCounts& c, int r, int n, const float* send, float* recv,
+            ncclComm_t comm, cudaStream_t st) {
   switch (op) {
-    case CollOp::AllReduce: ck(ncclAllReduce(send, recv, c.send, ncclFloat, ncclSum, comm, st), "ncclAllReduce"); break;
-    case CollOp::AllGather: ck(ncclAllGather(send, recv, c.block, ncclFloat, comm, st), "ncclAllGather"); break;
+    case CollOp::AllReduce:
+      ck(ncclAllReduce(send, recv, c.send, ncclFloat, ncclSum, comm, st), "ncclAllReduce");
+      break;
+    case CollOp::AllGather:
+      ck(ncclAllGather(send, recv, c.block, ncclFloat, comm, st), "ncclAllGather");
+      break;
     case CollOp::ReduceScatter:
       ck(ncclReduceScatter(send, recv, c.block, ncclFloat, ncclSum, comm, st), "ncclReduceScatter");
       break;
@@ -56,7 +65,8 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
   ncclComm_t comm = cuda::world_nccl_comm();
   cudaStream_t st;
   ck(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
-  const std::size_t max_elems = static_cast<std::size_t>(o.max_bytes / 4) + static_cast<std::size_t>(n);
+  const std::size_t max_elems =
+      static_cast<std::size_t>(o.max_bytes / 4) + static_cast<std::size_t>(n);
   float *send = nullptr, *recv = nullptr;
   ck(cudaMalloc(&send, max_elems * 4), "cudaMalloc");
   ck(cudaMalloc(&recv, max_elems * 4), "cudaMalloc");
@@ -66,21 +76,29 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  for (double size = o.min_bytes; size <= o.max_bytes; size = o.factor > 1 ? size * o.factor : size + o.step_bytes) {
+  for (double size = o.min_bytes; size <= o.max_bytes;
+       size = o.factor > 1 ? size * o.factor : size + o.step_bytes) {
     auto elems = static_cast<std::int64_t>(size / 4);
     if (elems < (o.op == CollOp::AllReduce || o.op == CollOp::SendRecv ? 1 : n)) continue;
-    CollCounts c = o.op == CollOp::SendRecv ? p2p_counts(size) : coll_counts(to_coll(o.op), size, n);
+    CollCounts c =
+        o.op == CollOp::SendRecv ? p2p_counts(size) : coll_counts(to_coll(o.op), size, n);
     CollPoint p;
     p.count = o.op == CollOp::AllGather || o.op == CollOp::ReduceScatter ? c.block : c.send;
     p.size_bytes = 4.0 * static_cast<double>(o.op == CollOp::AllGather ? c.recv : c.send);
     std::int64_t wrong = -1;
     if (o.check) {
-      if (o.op == CollOp::SendRecv) fill_p2p(host.data(), c.send, r, 0);
-      else fill_coll(to_coll(o.op), c, r, n, host.data());
-      ck(cudaMemcpy(send, host.data(), static_cast<std::size_t>(c.send) * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+      if (o.op == CollOp::SendRecv)
+        fill_p2p(host.data(), c.send, r, 0);
+      else
+        fill_coll(to_coll(o.op), c, r, n, host.data());
+      ck(cudaMemcpy(send, host.data(), static_cast<std::size_t>(c.send) * 4,
+                    cudaMemcpyHostToDevice),
+         "cudaMemcpy");
       launch(o.op, c, r, n, send, recv, comm, st);
       ck(cudaStreamSynchronize(st), "cudaStreamSynchronize");
-      ck(cudaMemcpy(host.data(), recv, static_cast<std::size_t>(c.recv) * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+      ck(cudaMemcpy(host.data(), recv, static_cast<std::size_t>(c.recv) * 4,
+                    cudaMemcpyDeviceToHost),
+         "cudaMemcpy");
       wrong = o.op == CollOp::SendRecv ? verify_p2p(host.data(), c.recv, (r - 1 + n) % n, 0)
                                        : verify_coll(to_coll(o.op), c, r, n, host.data());
     }

@@ -27,7 +27,9 @@ struct GpuCommOp {
   int pattern = -1;  // index of the device pattern used to fill the send buffer (check pass)
 };
 
-ncclDataType_t nccl_float() { return ncclFloat; }
+ncclDataType_t nccl_float() {
+  return ncclFloat;
+}
 
 class GpuReplay {
  public:
@@ -37,14 +39,16 @@ class GpuReplay {
     RankCoords me = coords_of(p.layout, rank_);
     cls_ = &class_of_stage(p, me.pp);
     world_ = cuda::world_nccl_comm();
-    for (auto& st : streams_) ck(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (auto& st : streams_)
+      ck(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
     ck(cublasCreate(&blas_), "cublasCreate");
     ck(cublasSetStream(blas_, streams_[0]), "cublasSetStream");
     // Communicators per (stream, group), split in the same order on every rank.
     std::set<std::pair<int, int>> pairs;
     for (const auto& k : p.classes)
       for (const auto& op : k.ops)
-        if (op.kind == OpKind::Collective) pairs.insert({static_cast<int>(op.stream), static_cast<int>(op.group)});
+        if (op.kind == OpKind::Collective)
+          pairs.insert({static_cast<int>(op.stream), static_cast<int>(op.group)});
     for (auto [st, g] : pairs) {
       std::vector<int> ranks = group_ranks(p.layout, rank_, static_cast<GroupDim>(g));
       int color = *std::min_element(ranks.begin(), ranks.end());
@@ -124,7 +128,8 @@ class GpuReplay {
   void run(bool check, std::vector<std::vector<float>>* staged) {
     const auto& ops = cls_->ops;
     ck(cudaEventRecord(t0_, streams_[0]), "cudaEventRecord");
-    for (int st = 1; st < kNumStreams; ++st) ck(cudaStreamWaitEvent(streams_[st], t0_, 0), "cudaStreamWaitEvent");
+    for (int st = 1; st < kNumStreams; ++st)
+      ck(cudaStreamWaitEvent(streams_[st], t0_, 0), "cudaStreamWaitEvent");
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
       const int sti = static_cast<int>(op.stream);
@@ -138,7 +143,8 @@ class GpuReplay {
       if (check && (op.kind == OpKind::Collective || op.kind == OpKind::Recv)) {
         auto& h = (*staged)[i];
         h.resize(static_cast<std::size_t>(std::min(co_[i].counts.recv, kCheckPrefix)));
-        ck(cudaMemcpyAsync(h.data(), recv_[sti], h.size() * 4, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+        ck(cudaMemcpyAsync(h.data(), recv_[sti], h.size() * 4, cudaMemcpyDeviceToHost, st),
+           "cudaMemcpyAsync");
       }
     }
     ck(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -155,7 +161,8 @@ class GpuReplay {
         wrong += verify_coll(op.coll, k, c.group_index, c.group_size, staged[i].data());
         ++checked;
       } else if (op.kind == OpKind::Recv) {
-        wrong += verify_p2p(staged[i].data(), static_cast<std::int64_t>(staged[i].size()), c.peer, 0);
+        wrong +=
+            verify_p2p(staged[i].data(), static_cast<std::int64_t>(staged[i].size()), c.peer, 0);
         ++checked;
       }
     }
@@ -174,7 +181,8 @@ class GpuReplay {
 
  private:
   static void alloc(void*& p, std::size_t bytes) {
-    ck(cudaMalloc(&p, bytes), "cudaMalloc (the replay's buffers do not fit: scale the workload down)");
+    ck(cudaMalloc(&p, bytes),
+       "cudaMalloc (the replay's buffers do not fit: scale the workload down)");
     ck(cudaMemset(p, 0, bytes), "cudaMemset");
   }
 
@@ -198,8 +206,10 @@ class GpuReplay {
       pattern_bytes_.push_back(h.size() * 4);
       c.pattern = static_cast<int>(patterns_.size() - 1);
     }
-    void* dst = op.kind == OpKind::Collective && op.coll == Coll::Broadcast ? recv_[sti] : send_[sti];
-    ck(cudaMemcpyAsync(dst, patterns_[c.pattern], pattern_bytes_[c.pattern], cudaMemcpyDeviceToDevice, st),
+    void* dst =
+        op.kind == OpKind::Collective && op.coll == Coll::Broadcast ? recv_[sti] : send_[sti];
+    ck(cudaMemcpyAsync(dst, patterns_[c.pattern], pattern_bytes_[c.pattern],
+                       cudaMemcpyDeviceToDevice, st),
        "cudaMemcpyAsync");
   }
 
@@ -208,7 +218,8 @@ class GpuReplay {
     float* rb = static_cast<float*>(recv_[sti]);
     switch (op.kind) {
       case OpKind::Gemm:
-        for (std::int64_t b = 0; b < op.batch; ++b) cuda::gemm(blas_, a_, b_, c_, op.m, op.n, op.k, type_);
+        for (std::int64_t b = 0; b < op.batch; ++b)
+          cuda::gemm(blas_, a_, b_, c_, op.m, op.n, op.k, type_);
         return;
       case OpKind::Attention: {
         std::int64_t reps = attention_repeats(op);
@@ -220,28 +231,43 @@ class GpuReplay {
       }
       case OpKind::MemBound:
         if (op.bytes >= 2)
-          ck(cudaMemcpyAsync(dst_, src_, static_cast<std::size_t>(op.bytes / 2), cudaMemcpyDeviceToDevice, st),
+          ck(cudaMemcpyAsync(dst_, src_, static_cast<std::size_t>(op.bytes / 2),
+                             cudaMemcpyDeviceToDevice, st),
              "cudaMemcpyAsync");
         return;
-      case OpKind::Send: ck(ncclSend(sb, c.counts.send, nccl_float(), c.peer, c.comm, st), "ncclSend"); return;
-      case OpKind::Recv: ck(ncclRecv(rb, c.counts.recv, nccl_float(), c.peer, c.comm, st), "ncclRecv"); return;
-      case OpKind::Collective: break;
+      case OpKind::Send:
+        ck(ncclSend(sb, c.counts.send, nccl_float(), c.peer, c.comm, st), "ncclSend");
+        return;
+      case OpKind::Recv:
+        ck(ncclRecv(rb, c.counts.recv, nccl_float(), c.peer, c.comm, st), "ncclRecv");
+        return;
+      case OpKind::Collective:
+        break;
     }
     switch (op.coll) {
-      case Coll::AllReduce: ck(ncclAllReduce(sb, rb, c.counts.send, ncclFloat, ncclSum, c.comm, st), "ncclAllReduce"); break;
-      case Coll::AllGather: ck(ncclAllGather(sb, rb, c.counts.block, ncclFloat, c.comm, st), "ncclAllGather"); break;
+      case Coll::AllReduce:
+        ck(ncclAllReduce(sb, rb, c.counts.send, ncclFloat, ncclSum, c.comm, st), "ncclAllReduce");
+        break;
+      case Coll::AllGather:
+        ck(ncclAllGather(sb, rb, c.counts.block, ncclFloat, c.comm, st), "ncclAllGather");
+        break;
       case Coll::ReduceScatter:
-        ck(ncclReduceScatter(sb, rb, c.counts.block, ncclFloat, ncclSum, c.comm, st), "ncclReduceScatter");
+        ck(ncclReduceScatter(sb, rb, c.counts.block, ncclFloat, ncclSum, c.comm, st),
+           "ncclReduceScatter");
         break;
       case Coll::AllToAll:
         ck(ncclGroupStart(), "ncclGroupStart");
         for (int q = 0; q < c.group_size; ++q) {
-          ck(ncclSend(sb + q * c.counts.block, c.counts.block, ncclFloat, q, c.comm, st), "ncclSend");
-          ck(ncclRecv(rb + q * c.counts.block, c.counts.block, ncclFloat, q, c.comm, st), "ncclRecv");
+          ck(ncclSend(sb + q * c.counts.block, c.counts.block, ncclFloat, q, c.comm, st),
+             "ncclSend");
+          ck(ncclRecv(rb + q * c.counts.block, c.counts.block, ncclFloat, q, c.comm, st),
+             "ncclRecv");
         }
         ck(ncclGroupEnd(), "ncclGroupEnd");
         break;
-      case Coll::Broadcast: ck(ncclBroadcast(rb, rb, c.counts.recv, ncclFloat, 0, c.comm, st), "ncclBroadcast"); break;
+      case Coll::Broadcast:
+        ck(ncclBroadcast(rb, rb, c.counts.recv, ncclFloat, 0, c.comm, st), "ncclBroadcast");
+        break;
     }
   }
 
@@ -272,8 +298,8 @@ ReplayResult replay_gpu(const Session& s, const Program& p, const ReplayOptions&
   res.device = "gpu";
   int v = 0;
   ncclGetVersion(&v);
-  res.compute_library = "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
-                        std::to_string(CUBLAS_VER_PATCH);
+  res.compute_library = "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." +
+                        std::to_string(CUBLAS_VER_MINOR) + "." + std::to_string(CUBLAS_VER_PATCH);
   res.comm_library = cuda::nccl_version_string();
   res.world = s.size();
   res.warmup = o.warmup;

@@ -21,7 +21,7 @@ namespace tutti {
 
 namespace {
 
-constexpr const char* kTierKeys[8] = {"nvlink", "pcie", "access", "leaf_spine",
+constexpr const char* kTierKeys[8] = {"nvlink",     "pcie",  "access", "leaf_spine",
                                       "spine_core", "local", "global", "torus"};
 
 std::vector<std::string> split(const std::string& key) {
@@ -45,7 +45,8 @@ int index_of(const char* const* names, int n, const std::string& s) {
 /// The fittable constant `key` inside `p`, and the key path of the object that holds it (where
 /// its fitted_to lives); nullptr when `key` is not a fittable constant. Creates a device override
 /// on demand (create = true).
-double* constant_ref(CalibrationProfile& p, const std::string& key, std::string* holder, bool create) {
+double* constant_ref(CalibrationProfile& p, const std::string& key, std::string* holder,
+                     bool create) {
   auto parts = split(key);
   auto set_holder = [&](std::size_t n) {
     if (!holder) return;
@@ -59,7 +60,8 @@ double* constant_ref(CalibrationProfile& p, const std::string& key, std::string*
     if (parts[1] == "attention") return &p.attention.flops.eff_max;
     return nullptr;
   }
-  if (parts.size() == 5 && parts[0] == "compute" && parts[1] == "devices" && parts[3] == "gemm_efficiency") {
+  if (parts.size() == 5 && parts[0] == "compute" && parts[1] == "devices" &&
+      parts[3] == "gemm_efficiency") {
     auto dt = parse_enum<DType>(parts[4]);
     if (!dt) return nullptr;
     const int d = static_cast<int>(*dt);
@@ -72,7 +74,8 @@ double* constant_ref(CalibrationProfile& p, const std::string& key, std::string*
     p.devices.push_back(o);
     return &p.devices.back().gemm_efficiency[d];
   }
-  if (parts.size() == 4 && parts[0] == "network" && parts[1] == "tiers" && parts[3] == "bandwidth_efficiency") {
+  if (parts.size() == 4 && parts[0] == "network" && parts[1] == "tiers" &&
+      parts[3] == "bandwidth_efficiency") {
     int t = index_of(kTierKeys, 8, parts[2]);
     if (t < 0) return nullptr;
     set_holder(3);
@@ -121,7 +124,6 @@ struct File {
   std::vector<Fit> fits;
 };
 
-
 File read_file(const std::string& rel, const std::string& root) {
   File f;
   f.path = rel;
@@ -140,7 +142,8 @@ File read_file(const std::string& rel, const std::string& root) {
     p.id = o.req("id").string();
     o.req("source").string();
     o.allow("notes");
-    if (by_id.count(p.id)) o.value().fail("a point id not used before in this file (\"" + p.id + "\" repeats)");
+    if (by_id.count(p.id))
+      o.value().fail("a point id not used before in this file (\"" + p.id + "\" repeats)");
     if (kind == "gemm") {
       p.gemm = true;
       Value gv = o.req("gpu");
@@ -157,7 +160,8 @@ File read_file(const std::string& rel, const std::string& root) {
         if (!dt) dv.fail("one of " + enum_names<DType>(", "));
         p.dtype = *dt;
       }
-      if (peak_flops(*gpu, p.dtype, CalibrationProfile{}) <= 0) dv.fail("a data type with a peak rate on " + p.gpu);
+      if (peak_flops(*gpu, p.dtype, CalibrationProfile{}) <= 0)
+        dv.fail("a data type with a peak rate on " + p.gpu);
       p.m = o.req("m").integer(1, 1 << 24);
       p.n = o.req("n").integer(1, 1 << 24);
       p.k = o.req("k").integer(1, 1 << 24);
@@ -170,35 +174,46 @@ File read_file(const std::string& rel, const std::string& root) {
         p.step = bo.req("step").integer(1, 1 << 20);
         bo.allow("source");
         bo.done();
-        auto on_grid = [&](std::int64_t x) { return x >= p.lo && x <= p.hi && (x - p.lo) % p.step == 0; };
+        auto on_grid = [&](std::int64_t x) {
+          return x >= p.lo && x <= p.hi && (x - p.lo) % p.step == 0;
+        };
         if (!on_grid(p.m) || !on_grid(p.n) || !on_grid(p.k))
           b->fail("a grid (min, max, step) that contains the point's own m, n and k");
         if ((p.hi - p.lo) / p.step > 200) b->fail("at most 200 steps per dimension");
       }
       p.metric = "TFLOP/s";
-      p.what = fmt::format("gemm {}x{}x{} {} on {}{}", p.m, p.n, p.k, to_string(p.dtype), p.gpu,
-                           p.best_of ? fmt::format(" (best of {}..{}/{})", p.lo, p.hi, p.step) : "");
+      p.what =
+          fmt::format("gemm {}x{}x{} {} on {}{}", p.m, p.n, p.k, to_string(p.dtype), p.gpu,
+                      p.best_of ? fmt::format(" (best of {}..{}/{})", p.lo, p.hi, p.step) : "");
     } else {
       std::string op = o.req("op").choice({"all_reduce", "all_gather", "reduce_scatter"});
-      p.coll = op == "all_reduce" ? Coll::AllReduce : op == "all_gather" ? Coll::AllGather : Coll::ReduceScatter;
+      p.coll = op == "all_reduce"   ? Coll::AllReduce
+               : op == "all_gather" ? Coll::AllGather
+                                    : Coll::ReduceScatter;
       std::string algo = o.req("algo").choice({"ring", "tree", "nvls", "auto"});
       p.tuned = algo == "auto";
       p.algo = algo == "tree" ? CollAlgo::Tree : algo == "nvls" ? CollAlgo::Nvls : CollAlgo::Ring;
       std::string proto = o.req("proto").choice({"ll", "ll128", "simple", "auto"});
-      if ((proto == "auto") != p.tuned) o.req("proto").fail("\"auto\" exactly when algo is \"auto\"");
-      p.proto = proto == "ll" ? NcclProto::LL : proto == "ll128" ? NcclProto::LL128 : NcclProto::Simple;
+      if ((proto == "auto") != p.tuned)
+        o.req("proto").fail("\"auto\" exactly when algo is \"auto\"");
+      p.proto = proto == "ll"      ? NcclProto::LL
+                : proto == "ll128" ? NcclProto::LL128
+                                   : NcclProto::Simple;
       p.gpus = static_cast<int>(o.req("gpus").integer(2, 1 << 20));
       p.bytes = o.req("bytes").quantity(Dim::Bytes, 1);
       auto bus = o.opt("busbw");
       auto alg = o.opt("algbw");
       auto tm = o.opt("time");
       if (bus.has_value() + alg.has_value() + tm.has_value() != 1)
-        o.value().fail("exactly one of \"busbw\", \"algbw\" and \"time\" (what the source reports)");
+        o.value().fail(
+            "exactly one of \"busbw\", \"algbw\" and \"time\" (what the source reports)");
       p.busbw = bus.has_value();
       p.time = tm.has_value();
-      p.measured = tm ? tm->quantity(Dim::Time, 1e-9) * 1e6 : (bus ? *bus : *alg).quantity(Dim::Bandwidth, 1) / 1e9;
+      p.measured = tm ? tm->quantity(Dim::Time, 1e-9) * 1e6
+                      : (bus ? *bus : *alg).quantity(Dim::Bandwidth, 1) / 1e9;
       p.metric = p.time ? "time us" : p.busbw ? "busbw GB/s" : "algbw GB/s";
-      p.what = fmt::format("{} {}/{} {} GPUs {}", op, algo, proto, p.gpus, format_quantity(p.bytes, Dim::Bytes));
+      p.what = fmt::format("{} {}/{} {} GPUs {}", op, algo, proto, p.gpus,
+                           format_quantity(p.bytes, Dim::Bytes));
     }
     o.done();
     by_id[p.id] = f.points.size();
@@ -213,9 +228,12 @@ File read_file(const std::string& rel, const std::string& root) {
     fit.constant = c.string();
     CalibrationProfile probe;
     if (!constant_ref(probe, fit.constant, nullptr, true))
-      c.fail("a fittable constant (compute.gemm.flops_efficiency_max, compute.attention.flops_efficiency_max, "
-             "compute.devices.<gpu>.gemm_efficiency.<dtype>, network.tiers.<tier>.bandwidth_efficiency, "
-             "nccl.nvls_bandwidth_efficiency)");
+      c.fail(
+          "a fittable constant (compute.gemm.flops_efficiency_max, "
+          "compute.attention.flops_efficiency_max, "
+          "compute.devices.<gpu>.gemm_efficiency.<dtype>, "
+          "network.tiers.<tier>.bandwidth_efficiency, "
+          "nccl.nvls_bandwidth_efficiency)");
     Arr ids = o.req("points").arr();
     if (ids.size() == 0) ids.value().fail("at least one point id");
     for (std::size_t j = 0; j < ids.size(); ++j) {
@@ -241,12 +259,14 @@ struct Clusters {
     std::error_code ec;
     auto full = std::filesystem::path(root) / rel;
     if (!std::filesystem::is_regular_file(full, ec))
-      throw InputError(file, "cluster", "\"" + rel + "\"", "a cluster file of the repository (repo-relative path)");
+      throw InputError(file, "cluster", "\"" + rel + "\"",
+                       "a cluster file of the repository (repo-relative path)");
     return loaded.emplace(rel, sim_cluster(load_cluster(full.string()))).first->second;
   }
 };
 
-double gemm_tflops(const Point& p, std::int64_t m, std::int64_t n, std::int64_t k, const CalibrationProfile& prof) {
+double gemm_tflops(const Point& p, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const CalibrationProfile& prof) {
   Op op;
   op.kind = OpKind::Gemm;
   op.dtype = p.dtype;
@@ -292,8 +312,9 @@ double predict(const Point& p, const File& f, const CalibrationProfile& prof, Cl
   std::vector<int> group;
   for (int i = 0; i < p.gpus; ++i) group.push_back(i);
   CollectiveContext ctx = make_collective_context(*c.topology, prof, c.nvls, c.sharp);
-  CollectivePlan plan = p.tuned ? plan_collective(p.coll, p.bytes, group, ctx)
-                                : plan_collective_with(p.coll, p.bytes, group, ctx, p.algo, p.proto);
+  CollectivePlan plan = p.tuned
+                            ? plan_collective(p.coll, p.bytes, group, ctx)
+                            : plan_collective_with(p.coll, p.bytes, group, ctx, p.algo, p.proto);
   double t = simulate_collectives({plan}, *c.topology, prof);
   if (p.time) return t * 1e6;
   double algbw = p.bytes / t;
@@ -320,7 +341,8 @@ std::vector<std::string> microbench_files(const std::string& root) {
   std::error_code ec;
   fs::path dir = fs::path(root) / "sim" / "calibration" / "microbench";
   if (!fs::is_directory(dir, ec))
-    throw InputError(dir.string(), "", "no such folder", "the microbenchmark data of the default calibration");
+    throw InputError(dir.string(), "", "no such folder",
+                     "the microbenchmark data of the default calibration");
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".json")
       out.push_back("sim/calibration/microbench/" + e.path().filename().string());

@@ -12,7 +12,9 @@ namespace tutti::cluster_detail {
 
 LinkShare::LinkShare(const Topology& t, const Shape& s) : t_(t), s_(s), links_(t.links().size()) {}
 
-static bool fabric_tier(Tier t) { return t != Tier::NVLink && t != Tier::PCIe && t != Tier::Access; }
+static bool fabric_tier(Tier t) {
+  return t != Tier::NVLink && t != Tier::PCIe && t != Tier::Access;
+}
 
 void LinkShare::add(int j, const std::vector<int>& gpus, double demand, std::vector<int>& touched) {
   if (static_cast<std::size_t>(j) >= jobs_.size()) jobs_.resize(static_cast<std::size_t>(j) + 1);
@@ -90,7 +92,8 @@ double LinkShare::water_level(std::uint32_t l) {
   if (ls.total <= 1.0) return 1e300;
   sort_.assign(ls.users.begin(), ls.users.end());
   std::sort(sort_.begin(), sort_.end(), [&](const Use& a, const Use& b) {
-    return jobs_[a.job].demand != jobs_[b.job].demand ? jobs_[a.job].demand < jobs_[b.job].demand : a.job < b.job;
+    return jobs_[a.job].demand != jobs_[b.job].demand ? jobs_[a.job].demand < jobs_[b.job].demand
+                                                      : a.job < b.job;
   });
   double cap = 1.0;
   double flows = 0;
@@ -120,7 +123,8 @@ double LinkShare::stretch(int j) const {
 }
 
 int LinkShare::groups_spanned(const std::vector<int>& gpus, int& domains) const {
-  std::vector<char> g(static_cast<std::size_t>(s_.groups), 0), d(static_cast<std::size_t>(s_.domains), 0);
+  std::vector<char> g(static_cast<std::size_t>(s_.groups), 0),
+      d(static_cast<std::size_t>(s_.domains), 0);
   int ng = 0;
   domains = 0;
   for (int x : gpus) {

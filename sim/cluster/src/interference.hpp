@@ -37,8 +37,9 @@ class LinkShare {
   };
   struct LinkState {
     std::vector<Use> users;
-    double level = 1e300;  ///< Water level (share per flow of unsatisfied flows); huge = not saturated.
-    double total = 0;      ///< Sum of the demands of its flows.
+    double level =
+        1e300;         ///< Water level (share per flow of unsatisfied flows); huge = not saturated.
+    double total = 0;  ///< Sum of the demands of its flows.
   };
   struct JobState {
     std::vector<std::pair<std::uint32_t, int>> links;  ///< (link, flows of the job on it)

@@ -1,10 +1,11 @@
 // Job list plumbing shared by the readers: interning, sorting and loading by extension.
+#include "tutti/cluster/jobs.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "tutti/cluster/jobs.hpp"
 #include "tutti/core/error.hpp"
 
 namespace tutti {

@@ -16,7 +16,8 @@ Shape cluster_shape(const Cluster& c) {
   const Topology& t = *c.topology;
   s.gpn = t.gpus_per_node();
   s.nodes = t.num_nodes();
-  if (s.gpn > 64) throw InputError(c.file, "gpus_per_node", std::to_string(s.gpn), "<= 64 for tutti cluster");
+  if (s.gpn > 64)
+    throw InputError(c.file, "gpus_per_node", std::to_string(s.gpn), "<= 64 for tutti cluster");
   s.domain_nodes = std::max(1, t.domain_gpus() / s.gpn);
   s.domain_of.resize(s.nodes);
   s.domains = (s.nodes + s.domain_nodes - 1) / s.domain_nodes;
@@ -49,7 +50,8 @@ Shape cluster_shape(const Cluster& c) {
   return s;
 }
 
-Placer::Placer(const Shape& s, AllocUnit alloc, PlacementKind kind) : s_(s), alloc_(alloc), kind_(kind) {
+Placer::Placer(const Shape& s, AllocUnit alloc, PlacementKind kind)
+    : s_(s), alloc_(alloc), kind_(kind) {
   const std::uint64_t all = s.gpn == 64 ? ~0ull : ((1ull << s.gpn) - 1);
   mask_.assign(s.nodes, all);
   free_.assign(s.nodes, s.gpn);
@@ -64,8 +66,12 @@ Placer::Placer(const Shape& s, AllocUnit alloc, PlacementKind kind) : s_(s), all
   full_total_ = s.nodes;
 }
 
-int Placer::units(int gpus) const { return alloc_ == AllocUnit::Node ? (gpus + s_.gpn - 1) / s_.gpn : gpus; }
-int Placer::held_gpus(int gpus) const { return alloc_ == AllocUnit::Node ? units(gpus) * s_.gpn : gpus; }
+int Placer::units(int gpus) const {
+  return alloc_ == AllocUnit::Node ? (gpus + s_.gpn - 1) / s_.gpn : gpus;
+}
+int Placer::held_gpus(int gpus) const {
+  return alloc_ == AllocUnit::Node ? units(gpus) * s_.gpn : gpus;
+}
 
 bool Placer::fits_count(int gpus) const {
   if (alloc_ == AllocUnit::Node) return units(gpus) <= full_total_;
@@ -98,7 +104,8 @@ bool Placer::take_nodes(int n, std::vector<int>& out) {
     order.clear();
     for (int g = 0; g < s_.groups; ++g)
       if (group_full_[g] > 0) order.push_back(g);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return group_full_[a] > group_full_[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return group_full_[a] > group_full_[b]; });
     std::vector<std::size_t> cursor(order.size(), 0);  // small: groups
     while (static_cast<int>(out.size()) < n) {
       bool any = false;
@@ -144,7 +151,8 @@ bool Placer::take_nodes(int n, std::vector<int>& out) {
   order.clear();
   for (int g = 0; g < s_.groups; ++g)
     if (group_full_[g] > 0) order.push_back(g);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return group_full_[a] > group_full_[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return group_full_[a] > group_full_[b]; });
   for (int g : order) {
     if (static_cast<int>(out.size()) == n) break;
     take_from(s_.group_nodes[g], n - static_cast<int>(out.size()));

@@ -14,8 +14,8 @@ namespace cluster_detail {
 /// scalable unit on rail-optimized fabrics).
 struct Shape {
   int nodes = 1, gpn = 8, domain_nodes = 1, groups = 1, domains = 1;
-  std::vector<int> group_of, domain_of;      ///< Per node.
-  std::vector<std::vector<int>> group_nodes; ///< Nodes of each group, ascending.
+  std::vector<int> group_of, domain_of;       ///< Per node.
+  std::vector<std::vector<int>> group_nodes;  ///< Nodes of each group, ascending.
   std::vector<std::vector<int>> domain_nodes_list;
 };
 Shape cluster_shape(const Cluster& c);
@@ -36,7 +36,7 @@ class Placer {
   void release(const std::vector<int>& gpus);
   void set_down(int node, bool down);
   bool down(int node) const { return down_[node] != 0; }
-  int free_gpus() const { return free_total_; }   ///< On up nodes.
+  int free_gpus() const { return free_total_; }  ///< On up nodes.
   int down_gpus() const { return down_total_ * s_.gpn; }
   int free_units() const { return alloc_ == AllocUnit::Node ? full_total_ : free_total_; }
   int units(int gpus) const;  ///< Nodes (node mode) or GPUs a job needs.

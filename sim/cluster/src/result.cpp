@@ -1,5 +1,6 @@
 // ClusterResult writers: JSON (schemas/cluster_result.schema.json), CSV, text tables.
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tutti/cluster/cluster_sim.hpp"
@@ -41,9 +42,12 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   j["allocated_utilization"] = r.allocated_utilization;
   j["busy_utilization"] = r.busy_utilization;
   j["goodput"] = r.goodput;
-  j["idle_gpu_hours"] = {{"fragmentation", r.idle.fragmentation}, {"queue_head_blocking", r.idle.head_blocking},
-                         {"no_demand", r.idle.no_demand},         {"failures_restarts", r.idle.failures},
-                         {"preemption", r.idle.preemption},       {"interference", r.idle.interference},
+  j["idle_gpu_hours"] = {{"fragmentation", r.idle.fragmentation},
+                         {"queue_head_blocking", r.idle.head_blocking},
+                         {"no_demand", r.idle.no_demand},
+                         {"failures_restarts", r.idle.failures},
+                         {"preemption", r.idle.preemption},
+                         {"interference", r.idle.interference},
                          {"total", r.idle.total()}};
   j["wait_s"] = pct(r.wait_s);
   j["jct_s"] = pct(r.jct_s);
@@ -59,22 +63,33 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   j["defaults"] = r.defaults;
   nlohmann::json users = nlohmann::json::array();
   for (const UserSummary& u : r.users)
-    users.push_back({{"user", u.name}, {"jobs", u.jobs}, {"gpu_hours", u.gpu_hours}, {"wait_s", pct(u.wait_s)},
+    users.push_back({{"user", u.name},
+                     {"jobs", u.jobs},
+                     {"gpu_hours", u.gpu_hours},
+                     {"wait_s", pct(u.wait_s)},
                      {"jct_s", pct(u.jct_s)}});
   j["users"] = users;
   nlohmann::json tl = nlohmann::json::array();
-  for (const UtilPoint& p : r.timeline) tl.push_back({{"t_s", p.t_s}, {"allocated", p.allocated}, {"busy", p.busy}});
+  for (const UtilPoint& p : r.timeline)
+    tl.push_back({{"t_s", p.t_s}, {"allocated", p.allocated}, {"busy", p.busy}});
   j["timeline"] = tl;
   if (with_jobs) {
     nlohmann::json js = nlohmann::json::array();
     for (const JobOutcome& o : r.outcomes) {
-      js.push_back({{"id", o.id},           {"user", r.users.empty() ? "" : r.users[o.user].name},
-                    {"gpus", o.gpus},       {"submit_s", o.submit_s},
-                    {"start_s", o.start_s}, {"end_s", o.end_s},
-                    {"wait_s", o.wait_s},   {"jct_s", o.jct_s},
-                    {"solo_s", o.solo_s},   {"slowdown", o.slowdown},
-                    {"restarts", o.restarts}, {"preemptions", o.preemptions},
-                    {"nodes", o.nodes},     {"domains", o.domains},
+      js.push_back({{"id", o.id},
+                    {"user", r.users.empty() ? "" : r.users[o.user].name},
+                    {"gpus", o.gpus},
+                    {"submit_s", o.submit_s},
+                    {"start_s", o.start_s},
+                    {"end_s", o.end_s},
+                    {"wait_s", o.wait_s},
+                    {"jct_s", o.jct_s},
+                    {"solo_s", o.solo_s},
+                    {"slowdown", o.slowdown},
+                    {"restarts", o.restarts},
+                    {"preemptions", o.preemptions},
+                    {"nodes", o.nodes},
+                    {"domains", o.domains},
                     {"groups", o.groups}});
       if (o.min_gpus_used > 0) {
         js.back()["min_gpus_used"] = o.min_gpus_used;
@@ -88,11 +103,14 @@ nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
 }
 
 std::string jobs_csv(const ClusterResult& r) {
-  std::string s = "id,user,gpus,submit_s,start_s,end_s,wait_s,jct_s,solo_s,slowdown,restarts,preemptions,nodes,domains,groups\n";
+  std::string s =
+      "id,user,gpus,submit_s,start_s,end_s,wait_s,jct_s,solo_s,slowdown,restarts,preemptions,nodes,"
+      "domains,groups\n";
   for (const JobOutcome& o : r.outcomes)
-    s += fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.6f},{},{},{},{},{}\n", o.id,
-                     r.users.empty() ? "" : r.users[o.user].name, o.gpus, o.submit_s, o.start_s, o.end_s, o.wait_s,
-                     o.jct_s, o.solo_s, o.slowdown, o.restarts, o.preemptions, o.nodes, o.domains, o.groups);
+    s += fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.6f},{},{},{},{},{}\n",
+                     o.id, r.users.empty() ? "" : r.users[o.user].name, o.gpus, o.submit_s,
+                     o.start_s, o.end_s, o.wait_s, o.jct_s, o.solo_s, o.slowdown, o.restarts,
+                     o.preemptions, o.nodes, o.domains, o.groups);
   return s;
 }
 
@@ -100,24 +118,28 @@ std::string cluster_text(const ClusterResult& r) {
   std::string s;
   s += fmt::format("cluster    {} ({} GPUs, {} nodes)\n", r.cluster, r.gpus, r.nodes);
   s += fmt::format("trace      {} ({} jobs)\n", r.trace, r.jobs);
-  s += fmt::format("scheduler  {}, placement {}, allocation by {}, job runtimes {}\n\n", r.scheduler, r.placement,
-                   r.alloc, r.engine);
+  s += fmt::format("scheduler  {}, placement {}, allocation by {}, job runtimes {}\n\n",
+                   r.scheduler, r.placement, r.alloc, r.engine);
   s += fmt::format("makespan             {}\n", dur(r.makespan_s));
-  s += fmt::format("GPU utilisation      {:.1f}% allocated, {:.1f}% busy (goodput {:.1f}% of allocated)\n",
-                   100 * r.allocated_utilization, 100 * r.busy_utilization, 100 * r.goodput);
-  s += fmt::format("queue wait           p50 {}  p90 {}  p99 {}  (mean {})\n", dur(r.wait_s.p50), dur(r.wait_s.p90),
-                   dur(r.wait_s.p99), dur(r.wait_s.mean));
-  s += fmt::format("job completion time  p50 {}  p90 {}  p99 {}\n", dur(r.jct_s.p50), dur(r.jct_s.p90), dur(r.jct_s.p99));
-  s += fmt::format("interference         slowdown p50 {:.3f}  p90 {:.3f}  p99 {:.3f}\n", r.slowdown.p50, r.slowdown.p90,
-                   r.slowdown.p99);
-  s += fmt::format("failures             {} node failures, {} job restarts, {} preemptions\n", r.failures, r.restarts,
-                   r.preemptions);
+  s += fmt::format(
+      "GPU utilisation      {:.1f}% allocated, {:.1f}% busy (goodput {:.1f}% of allocated)\n",
+      100 * r.allocated_utilization, 100 * r.busy_utilization, 100 * r.goodput);
+  s += fmt::format("queue wait           p50 {}  p90 {}  p99 {}  (mean {})\n", dur(r.wait_s.p50),
+                   dur(r.wait_s.p90), dur(r.wait_s.p99), dur(r.wait_s.mean));
+  s += fmt::format("job completion time  p50 {}  p90 {}  p99 {}\n", dur(r.jct_s.p50),
+                   dur(r.jct_s.p90), dur(r.jct_s.p99));
+  s += fmt::format("interference         slowdown p50 {:.3f}  p90 {:.3f}  p99 {:.3f}\n",
+                   r.slowdown.p50, r.slowdown.p90, r.slowdown.p99);
+  s += fmt::format("failures             {} node failures, {} job restarts, {} preemptions\n",
+                   r.failures, r.restarts, r.preemptions);
   if (r.resizes > 0) s += fmt::format("elastic              {} grow/shrink steps\n", r.resizes);
-  s += fmt::format("energy, cost         {:.1f} MWh, ${:.0f} (electricity ${:.0f})\n", r.energy_J / kJoulePerKWh / 1e3,
-                   r.cost_usd, r.energy_cost_usd);
+  s += fmt::format("energy, cost         {:.1f} MWh, ${:.0f} (electricity ${:.0f})\n",
+                   r.energy_J / kJoulePerKWh / 1e3, r.cost_usd, r.energy_cost_usd);
   const double tot = r.gpu_hours > 0 ? r.gpu_hours : 1;
   s += fmt::format("\nGPU-hours ({:.0f} in all)\n", r.gpu_hours);
-  auto row = [&](const char* name, double h) { s += fmt::format("  {:<22} {:>12.1f}  {:5.1f}%\n", name, h, 100 * h / tot); };
+  auto row = [&](const char* name, double h) {
+    s += fmt::format("  {:<22} {:>12.1f}  {:5.1f}%\n", name, h, 100 * h / tot);
+  };
   row("useful work", r.useful_gpu_hours);
   row("idle: fragmentation", r.idle.fragmentation);
   row("idle: queue head", r.idle.head_blocking);
@@ -128,8 +150,8 @@ std::string cluster_text(const ClusterResult& r) {
   if (r.users.size() > 1) {
     s += "\nper user                jobs   GPU-h    wait p50    wait p90     JCT p90\n";
     for (const UserSummary& u : r.users)
-      s += fmt::format("  {:<20} {:>5} {:>7.0f} {:>11} {:>11} {:>11}\n", u.name, u.jobs, u.gpu_hours, dur(u.wait_s.p50),
-                       dur(u.wait_s.p90), dur(u.jct_s.p90));
+      s += fmt::format("  {:<20} {:>5} {:>7.0f} {:>11} {:>11} {:>11}\n", u.name, u.jobs,
+                       u.gpu_hours, dur(u.wait_s.p50), dur(u.wait_s.p90), dur(u.jct_s.p90));
   }
   s += "\nassumptions\n";
   for (const std::string& d : r.defaults) s += "  " + d + "\n";
@@ -137,17 +159,20 @@ std::string cluster_text(const ClusterResult& r) {
 }
 
 std::string compare_header(const ClusterResult& r) {
-  std::string s = fmt::format("cluster {} ({} GPUs), trace {} ({} jobs)\n\n", r.cluster, r.gpus, r.trace, r.jobs);
-  s += fmt::format("{:<24} {:<9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9}\n", "scheduler", "placement",
-                   "makespan", "alloc%", "busy%", "wait p50", "wait p90", "JCT p90", "slow p90", "frag GPUh", "head GPUh");
+  std::string s = fmt::format("cluster {} ({} GPUs), trace {} ({} jobs)\n\n", r.cluster, r.gpus,
+                              r.trace, r.jobs);
+  s += fmt::format("{:<24} {:<9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9}\n",
+                   "scheduler", "placement", "makespan", "alloc%", "busy%", "wait p50", "wait p90",
+                   "JCT p90", "slow p90", "frag GPUh", "head GPUh");
   return s;
 }
 
 std::string compare_row(const ClusterResult& r) {
-  return fmt::format("{:<24} {:<9} {:>9} {:>7.1f} {:>7.1f} {:>10} {:>10} {:>10} {:>8.3f} {:>9.0f} {:>9.0f}\n", r.scheduler,
-                     r.placement, dur(r.makespan_s), 100 * r.allocated_utilization, 100 * r.busy_utilization,
-                     dur(r.wait_s.p50), dur(r.wait_s.p90), dur(r.jct_s.p90), r.slowdown.p90, r.idle.fragmentation,
-                     r.idle.head_blocking);
+  return fmt::format(
+      "{:<24} {:<9} {:>9} {:>7.1f} {:>7.1f} {:>10} {:>10} {:>10} {:>8.3f} {:>9.0f} {:>9.0f}\n",
+      r.scheduler, r.placement, dur(r.makespan_s), 100 * r.allocated_utilization,
+      100 * r.busy_utilization, dur(r.wait_s.p50), dur(r.wait_s.p90), dur(r.jct_s.p90),
+      r.slowdown.p90, r.idle.fragmentation, r.idle.head_blocking);
 }
 
 std::string compare_text(const std::vector<ClusterResult>& rs) {

@@ -20,7 +20,9 @@ class Rng {
     return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
   }
   /// Integer in [0, n).
-  std::uint64_t below(std::uint64_t n) { return static_cast<std::uint64_t>(uniform() * static_cast<double>(n)) % n; }
+  std::uint64_t below(std::uint64_t n) {
+    return static_cast<std::uint64_t>(uniform() * static_cast<double>(n)) % n;
+  }
 
  private:
   std::mt19937_64 g_;

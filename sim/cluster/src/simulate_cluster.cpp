@@ -1,9 +1,10 @@
 // The event loop of `tutti cluster simulate`: events, queue, scheduler passes, failures,
 // interference and the accounting of every GPU-second (cluster_sim.hpp states the model).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 #include <queue>
 
@@ -21,7 +22,8 @@ namespace tutti {
 
 namespace {
 template <class E>
-E parse_kind(const std::string& s, const std::string& flag, std::initializer_list<std::pair<const char*, E>> aliases) {
+E parse_kind(const std::string& s, const std::string& flag,
+             std::initializer_list<std::pair<const char*, E>> aliases) {
   if (auto e = parse_enum<E>(s)) return *e;
   for (auto& [a, e] : aliases)
     if (s == a) return e;
@@ -30,13 +32,17 @@ E parse_kind(const std::string& s, const std::string& flag, std::initializer_lis
 }  // namespace
 
 SchedulerKind parse_scheduler(const std::string& s, const std::string& flag) {
-  return parse_kind<SchedulerKind>(s, flag, {{"easy", SchedulerKind::Easy}, {"conservative", SchedulerKind::Conservative},
-                                             {"fairshare", SchedulerKind::FairShare}});
+  return parse_kind<SchedulerKind>(s, flag,
+                                   {{"easy", SchedulerKind::Easy},
+                                    {"conservative", SchedulerKind::Conservative},
+                                    {"fairshare", SchedulerKind::FairShare}});
 }
 PlacementKind parse_placement(const std::string& s, const std::string& flag) {
   return parse_kind<PlacementKind>(s, flag, {{"topology-aware", PlacementKind::Topology}});
 }
-AllocUnit parse_alloc(const std::string& s, const std::string& flag) { return parse_kind<AllocUnit>(s, flag, {}); }
+AllocUnit parse_alloc(const std::string& s, const std::string& flag) {
+  return parse_kind<AllocUnit>(s, flag, {});
+}
 
 Percentiles percentiles(std::vector<double>& v) {
   Percentiles p;
@@ -99,8 +105,14 @@ struct Event {
 class Sim {
  public:
   Sim(const Cluster& c, const JobList& jl, const ClusterSimOptions& o)
-      : c_(c), jl_(jl), o_(o), shape_(cluster_shape(c)), placer_(shape_, o.alloc, o.placement),
-        timer_(c, shape_, jl, o.engine, o.calibration), net_(*c.topology, shape_), rng_(o.seed) {}
+      : c_(c),
+        jl_(jl),
+        o_(o),
+        shape_(cluster_shape(c)),
+        placer_(shape_, o.alloc, o.placement),
+        timer_(c, shape_, jl, o.engine, o.calibration),
+        net_(*c.topology, shape_),
+        rng_(o.seed) {}
 
   ClusterResult run();
 
@@ -153,8 +165,8 @@ class Sim {
   std::vector<int> scratch_, extra_;
   std::vector<double> usage_;  // fair share, decayed GPU-seconds per user/team
   double usage_t_ = 0;
-  double node_rate_ = 0;       // failures per node-second
-  double switch_rate_ = 0;     // switch failures per cluster-second (profile classes per "switch")
+  double node_rate_ = 0;    // failures per node-second
+  double switch_rate_ = 0;  // switch failures per cluster-second (profile classes per "switch")
   std::vector<std::vector<int>> switch_domains_;  // nodes each blocking switch cuts off
   int failures_ = 0;
   std::vector<std::vector<int>> node_jobs_;
@@ -167,8 +179,10 @@ double Sim::order_key(int j) const {
       const int who = o_.fair_share_by_team ? jl_.jobs[j].team : jl_.jobs[j].user;
       return usage_[who];
     }
-    case SchedulerKind::Gang: return -static_cast<double>(jl_.jobs[j].priority);
-    default: return r.out.submit_s;
+    case SchedulerKind::Gang:
+      return -static_cast<double>(jl_.jobs[j].priority);
+    default:
+      return r.out.submit_s;
   }
 }
 
@@ -176,7 +190,9 @@ void Sim::requeue(int j) {
   runs_[j].st = St::Queued;
   // Insert in submit order (the sort in pass() re-orders for fair-share and gang).
   auto it = std::upper_bound(queue_.begin(), queue_.end(), j, [&](int a, int b) {
-    return runs_[a].out.submit_s != runs_[b].out.submit_s ? runs_[a].out.submit_s < runs_[b].out.submit_s : a < b;
+    return runs_[a].out.submit_s != runs_[b].out.submit_s
+               ? runs_[a].out.submit_s < runs_[b].out.submit_s
+               : a < b;
   });
   queue_.insert(it, j);
 }
@@ -202,7 +218,8 @@ void Sim::advance(double t) {
   const double free = placer_.free_gpus();
   idle_.failures += placer_.down_gpus() * dt + ckpt_rate_ * dt;
   idle_.interference += interf_rate_ * dt;
-  if (queue_.empty()) idle_.no_demand += free * dt;
+  if (queue_.empty())
+    idle_.no_demand += free * dt;
   else if (placer_.fits_count(runs_[queue_.front()].gpus) || runs_[queue_.front()].held <= free)
     idle_.fragmentation += free * dt;
   else
@@ -282,7 +299,8 @@ void Sim::start(int j) {
   r.ckpt_s = o_.checkpoint_write_s;
   if (o_.failures && node_rate_ > 0) {
     const double mtbf = 1.0 / (node_rate_ * r.out.nodes);
-    r.tau_s = o_.checkpoint_interval_s > 0 ? o_.checkpoint_interval_s : young_interval_s(r.ckpt_s, mtbf);
+    r.tau_s =
+        o_.checkpoint_interval_s > 0 ? o_.checkpoint_interval_s : young_interval_s(r.ckpt_s, mtbf);
     r.ck = 1 + r.ckpt_s / r.tau_s;
   } else {
     r.tau_s = kInf;
@@ -332,7 +350,8 @@ void Sim::set_use(int j) {
 
 void Sim::link_nodes(int j) {
   for (int g : runs_[j].gpu_ids)
-    if (node_jobs_[g / shape_.gpn].empty() || node_jobs_[g / shape_.gpn].back() != j) node_jobs_[g / shape_.gpn].push_back(j);
+    if (node_jobs_[g / shape_.gpn].empty() || node_jobs_[g / shape_.gpn].back() != j)
+      node_jobs_[g / shape_.gpn].push_back(j);
 }
 
 void Sim::unlink_nodes(int j) {
@@ -380,7 +399,8 @@ void Sim::resize(int j, const std::vector<int>& add, int drop) {
   ckpt_rate_ += r.held * (1 - 1 / r.ck);
   link_nodes(j);
   count_spans(j);
-  if (o_.interference && r.solo.fabric_busy > 0) net_.add(j, r.gpu_ids, r.solo.fabric_busy, touched_);
+  if (o_.interference && r.solo.fabric_busy > 0)
+    net_.add(j, r.gpu_ids, r.solo.fabric_busy, touched_);
   reschedule(j);
   refresh_interference(touched_);
 }
@@ -437,7 +457,8 @@ void Sim::grow() {
     const int units = std::min(room / unit_gpus, placer_.free_units());
     if (units <= 0) continue;
     const bool ok = o_.alloc == AllocUnit::Gpu ? placer_.take_any(units, r.gpu_ids, scratch_)
-                                               : placer_.fits_count(units * unit_gpus) && placer_.place(units * unit_gpus, scratch_);
+                                               : placer_.fits_count(units * unit_gpus) &&
+                                                     placer_.place(units * unit_gpus, scratch_);
     if (ok) resize(j, scratch_, 0);
   }
 }
@@ -502,7 +523,9 @@ bool Sim::try_start(int j) {
 // (nodes or GPUs) left over then.
 double Sim::shadow(int head, double& extra) {
   candidates_.assign(running_.begin(), running_.end());
-  auto end_est = [&](int j) { return std::max(now_ + 1e-9, runs_[j].start_t + runs_[j].est_s * runs_[j].ck); };
+  auto end_est = [&](int j) {
+    return std::max(now_ + 1e-9, runs_[j].start_t + runs_[j].est_s * runs_[j].ck);
+  };
   std::sort(candidates_.begin(), candidates_.end(), [&](int a, int b) {
     const double ea = end_est(a), eb = end_est(b);
     return ea != eb ? ea < eb : a < b;
@@ -530,8 +553,11 @@ void Sim::conservative() {
   std::vector<Step> p;
   p.push_back({now_, static_cast<double>(placer_.free_units())});
   candidates_.assign(running_.begin(), running_.end());
-  auto end_est = [&](int j) { return std::max(now_ + 1e-9, runs_[j].start_t + runs_[j].est_s * runs_[j].ck); };
-  std::sort(candidates_.begin(), candidates_.end(), [&](int a, int b) { return end_est(a) < end_est(b); });
+  auto end_est = [&](int j) {
+    return std::max(now_ + 1e-9, runs_[j].start_t + runs_[j].est_s * runs_[j].ck);
+  };
+  std::sort(candidates_.begin(), candidates_.end(),
+            [&](int a, int b) { return end_est(a) < end_est(b); });
   for (int j : candidates_) p.push_back({end_est(j), p.back().free + placer_.units(runs_[j].held)});
   int scanned = 0;
   for (std::size_t qi = 0; qi < queue_.size() && scanned < o_.backfill_depth; ++scanned) {
@@ -561,7 +587,8 @@ void Sim::conservative() {
     const double t0 = p[s].t, t1 = t0 + dur;
     std::size_t k = s;
     for (; k < p.size() && p[k].t < t1; ++k) p[k].free -= need;
-    if (k == p.size() || p[k].t > t1) p.insert(p.begin() + static_cast<std::ptrdiff_t>(k), {t1, p[k - 1].free + need});
+    if (k == p.size() || p[k].t > t1)
+      p.insert(p.begin() + static_cast<std::ptrdiff_t>(k), {t1, p[k - 1].free + need});
   }
 }
 
@@ -581,7 +608,9 @@ void Sim::schedule() {
     std::stable_sort(queue_.begin(), queue_.end(), [&](int a, int b) {
       const double ka = order_key(a), kb = order_key(b);
       if (ka != kb) return ka < kb;
-      return runs_[a].out.submit_s != runs_[b].out.submit_s ? runs_[a].out.submit_s < runs_[b].out.submit_s : a < b;
+      return runs_[a].out.submit_s != runs_[b].out.submit_s
+                 ? runs_[a].out.submit_s < runs_[b].out.submit_s
+                 : a < b;
     });
   }
   if (o_.elastic) shrink_for_head();
@@ -604,11 +633,14 @@ void Sim::schedule() {
       }
     if (freeable >= placer_.units(runs_[head].gpus)) {
       std::sort(candidates_.begin(), candidates_.end(), [&](int a, int b) {
-        if (jl_.jobs[a].priority != jl_.jobs[b].priority) return jl_.jobs[a].priority < jl_.jobs[b].priority;
+        if (jl_.jobs[a].priority != jl_.jobs[b].priority)
+          return jl_.jobs[a].priority < jl_.jobs[b].priority;
         return runs_[a].start_t != runs_[b].start_t ? runs_[a].start_t > runs_[b].start_t : a > b;
       });
       for (int j : candidates_) {
-        if (placer_.fits_count(runs_[head].gpus) && placer_.place(runs_[head].gpus, runs_[head].gpu_ids)) break;
+        if (placer_.fits_count(runs_[head].gpus) &&
+            placer_.place(runs_[head].gpus, runs_[head].gpu_ids))
+          break;
         stop(j, now_, 2);
       }
       queue_.erase(std::find(queue_.begin(), queue_.end(), head));
@@ -652,10 +684,14 @@ ClusterResult Sim::run() {
     double rate = 0;  // per cluster-second
     for (const FailureClass& f : p.classes) {
       double units = 0;
-      if (f.per == "gpu") units = in.gpus;
-      else if (f.per == "node") units = in.nodes;
-      else if (f.per == "nic") units = in.nics;
-      else if (f.per == "link") units = in.network_links;
+      if (f.per == "gpu")
+        units = in.gpus;
+      else if (f.per == "node")
+        units = in.nodes;
+      else if (f.per == "nic")
+        units = in.nics;
+      else if (f.per == "link")
+        units = in.network_links;
       else if (f.per == "switch") {
         // A switch failure stops every job on the nodes behind it (event kind 4), not one node.
         switch_rate_ += f.rate_per_unit_s * in.blocking_switches;
@@ -668,16 +704,18 @@ ClusterResult Sim::run() {
     for (const auto& dom : switch_domains_)
       for (int node : dom)
         if (node < 0 || node >= shape_.nodes)
-          throw InternalError("cluster: a switch failure domain names node " + std::to_string(node) + " of " +
-                              std::to_string(shape_.nodes));
+          throw InternalError("cluster: a switch failure domain names node " +
+                              std::to_string(node) + " of " + std::to_string(shape_.nodes));
     if (o_.restart_s < 0) o_.restart_s = p.restart_s;
     if (switch_rate_ > 0)
-      res.defaults.push_back(fmt::format("failures = profile {} ({:.2f} per node-year charged to nodes; {:.2f} switch "
-                                         "failures per year, each stopping every job behind the switch)",
-                                         p.id, node_rate_ * kYear, switch_rate_ * kYear));
+      res.defaults.push_back(
+          fmt::format("failures = profile {} ({:.2f} per node-year charged to nodes; {:.2f} switch "
+                      "failures per year, each stopping every job behind the switch)",
+                      p.id, node_rate_ * kYear, switch_rate_ * kYear));
     else
-      res.defaults.push_back(fmt::format("failures = profile {} ({:.2f} per node-year, all classes charged to nodes)",
-                                         p.id, node_rate_ * kYear));
+      res.defaults.push_back(
+          fmt::format("failures = profile {} ({:.2f} per node-year, all classes charged to nodes)",
+                      p.id, node_rate_ * kYear));
   }
   if (o_.restart_s < 0) o_.restart_s = 0;
   const int max_units = placer_.units(shape_.nodes * shape_.gpn);
@@ -688,10 +726,12 @@ ClusterResult Sim::run() {
     r.gpus = r.elastic ? js.min_gpus : timer_.job_gpus(js);
     r.held = placer_.held_gpus(r.gpus);
     if (placer_.units(r.gpus) > max_units)
-      throw InputError(jl_.file, js.line > 0 ? fmt::format("line {}", js.line) : fmt::format("jobs[id={}]", js.id),
-                       fmt::format("job {} asks for {} GPUs", js.id, r.gpus),
-                       fmt::format("at most the cluster's {} GPUs ({}); use a larger cluster (--set nodes=...)",
-                                   shape_.nodes * shape_.gpn, c_.name));
+      throw InputError(
+          jl_.file,
+          js.line > 0 ? fmt::format("line {}", js.line) : fmt::format("jobs[id={}]", js.id),
+          fmt::format("job {} asks for {} GPUs", js.id, r.gpus),
+          fmt::format("at most the cluster's {} GPUs ({}); use a larger cluster (--set nodes=...)",
+                      shape_.nodes * shape_.gpn, c_.name));
     r.out.id = js.id;
     r.out.user = js.user;
     r.out.team = js.team;
@@ -699,7 +739,8 @@ ClusterResult Sim::run() {
     r.out.submit_s = js.submit_s;
     ev_.push({js.submit_s, 0, j, 0});
   }
-  if (o_.failures && node_rate_ > 0) ev_.push({rng_.exponential(1 / (node_rate_ * shape_.nodes)), 2, 0, 0});
+  if (o_.failures && node_rate_ > 0)
+    ev_.push({rng_.exponential(1 / (node_rate_ * shape_.nodes)), 2, 0, 0});
   if (o_.failures && switch_rate_ > 0 && !switch_domains_.empty())
     ev_.push({rng_.exponential(1 / switch_rate_), 4, 0, 0});
   int done = 0;
@@ -720,14 +761,16 @@ ClusterResult Sim::run() {
           const SoloTime s = timer_.time(jl_.jobs[e.a], canon);
           r.est_s = s.units * s.unit_s;
         }
-        if (r.elastic) r.est_s *= static_cast<double>(jl_.jobs[e.a].gpus) / r.gpus;  // at its minimum
+        if (r.elastic)
+          r.est_s *= static_cast<double>(jl_.jobs[e.a].gpus) / r.gpus;  // at its minimum
         requeue(e.a);
       } else if (e.kind == 1) {
         Run& r = runs_[e.a];
         if (r.st != St::Running || e.version != r.version) continue;
         stop(e.a, t, 0);
         ++done;
-        if (o_.progress) o_.progress(static_cast<std::uint64_t>(done), static_cast<std::uint64_t>(n));
+        if (o_.progress)
+          o_.progress(static_cast<std::uint64_t>(done), static_cast<std::uint64_t>(n));
       } else if (e.kind == 2) {
         const int node = static_cast<int>(rng_.below(static_cast<std::uint64_t>(shape_.nodes)));
         ev_.push({t + rng_.exponential(1 / (node_rate_ * shape_.nodes)), 2, 0, 0});
@@ -740,12 +783,14 @@ ClusterResult Sim::run() {
       } else if (e.kind == 4) {
         // A switch that is some NICs' only attachment: every job on a node behind it stops, and
         // those nodes are out until the switch is repaired.
-        const auto& dom = switch_domains_[rng_.below(static_cast<std::uint64_t>(switch_domains_.size()))];
+        const auto& dom =
+            switch_domains_[rng_.below(static_cast<std::uint64_t>(switch_domains_.size()))];
         ev_.push({t + rng_.exponential(1 / switch_rate_), 4, 0, 0});
         ++failures_;
         std::vector<int> jobs;
         for (int node : dom)
-          if (!placer_.down(node)) jobs.insert(jobs.end(), node_jobs_[node].begin(), node_jobs_[node].end());
+          if (!placer_.down(node))
+            jobs.insert(jobs.end(), node_jobs_[node].begin(), node_jobs_[node].end());
         std::sort(jobs.begin(), jobs.end());
         jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
         for (int j : jobs)
@@ -761,8 +806,7 @@ ClusterResult Sim::run() {
     }
     pass();
   }
-  if (done < n)
-    throw InternalError("cluster: the event queue ran dry with jobs left");
+  if (done < n) throw InternalError("cluster: the event queue ran dry with jobs left");
   // Results.
   res.cluster = c_.name;
   res.scheduler = to_string(o_.scheduler);
@@ -809,13 +853,14 @@ ClusterResult Sim::run() {
   res.busy_utilization = res.gpu_hours > 0 ? res.useful_gpu_hours / res.gpu_hours : 0;
   res.goodput = res.allocated_gpu_hours > 0 ? res.useful_gpu_hours / res.allocated_gpu_hours : 0;
   res.idle = idle_;
-  for (double* x : {&res.idle.fragmentation, &res.idle.head_blocking, &res.idle.no_demand, &res.idle.failures,
-                    &res.idle.preemption, &res.idle.interference})
+  for (double* x : {&res.idle.fragmentation, &res.idle.head_blocking, &res.idle.no_demand,
+                    &res.idle.failures, &res.idle.preemption, &res.idle.interference})
     *x /= kHour;
   res.failures = failures_;
   // Timeline: hours folded into timeline_points buckets.
   const std::size_t H = hour_alloc_.size();
-  const std::size_t P = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(o_.timeline_points), H));
+  const std::size_t P = std::max<std::size_t>(
+      1, std::min<std::size_t>(static_cast<std::size_t>(o_.timeline_points), H));
   for (std::size_t b = 0; b < P; ++b) {
     const std::size_t h0 = b * H / P, h1 = (b + 1) * H / P;
     double a = 0, u = 0, span = 0;
@@ -835,43 +880,61 @@ ClusterResult Sim::run() {
     FacilityInputs in;
     fill_cluster_inputs(in, c_);
     const double busy_W = in.gpu.cap_W(), idle_W = in.gpu.idle_W;
-    const double gpu_J = res.allocated_gpu_hours * kHour * busy_W + (res.gpu_hours - res.allocated_gpu_hours) * kHour * idle_W;
-    const double rest_J = (in.node_overhead_W * shape_.nodes + in.network_power_W + in.storage_power_W) * now_;
+    const double gpu_J = res.allocated_gpu_hours * kHour * busy_W +
+                         (res.gpu_hours - res.allocated_gpu_hours) * kHour * idle_W;
+    const double rest_J =
+        (in.node_overhead_W * shape_.nodes + in.network_power_W + in.storage_power_W) * now_;
     res.energy_J = (gpu_J + rest_J) * in.pue;
     res.energy_cost_usd = res.energy_J * in.electricity_usd_per_J;
-    const double servers = in.node_price_usd > 0 ? in.node_price_usd * shape_.nodes : in.gpu_price_usd * res.gpus;
+    const double servers =
+        in.node_price_usd > 0 ? in.node_price_usd * shape_.nodes : in.gpu_price_usd * res.gpus;
     const FacilityOptions fo;
     const double capex = servers + in.network_capex_usd + in.storage_capex_usd;
     res.cost_usd = capex / (fo.hardware_life_years * kYear) * now_ + res.energy_cost_usd;
-    res.defaults.push_back(fmt::format("energy = allocated GPUs at their power cap {:.0f} W, free GPUs at idle {:.0f} W, "
-                                       "node overhead and network always on, PUE {:.2f}", busy_W, idle_W, in.pue));
-    res.defaults.push_back(fmt::format("cost = capex ${:.3g} over {:.0f} years, pro rata, + electricity",
-                                       capex, fo.hardware_life_years));
+    res.defaults.push_back(fmt::format(
+        "energy = allocated GPUs at their power cap {:.0f} W, free GPUs at idle {:.0f} W, "
+        "node overhead and network always on, PUE {:.2f}",
+        busy_W, idle_W, in.pue));
+    res.defaults.push_back(
+        fmt::format("cost = capex ${:.3g} over {:.0f} years, pro rata, + electricity", capex,
+                    fo.hardware_life_years));
   }
-  res.defaults.push_back(fmt::format("repair = {:.1f} h per failed node (estimate)", o_.repair_s / kHour));
-  res.defaults.push_back(fmt::format("checkpoint = {:.0f} s per write, every {} (restart {:.0f} s)", o_.checkpoint_write_s,
-                                     o_.checkpoint_interval_s > 0 ? fmt::format("{:.0f} s", o_.checkpoint_interval_s)
-                                                                  : std::string("Young's sqrt(2 C M) per job"),
-                                     o_.restart_s));
+  res.defaults.push_back(
+      fmt::format("repair = {:.1f} h per failed node (estimate)", o_.repair_s / kHour));
+  res.defaults.push_back(fmt::format(
+      "checkpoint = {:.0f} s per write, every {} (restart {:.0f} s)", o_.checkpoint_write_s,
+      o_.checkpoint_interval_s > 0 ? fmt::format("{:.0f} s", o_.checkpoint_interval_s)
+                                   : std::string("Young's sqrt(2 C M) per job"),
+      o_.restart_s));
   res.defaults.push_back("backfill estimate = requested time limit, else the solo runtime");
-  res.defaults.push_back(fmt::format("backfill depth = {} jobs per pass (Slurm bf_max_job_test default)", o_.backfill_depth));
+  res.defaults.push_back(fmt::format(
+      "backfill depth = {} jobs per pass (Slurm bf_max_job_test default)", o_.backfill_depth));
   if (o_.elastic)
-    res.defaults.push_back("elastic = jobs with a GPU range start at their minimum, grow into GPUs left free after each "
-                           "pass, shrink for a queue head that would then fit; throughput linear in GPUs (work conserved)");
+    res.defaults.push_back(
+        "elastic = jobs with a GPU range start at their minimum, grow into GPUs left free after "
+        "each "
+        "pass, shrink for a queue head that would then fit; throughput linear in GPUs (work "
+        "conserved)");
   if (o_.scheduler == SchedulerKind::FairShare)
-    res.defaults.push_back(fmt::format("fair share by {}, half-life {:.1f} days", o_.fair_share_by_team ? "team" : "user",
+    res.defaults.push_back(fmt::format("fair share by {}, half-life {:.1f} days",
+                                       o_.fair_share_by_team ? "team" : "user",
                                        o_.fair_share_half_life_s / kDay));
   res.runtime_cache_entries = timer_.cache_entries();
   res.wall_runtime_s = timer_.wall_s();
-  res.wall_total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  res.wall_total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return res;
 }
 
 }  // namespace
 
 ClusterResult simulate_cluster(const Cluster& c, const JobList& jobs, const ClusterSimOptions& o) {
-  if (o.backfill_depth < 1) throw InputError("--backfill-depth", "backfill-depth", std::to_string(o.backfill_depth), ">= 1");
-  if (o.timeline_points < 1) throw InputError("--timeline-points", "timeline-points", std::to_string(o.timeline_points), ">= 1");
+  if (o.backfill_depth < 1)
+    throw InputError("--backfill-depth", "backfill-depth", std::to_string(o.backfill_depth),
+                     ">= 1");
+  if (o.timeline_points < 1)
+    throw InputError("--timeline-points", "timeline-points", std::to_string(o.timeline_points),
+                     ">= 1");
   Sim s(c, jobs, o);
   return s.run();
 }

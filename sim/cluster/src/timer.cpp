@@ -3,15 +3,16 @@
 // real paths, leaf crossings and oversubscription of that placement.
 #include "timer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 
 #include "placement.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/facility/facility.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::cluster_detail {
@@ -21,7 +22,8 @@ namespace {
 /// cluster's; routes are the cluster's routes between the mapped GPUs.
 class PlacedTopology final : public Topology {
  public:
-  PlacedTopology(std::shared_ptr<const Topology> base, const std::vector<int>& gpus) : base_(std::move(base)), map_(gpus) {
+  PlacedTopology(std::shared_ptr<const Topology> base, const std::vector<int>& gpus)
+      : base_(std::move(base)), map_(gpus) {
     devices_ = base_->devices();
     links_ = base_->links();
     num_gpus_ = static_cast<int>(map_.size());
@@ -49,10 +51,12 @@ struct JobTimer::Loaded {
   double checkpoint_bytes = 0;
 };
 
-JobTimer::JobTimer(const Cluster& c, const Shape& s, const JobList& jobs, std::string engine, std::string calibration)
+JobTimer::JobTimer(const Cluster& c, const Shape& s, const JobList& jobs, std::string engine,
+                   std::string calibration)
     : c_(c), s_(s), jobs_(jobs), engine_(std::move(engine)), calibration_(std::move(calibration)) {
   if (engine_ != "analytic" && engine_ != "native")
-    throw InputError("--engine", "engine", "\"" + engine_ + "\"", "analytic or native (job runtimes)");
+    throw InputError("--engine", "engine", "\"" + engine_ + "\"",
+                     "analytic or native (job runtimes)");
   loaded_.resize(jobs.workloads.size());
 }
 JobTimer::~JobTimer() = default;
@@ -100,7 +104,8 @@ SoloTime JobTimer::time(const JobSpec& j, const std::vector<int>& gpus) {
     t.fabric_busy = t.exposed;
     return t;
   }
-  const auto key = std::make_tuple(j.work.workload, static_cast<int>(gpus.size()), nodes, domains, groups);
+  const auto key =
+      std::make_tuple(j.work.workload, static_cast<int>(gpus.size()), nodes, domains, groups);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -108,9 +113,11 @@ SoloTime JobTimer::time(const JobSpec& j, const std::vector<int>& gpus) {
     Program p = expand_program(L.w, L.l);
     SimCluster sc = sim_cluster(c_);
     sc.topology = std::make_shared<PlacedTopology>(c_.topology, gpus);
-    CalibrationProfile prof = calibration_.empty() ? default_calibration() : load_calibration(calibration_);
+    CalibrationProfile prof =
+        calibration_.empty() ? default_calibration() : load_calibration(calibration_);
     ProgramSimOptions po;
-    SimResult r = engine_ == "native" ? simulate_program(p, sc, prof, po) : simulate_program_analytic(p, sc, prof, po);
+    SimResult r = engine_ == "native" ? simulate_program(p, sc, prof, po)
+                                      : simulate_program_analytic(p, sc, prof, po);
     SoloTime s;
     s.unit_s = r.iteration_time_s;
     double exposed = 0;
@@ -127,11 +134,12 @@ SoloTime JobTimer::time(const JobSpec& j, const std::vector<int>& gpus) {
   }
   t = it->second;
   const Loaded& L = loaded(j.work.workload);
-  t.units = j.work.iterations > 0 ? j.work.iterations
-                                  : (L.tokens_per_iteration > 0 ? j.work.tokens / L.tokens_per_iteration : 0);
+  t.units = j.work.iterations > 0
+                ? j.work.iterations
+                : (L.tokens_per_iteration > 0 ? j.work.tokens / L.tokens_per_iteration : 0);
   if (!(t.units > 0))
-    throw InputError(jobs_.file, fmt::format("jobs[id={}].tokens", j.id), "tokens on a model without tokens",
-                     "iterations");
+    throw InputError(jobs_.file, fmt::format("jobs[id={}].tokens", j.id),
+                     "tokens on a model without tokens", "iterations");
   return t;
 }
 

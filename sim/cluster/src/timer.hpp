@@ -17,16 +17,17 @@ struct Shape;
 
 /// Solo timing of a job on one placement.
 struct SoloTime {
-  double unit_s = 1;         ///< Seconds per work unit (an iteration; 1 for fixed durations).
-  double units = 0;          ///< Work units to run.
-  double exposed = 0;        ///< Share of the unit the job waits on fabric communication.
-  double fabric_busy = 0;    ///< Share of the unit its fabric flows are transferring.
+  double unit_s = 1;       ///< Seconds per work unit (an iteration; 1 for fixed durations).
+  double units = 0;        ///< Work units to run.
+  double exposed = 0;      ///< Share of the unit the job waits on fabric communication.
+  double fabric_busy = 0;  ///< Share of the unit its fabric flows are transferring.
   double checkpoint_bytes = 0;
 };
 
 class JobTimer {
  public:
-  JobTimer(const Cluster& c, const Shape& s, const JobList& jobs, std::string engine, std::string calibration);
+  JobTimer(const Cluster& c, const Shape& s, const JobList& jobs, std::string engine,
+           std::string calibration);
   ~JobTimer();
   /// Timing of `job` on `gpus` (GPU ids, rank order). Workload jobs are simulated once per
   /// (workload, GPU count, nodes, domains, groups spanned).

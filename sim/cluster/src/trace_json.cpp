@@ -1,7 +1,8 @@
 // Strict tutti job list (schemas/cluster_jobs.schema.json), read through the project's strict
 // config views (unknown keys, wrong types and bad units are errors naming the key path).
-#include <filesystem>
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "tutti/cluster/jobs.hpp"
 #include "tutti/core/config.hpp"
@@ -50,7 +51,8 @@ JobList read_job_json(const std::string& text, const std::string& file) {
     const bool has_w = o.has("workload"), has_d = o.has("duration");
     if (has_w == has_d) {
       Value v = jobs.at(i);
-      v.fail("exactly one of \"workload\" (a name from \"workloads\") or \"duration\" (e.g. \"2h\")");
+      v.fail(
+          "exactly one of \"workload\" (a name from \"workloads\") or \"duration\" (e.g. \"2h\")");
     }
     if (has_w) {
       Value wv = o.req("workload");
@@ -61,16 +63,23 @@ JobList read_job_json(const std::string& text, const std::string& file) {
       if (idx < 0) {
         std::string known;
         for (const auto& n : wl_names) known += (known.empty() ? "" : ", ") + n;
-        wv.fail("a name from \"workloads\" (" + (known.empty() ? std::string("none defined") : known) + ")");
+        wv.fail("a name from \"workloads\" (" +
+                (known.empty() ? std::string("none defined") : known) + ")");
       }
       j.work.workload = idx;
       const bool has_it = o.has("iterations"), has_tok = o.has("tokens");
-      if (has_it == has_tok) jobs.at(i).fail("exactly one of \"iterations\" or \"tokens\" with a workload");
-      if (has_it) j.work.iterations = o.req("iterations").number(1, 1e15);
-      else j.work.tokens = o.req("tokens").quantity(Dim::Count, 1);
+      if (has_it == has_tok)
+        jobs.at(i).fail("exactly one of \"iterations\" or \"tokens\" with a workload");
+      if (has_it)
+        j.work.iterations = o.req("iterations").number(1, 1e15);
+      else
+        j.work.tokens = o.req("tokens").quantity(Dim::Count, 1);
       j.gpus = static_cast<int>(o.integer_or("gpus", 0, 1, kMaxJobGpus));  // 0: the layout's GPUs
       for (const char* k : {"min_gpus", "max_gpus"})
-        if (o.has(k)) o.req(k).fail("absent on a workload job (elastic jobs are fixed-duration jobs; a workload job runs on its layout's GPUs)");
+        if (o.has(k))
+          o.req(k).fail(
+              "absent on a workload job (elastic jobs are fixed-duration jobs; a workload job runs "
+              "on its layout's GPUs)");
     } else {
       j.work.duration_s = o.req("duration").quantity(Dim::Time, 1e-9);
       j.work.comm_fraction = o.number_or("comm_fraction", 0.0, 0.0, 1.0);

@@ -1,8 +1,9 @@
 // Slurm `sacct --parsable2` reader: '|'-separated fields, first line the header
 // (https://slurm.schedmd.com/sacct.html: --parsable2 "output will be '|' delimited without a '|'
 // at the end"). Times are ISO 8601 ("2024-03-01T12:34:56"), Timelimit [D-]HH:MM:SS.
-#include <charconv>
 #include <fmt/format.h>
+
+#include <charconv>
 #include <string_view>
 
 #include "tutti/cluster/jobs.hpp"
@@ -44,14 +45,16 @@ long long days_from_civil(long long y, unsigned m, unsigned d) {
 
 // "YYYY-MM-DDTHH:MM:SS" -> seconds since the epoch; false when not of that form.
 bool parse_time(std::string_view s, double& out) {
-  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return false;
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
+    return false;
   long long y, mo, d, h, mi, se;
   if (!to_int(s.substr(0, 4), y) || !to_int(s.substr(5, 2), mo) || !to_int(s.substr(8, 2), d) ||
       !to_int(s.substr(11, 2), h) || !to_int(s.substr(14, 2), mi) || !to_int(s.substr(17, 2), se))
     return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
-  out = static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
-                            h * 3600 + mi * 60 + se);
+  out = static_cast<double>(
+      days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 +
+      mi * 60 + se);
   return true;
 }
 
@@ -70,9 +73,12 @@ bool parse_limit(std::string_view s, double& out) {
   for (std::size_t i = 0; i < parts.size(); ++i)
     if (!to_int(parts[i], v[i])) return false;
   double sec = 0;
-  if (parts.size() == 3) sec = v[0] * 3600.0 + v[1] * 60.0 + v[2];
-  else if (parts.size() == 2) sec = days ? v[0] * 3600.0 + v[1] * 60.0 : v[0] * 60.0 + v[1];
-  else sec = days ? v[0] * 3600.0 : v[0] * 60.0;
+  if (parts.size() == 3)
+    sec = v[0] * 3600.0 + v[1] * 60.0 + v[2];
+  else if (parts.size() == 2)
+    sec = days ? v[0] * 3600.0 + v[1] * 60.0 : v[0] * 60.0 + v[1];
+  else
+    sec = days ? v[0] * 3600.0 : v[0] * 60.0;
   out = days * 86400.0 + sec;
   return true;
 }
@@ -98,7 +104,8 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
   out.file = file;
   std::vector<std::string_view> lines = split(text, '\n');
   if (lines.empty() || lines[0].empty())
-    throw InputError(file, "line 1", "an empty file", "a sacct --parsable2 header line (JobID|User|Submit|...)");
+    throw InputError(file, "line 1", "an empty file",
+                     "a sacct --parsable2 header line (JobID|User|Submit|...)");
   auto strip = [](std::string_view s) {
     if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
     return s;
@@ -109,13 +116,16 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
       if (header[i] == name) return static_cast<int>(i);
     return -1;
   };
-  const int c_id = col("JobID"), c_user = col("User"), c_acct = col("Account"), c_submit = col("Submit"),
-            c_start = col("Start"), c_end = col("End"), c_alloc = col("AllocTRES"), c_req = col("ReqTRES"),
-            c_nodes = col("NNodes"), c_limit = col("Timelimit"), c_state = col("State");
-  for (auto [c, name] : {std::pair{c_id, "JobID"}, {c_submit, "Submit"}, {c_start, "Start"}, {c_end, "End"}})
+  const int c_id = col("JobID"), c_user = col("User"), c_acct = col("Account"),
+            c_submit = col("Submit"), c_start = col("Start"), c_end = col("End"),
+            c_alloc = col("AllocTRES"), c_req = col("ReqTRES"), c_nodes = col("NNodes"),
+            c_limit = col("Timelimit"), c_state = col("State");
+  for (auto [c, name] :
+       {std::pair{c_id, "JobID"}, {c_submit, "Submit"}, {c_start, "Start"}, {c_end, "End"}})
     if (c < 0)
       throw InputError(file, "line 1 (header)", fmt::format("no {} column", name),
-                       "a sacct --parsable2 header with JobID, Submit, Start, End and AllocTRES, ReqTRES or NNodes");
+                       "a sacct --parsable2 header with JobID, Submit, Start, End and AllocTRES, "
+                       "ReqTRES or NNodes");
   if (c_alloc < 0 && c_req < 0 && c_nodes < 0)
     throw InputError(file, "line 1 (header)", "no AllocTRES, ReqTRES or NNodes column",
                      "a GPU count source (sacct --format=...,AllocTRES)");
@@ -135,31 +145,34 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
     auto field = [&](int c) { return std::string(header[c]); };
     double submit, start, end;
     if (!parse_time(f[c_submit], submit))
-      throw InputError(file, fmt::format("line {}, {}", line_no, field(c_submit)), fmt::format("\"{}\"", f[c_submit]),
-                       "a time such as 2024-03-01T12:34:56");
-    if (f[c_start] == "Unknown" || f[c_start] == "None" || f[c_end] == "Unknown" || f[c_end] == "None") {
+      throw InputError(file, fmt::format("line {}, {}", line_no, field(c_submit)),
+                       fmt::format("\"{}\"", f[c_submit]), "a time such as 2024-03-01T12:34:56");
+    if (f[c_start] == "Unknown" || f[c_start] == "None" || f[c_end] == "Unknown" ||
+        f[c_end] == "None") {
       ++out.skipped;  // never started, or still running when dumped
       continue;
     }
     for (auto [c, v] : {std::pair{c_start, &start}, {c_end, &end}})
       if (!parse_time(f[c], *v))
-        throw InputError(file, fmt::format("line {}, {}", line_no, field(c)), fmt::format("\"{}\"", f[c]),
+        throw InputError(file, fmt::format("line {}, {}", line_no, field(c)),
+                         fmt::format("\"{}\"", f[c]),
                          "a time such as 2024-03-01T12:34:56, or Unknown");
     if (end < start)
-      throw InputError(file, fmt::format("line {}, End", line_no), fmt::format("\"{}\" before Start", f[c_end]),
-                       "End >= Start");
+      throw InputError(file, fmt::format("line {}, End", line_no),
+                       fmt::format("\"{}\" before Start", f[c_end]), "End >= Start");
     long long gpus = -1;
     if (c_alloc >= 0) gpus = tres_gpus(f[c_alloc]);
     if (gpus < 0 && c_req >= 0) gpus = tres_gpus(f[c_req]);
     if (gpus < 0 && c_nodes >= 0 && !f[c_nodes].empty()) {
       long long n;
       if (!to_int(f[c_nodes], n) || n < 0 || n > kMaxJobGpus)
-        throw InputError(file, fmt::format("line {}, NNodes", line_no), fmt::format("\"{}\"", f[c_nodes]),
-                         "a node count");
+        throw InputError(file, fmt::format("line {}, NNodes", line_no),
+                         fmt::format("\"{}\"", f[c_nodes]), "a node count");
       gpus = n * gpus_per_node;
     }
     if (gpus < 0)
-      throw InputError(file, fmt::format("line {}", line_no), "no gres/gpu in AllocTRES/ReqTRES and no NNodes",
+      throw InputError(file, fmt::format("line {}", line_no),
+                       "no gres/gpu in AllocTRES/ReqTRES and no NNodes",
                        "a GPU count (gres/gpu=N)");
     if (gpus > kMaxJobGpus)  // also no int overflow below
       throw InputError(file, fmt::format("line {}", line_no), fmt::format("{} GPUs", gpus),
@@ -174,10 +187,12 @@ JobList read_sacct(const std::string& text, const std::string& file, int gpus_pe
     j.gpus = static_cast<int>(gpus);
     j.work.duration_s = end - start;
     if (c_limit >= 0 && !parse_limit(f[c_limit], j.walltime_s))
-      throw InputError(file, fmt::format("line {}, Timelimit", line_no), fmt::format("\"{}\"", f[c_limit]),
-                       "[D-]HH:MM:SS, MM:SS or UNLIMITED");
-    j.user = intern(out.users, c_user >= 0 && !f[c_user].empty() ? std::string(f[c_user]) : "unknown");
-    j.team = intern(out.teams, c_acct >= 0 && !f[c_acct].empty() ? std::string(f[c_acct]) : "unknown");
+      throw InputError(file, fmt::format("line {}, Timelimit", line_no),
+                       fmt::format("\"{}\"", f[c_limit]), "[D-]HH:MM:SS, MM:SS or UNLIMITED");
+    j.user =
+        intern(out.users, c_user >= 0 && !f[c_user].empty() ? std::string(f[c_user]) : "unknown");
+    j.team =
+        intern(out.teams, c_acct >= 0 && !f[c_acct].empty() ? std::string(f[c_acct]) : "unknown");
     j.line = line_no;
     (void)c_state;  // State is informational: failed and cancelled jobs still held their GPUs.
     out.jobs.push_back(std::move(j));

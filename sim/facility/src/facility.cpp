@@ -1,5 +1,7 @@
 // The facility models chained (power -> cooling fixed point -> storage -> failures -> cost),
 // their JSON and their table lines.
+#include "tutti/facility/facility.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include "tutti/core/error.hpp"
 #include "tutti/core/flags.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/facility/facility.hpp"
 
 namespace tutti {
 
@@ -29,7 +30,8 @@ void check_options(const FacilityOptions& o) {
     bad("min_clock_factor", o.min_clock_factor, "0 < f <= 1");
   if (!(o.checkpoint_interval_s >= 0))
     bad("checkpoint_interval_s", o.checkpoint_interval_s, ">= 0 (0 = Young's optimum)");
-  if (o.max_retimings < 2 || o.max_retimings > 10000) bad("max_retimings", o.max_retimings, "2..10000");
+  if (o.max_retimings < 2 || o.max_retimings > 10000)
+    bad("max_retimings", o.max_retimings, "2..10000");
   if (o.monte_carlo_trials < 0 || o.monte_carlo_trials > 1000000)
     bad("monte_carlo_trials", o.monte_carlo_trials, "0..1000000");
 }
@@ -42,7 +44,8 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
   const std::string flag = "--facility";
   const std::string expected =
       "comma-separated KEY=VALUE with KEY in life, facility_life, maintenance, utilization, "
-      "power_cap, min_clock, profile, restart, interval, trials, grid, carbon, retimings, node_mtbf, gpu_mtbf, "
+      "power_cap, min_clock, profile, restart, interval, trials, grid, carbon, retimings, "
+      "node_mtbf, gpu_mtbf, "
       "detect, reload, checkpoint";
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
@@ -53,31 +56,48 @@ FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
       if (!v || !(*v >= 0)) throw InputError(flag, key, "\"" + val + "\"", dim_expectation(d));
       return *v;
     };
-    if (key == "life") o.hardware_life_years = number(0.1, 50);
-    else if (key == "facility_life") o.facility_life_years = number(0.1, 100);
-    else if (key == "maintenance") o.maintenance_frac_per_year = number(0, 1);
-    else if (key == "utilization") o.utilization = number(1e-3, 1);
-    else if (key == "power_cap") o.power_cap_W = quantity(Dim::Power);
-    else if (key == "min_clock") o.min_clock_factor = number(0.01, 1);
-    else if (key == "profile") o.reliability_profile = val;
-    else if (key == "restart") o.restart_s = quantity(Dim::Time);
-    else if (key == "interval") o.checkpoint_interval_s = val == "young" ? 0.0 : quantity(Dim::Time);
-    else if (key == "trials") o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
-    else if (key == "grid") o.grid_region = grid_region(val).id;
-    else if (key == "retimings") o.max_retimings = static_cast<int>(number(2, 10000));
-    else if (key == "node_mtbf") o.node_mtbf_s = quantity(Dim::Time);
-    else if (key == "gpu_mtbf") o.gpu_mtbf_s = quantity(Dim::Time);
-    else if (key == "detect") o.detect_s = quantity(Dim::Time);
+    if (key == "life")
+      o.hardware_life_years = number(0.1, 50);
+    else if (key == "facility_life")
+      o.facility_life_years = number(0.1, 100);
+    else if (key == "maintenance")
+      o.maintenance_frac_per_year = number(0, 1);
+    else if (key == "utilization")
+      o.utilization = number(1e-3, 1);
+    else if (key == "power_cap")
+      o.power_cap_W = quantity(Dim::Power);
+    else if (key == "min_clock")
+      o.min_clock_factor = number(0.01, 1);
+    else if (key == "profile")
+      o.reliability_profile = val;
+    else if (key == "restart")
+      o.restart_s = quantity(Dim::Time);
+    else if (key == "interval")
+      o.checkpoint_interval_s = val == "young" ? 0.0 : quantity(Dim::Time);
+    else if (key == "trials")
+      o.monte_carlo_trials = static_cast<int>(number(0, 1000000));
+    else if (key == "grid")
+      o.grid_region = grid_region(val).id;
+    else if (key == "retimings")
+      o.max_retimings = static_cast<int>(number(2, 10000));
+    else if (key == "node_mtbf")
+      o.node_mtbf_s = quantity(Dim::Time);
+    else if (key == "gpu_mtbf")
+      o.gpu_mtbf_s = quantity(Dim::Time);
+    else if (key == "detect")
+      o.detect_s = quantity(Dim::Time);
     else if (key == "reload") {
-      if (val != "storage" && val != "peer") throw InputError(flag, key, "\"" + val + "\"", "storage or peer");
+      if (val != "storage" && val != "peer")
+        throw InputError(flag, key, "\"" + val + "\"", "storage or peer");
       o.reload = val;
     } else if (key == "checkpoint") {
       if (val != "sync" && val != "async" && val != "memory")
         throw InputError(flag, key, "\"" + val + "\"", "sync, async or memory");
       o.checkpoint_mode = val;
-    }
-    else if (key == "carbon") o.carbon_kg_per_kWh = number(0, 2);
-    else throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
+    } else if (key == "carbon")
+      o.carbon_kg_per_kWh = number(0, 2);
+    else
+      throw InputError(flag, key, "unknown key \"" + key + "\"", expected);
   }
   return o;
 }
@@ -93,7 +113,8 @@ void check_inputs(const FacilityInputs& in) {
   if (in.gpus_per_node <= 0) bad("gpus_per_node", in.gpus_per_node, ">= 1");
   if (!(in.pue >= 1 && in.pue <= 5)) bad("pue", in.pue, "1..5");
   if (!(in.gpu.tdp_W > 0)) bad("gpu.tdp_W", in.gpu.tdp_W, "> 0");
-  if (!(in.gpu.idle_W >= 0 && in.gpu.idle_W < in.gpu.tdp_W)) bad("gpu.idle_W", in.gpu.idle_W, "0 <= idle < TDP");
+  if (!(in.gpu.idle_W >= 0 && in.gpu.idle_W < in.gpu.tdp_W))
+    bad("gpu.idle_W", in.gpu.idle_W, "0 <= idle < TDP");
   if (!(in.rack_cooling_W > 0)) bad("rack_cooling_W", in.rack_cooling_W, "> 0");
   if (!(in.iterations >= 0)) bad("iterations", in.iterations, ">= 0");
 }
@@ -137,7 +158,8 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   r.cost = compute_cost(in, o, r.power,
                         effective_known ? r.effective_time_to_train_s : r.time_to_train_s,
                         r.energy_per_run_J);
-  r.energy = account_energy(in, o, effective_known ? r.effective_time_to_train_s : r.time_to_train_s, it_J);
+  r.energy = account_energy(
+      in, o, effective_known ? r.effective_time_to_train_s : r.time_to_train_s, it_J);
 
   if (r.cooling.throttle_factor < 1)
     r.notes.push_back("GPUs run at " + std::to_string(r.cooling.throttle_factor) +
@@ -145,24 +167,31 @@ FacilityResult evaluate_facility(const FacilityInputs& in_given, const FacilityO
   if (!r.cooling.fits)
     r.notes.push_back("the heat does not fit the cooling even at the minimum clock factor");
   if (in.reference_nodes_per_rack > 0 && r.cooling.nodes_per_rack < in.reference_nodes_per_rack)
-    r.notes.push_back("the facility preset's rack power (" + std::to_string(static_cast<int>(in.rack_power_W / 1000)) +
-                      " kW) feeds only " + std::to_string(r.cooling.nodes_per_rack) + " of the node's reference " +
-                      std::to_string(in.reference_nodes_per_rack) + " nodes per rack: the cluster is spread over " +
+    r.notes.push_back("the facility preset's rack power (" +
+                      std::to_string(static_cast<int>(in.rack_power_W / 1000)) +
+                      " kW) feeds only " + std::to_string(r.cooling.nodes_per_rack) +
+                      " of the node's reference " + std::to_string(in.reference_nodes_per_rack) +
+                      " nodes per rack: the cluster is spread over " +
                       std::to_string(r.cooling.racks) +
-                      " racks (set facility.nodes_per_rack to pack them; the heat per rack then decides throttling)");
+                      " racks (set facility.nodes_per_rack to pack them; the heat per rack then "
+                      "decides throttling)");
   if (in.storage_read_Bps <= 0)
     r.notes.push_back("storage read bandwidth unknown: no data-loading stall assumed");
   if (!effective_known)
-    r.notes.push_back("the cluster has no storage system: checkpoint write time, goodput and the "
-                      "effective time to train are unknown; energy and cost per run exclude "
-                      "failure overhead (add \"storage\" to the cluster file)");
+    r.notes.push_back(
+        "the cluster has no storage system: checkpoint write time, goodput and the "
+        "effective time to train are unknown; energy and cost per run exclude "
+        "failure overhead (add \"storage\" to the cluster file)");
   else if (!std::isfinite(r.effective_time_to_train_s))
-    r.notes.push_back("failures arrive faster than checkpoints and restarts allow: the run "
-                      "does not finish in expectation");
+    r.notes.push_back(
+        "failures arrive faster than checkpoints and restarts allow: the run "
+        "does not finish in expectation");
   if (in.cloud_usd_per_gpu_hour <= 0)
-    r.notes.push_back("no rental price for this GPU in the catalog or the prices file: no rent-vs-buy "
-                      "comparison (add gpus.<id>.cloud to --prices)");
-  if (!in.prices_file.empty()) r.notes.push_back("prices from " + in.prices_file + " where given ([user]), else the catalog");
+    r.notes.push_back(
+        "no rental price for this GPU in the catalog or the prices file: no rent-vs-buy "
+        "comparison (add gpus.<id>.cloud to --prices)");
+  if (!in.prices_file.empty())
+    r.notes.push_back("prices from " + in.prices_file + " where given ([user]), else the catalog");
   return r;
 }
 
@@ -190,69 +219,81 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
   if (with_timeline) {
     json tl = json::array();
     for (const auto& s : p.timeline)
-      tl.push_back({{"state", s.state}, {"start_s", s.start_s}, {"duration_s", s.duration_s},
-                    {"gpu_W", s.gpu_W}, {"it_W", s.it_W}});
+      tl.push_back({{"state", s.state},
+                    {"start_s", s.start_s},
+                    {"duration_s", s.duration_s},
+                    {"gpu_W", s.gpu_W},
+                    {"it_W", s.it_W}});
     power["timeline"] = tl;
   }
   const auto& c = r.cooling;
-  json cooling = {{"facility", c.facility_name},
-                  {"liquid", c.liquid},
-                  {"nodes_per_rack", c.nodes_per_rack},
-                  {"racks", c.racks},
-                  {"heat_per_rack_W", num(c.heat_per_rack_W)},
-                  {"heat_per_rack_unthrottled_W", num(c.heat_per_rack_unthrottled_W)},
-                  {"rack_cooling_W", num(c.rack_cooling_W)},
-                  {"rack_power_W", num(c.rack_power_W)},
-                  {"total_heat_W", num(c.total_heat_W)},
-                  {"total_cooling_W", c.total_cooling_W > 0 ? num(c.total_cooling_W) : json(nullptr)},
-                  {"throttle_factor", num(c.throttle_factor)},
-                  {"power_cap_factor", num(c.power_cap_factor)},
-                  {"compute_slowdown", num(c.compute_slowdown)},
-                  {"fits", c.fits},
-                  {"fixed_point_iterations", c.fixed_point_iterations},
-                  {"iteration_time_s", num(c.times.iteration_s)},
-                  {"time_to_train_unthrottled_s", num(c.time_to_train_unthrottled_s)},
-                  {"time_to_train_s", num(c.time_to_train_s)}};
+  json cooling = {
+      {"facility", c.facility_name},
+      {"liquid", c.liquid},
+      {"nodes_per_rack", c.nodes_per_rack},
+      {"racks", c.racks},
+      {"heat_per_rack_W", num(c.heat_per_rack_W)},
+      {"heat_per_rack_unthrottled_W", num(c.heat_per_rack_unthrottled_W)},
+      {"rack_cooling_W", num(c.rack_cooling_W)},
+      {"rack_power_W", num(c.rack_power_W)},
+      {"total_heat_W", num(c.total_heat_W)},
+      {"total_cooling_W", c.total_cooling_W > 0 ? num(c.total_cooling_W) : json(nullptr)},
+      {"throttle_factor", num(c.throttle_factor)},
+      {"power_cap_factor", num(c.power_cap_factor)},
+      {"compute_slowdown", num(c.compute_slowdown)},
+      {"fits", c.fits},
+      {"fixed_point_iterations", c.fixed_point_iterations},
+      {"iteration_time_s", num(c.times.iteration_s)},
+      {"time_to_train_unthrottled_s", num(c.time_to_train_unthrottled_s)},
+      {"time_to_train_s", num(c.time_to_train_s)}};
   const auto& k = r.cost;
   auto opt = [&](double v) -> json { return v > 0 ? num(v) : json(nullptr); };
   // A figure with no price is null, never $0; "origins" says where each came from.
-  auto priced = [&](double v, PriceOrigin o) -> json { return o == PriceOrigin::None ? json(nullptr) : num(v); };
-  json cost = {{"capex_usd", priced(k.capex_usd, k.capex_origin)},
-               {"purchase_usd", priced(k.capex_usd, k.capex_origin)},
-               {"capex_breakdown_usd",
-                {{"servers", priced(k.servers_usd, k.servers_origin)},
-                 {"network", priced(k.network_usd, k.network_origin)},
-                 {"storage", num(k.storage_usd)},
-                 {"facility", priced(k.facility_usd, k.facility_origin)}}},
-               {"origins",
-                {{"servers", to_string(k.servers_origin)},
-                 {"network", to_string(k.network_origin)},
-                 {"storage", to_string(k.storage_origin)},
-                 {"facility", to_string(k.facility_origin)},
-                 {"capex", to_string(k.capex_origin)},
-                 {"electricity", to_string(k.electricity_origin)},
-                 {"rack_space", to_string(k.rack_origin)},
-                 {"owned", to_string(k.owned_origin)},
-                 {"cloud", to_string(k.cloud_origin)}}},
-               {"rack_space_usd_per_year", k.rack_origin == PriceOrigin::None ? json(nullptr) : num(k.rack_space_usd_per_year)},
-               {"owned_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
-               {"rental_run_usd", priced(k.cloud_cost_per_run_usd, k.cloud_origin)},
-               {"amortized_usd_per_year", num(k.amortized_usd_per_year)},
-               {"opex_usd_per_year", num(k.opex_usd_per_year)},
-               {"electricity_usd_per_year", num(k.electricity_usd_per_year)},
-               {"maintenance_usd_per_year", num(k.maintenance_usd_per_year)},
-               {"usd_per_gpu_hour", num(k.usd_per_gpu_hour)},
-               {"cost_per_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
-               {"energy_cost_per_run_usd", num(k.energy_cost_per_run_usd)},
-               {"usd_per_million_tokens", opt(k.usd_per_million_tokens)},
-               {"cloud_usd_per_gpu_hour", opt(k.cloud_usd_per_gpu_hour)},
-               {"cloud_cost_per_run_usd", opt(k.cloud_cost_per_run_usd)},
-               {"breakeven_utilization", k.cloud_usd_per_gpu_hour > 0 ? num(k.breakeven_utilization) : json(nullptr)}};
+  auto priced = [&](double v, PriceOrigin o) -> json {
+    return o == PriceOrigin::None ? json(nullptr) : num(v);
+  };
+  json cost = {
+      {"capex_usd", priced(k.capex_usd, k.capex_origin)},
+      {"purchase_usd", priced(k.capex_usd, k.capex_origin)},
+      {"capex_breakdown_usd",
+       {{"servers", priced(k.servers_usd, k.servers_origin)},
+        {"network", priced(k.network_usd, k.network_origin)},
+        {"storage", num(k.storage_usd)},
+        {"facility", priced(k.facility_usd, k.facility_origin)}}},
+      {"origins",
+       {{"servers", to_string(k.servers_origin)},
+        {"network", to_string(k.network_origin)},
+        {"storage", to_string(k.storage_origin)},
+        {"facility", to_string(k.facility_origin)},
+        {"capex", to_string(k.capex_origin)},
+        {"electricity", to_string(k.electricity_origin)},
+        {"rack_space", to_string(k.rack_origin)},
+        {"owned", to_string(k.owned_origin)},
+        {"cloud", to_string(k.cloud_origin)}}},
+      {"rack_space_usd_per_year",
+       k.rack_origin == PriceOrigin::None ? json(nullptr) : num(k.rack_space_usd_per_year)},
+      {"owned_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
+      {"rental_run_usd", priced(k.cloud_cost_per_run_usd, k.cloud_origin)},
+      {"amortized_usd_per_year", num(k.amortized_usd_per_year)},
+      {"opex_usd_per_year", num(k.opex_usd_per_year)},
+      {"electricity_usd_per_year", num(k.electricity_usd_per_year)},
+      {"maintenance_usd_per_year", num(k.maintenance_usd_per_year)},
+      {"usd_per_gpu_hour", num(k.usd_per_gpu_hour)},
+      {"cost_per_run_usd", priced(k.cost_per_run_usd, k.owned_origin)},
+      {"energy_cost_per_run_usd", num(k.energy_cost_per_run_usd)},
+      {"usd_per_million_tokens", opt(k.usd_per_million_tokens)},
+      {"cloud_usd_per_gpu_hour", opt(k.cloud_usd_per_gpu_hour)},
+      {"cloud_cost_per_run_usd", opt(k.cloud_cost_per_run_usd)},
+      {"breakeven_utilization",
+       k.cloud_usd_per_gpu_hour > 0 ? num(k.breakeven_utilization) : json(nullptr)}};
   const auto& f = r.reliability;
   json rates = json::array();
   for (const auto& x : f.rates)
-    rates.push_back({{"class", x.id}, {"per", x.per}, {"units", x.units},
-                     {"failures_per_day", num(x.failures_per_day)}, {"goodput_loss", num(x.goodput_loss)},
+    rates.push_back({{"class", x.id},
+                     {"per", x.per},
+                     {"units", x.units},
+                     {"failures_per_day", num(x.failures_per_day)},
+                     {"goodput_loss", num(x.goodput_loss)},
                      {"causes", x.causes}});
   json rel = {{"profile", f.profile},
               {"failure_classes", rates},
@@ -278,53 +319,53 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
                 {"rework", num(f.rework_s)},
                 {"restarts", num(f.restart_total_s)}}}};
   if (f.monte_carlo.trials > 0)
-    rel["monte_carlo"] = {{"trials", f.monte_carlo.trials},
-                          {"seed", f.monte_carlo.seed},
-                          {"p50_s", num(f.monte_carlo.p50_s)},
-                          {"p90_s", num(f.monte_carlo.p90_s)},
-                          {"mean_s", num(f.monte_carlo.mean_s)},
-                          {"mean_failures", num(f.monte_carlo.mean_failures)}};
+    rel["monte_carlo"] = {
+        {"trials", f.monte_carlo.trials},      {"seed", f.monte_carlo.seed},
+        {"p50_s", num(f.monte_carlo.p50_s)},   {"p90_s", num(f.monte_carlo.p90_s)},
+        {"mean_s", num(f.monte_carlo.mean_s)}, {"mean_failures", num(f.monte_carlo.mean_failures)}};
   const auto& s = r.storage;
-  json storage = {{"required_read_Bps", num(s.required_read_Bps)},
-                  {"available_read_Bps", s.available_read_Bps > 0 ? num(s.available_read_Bps) : json(nullptr)},
-                  {"stall_fraction", num(s.stall_fraction)},
-                  {"iteration_time_s", num(s.iteration_s)},
-                  {"checkpoint_burst_Bps", num(s.checkpoint_burst_Bps)},
-                  {"checkpoint_burst_s", num(s.checkpoint_burst_s)},
-                  {"checkpoint_bytes_per_node", num(s.checkpoint_bytes_per_node)}};
-  return json{{"power", power},
-              {"energy_per_run_J", num(r.energy_per_run_J)},
-              {"energy_per_run_it_J", num(r.energy_per_run_it_J)},
-              {"cooling", cooling},
-              {"energy",
-               {{"physical_facility_J", num(r.energy.physical_facility_J)},
-                {"physical_it_J", num(r.energy.physical_it_J)},
-                {"model_card_J", num(r.energy.model_card_J)},
-                {"model_card_convention", "job GPU-hours x GPU power limit x PUE"},
-                {"gpu_hours", num(r.energy.gpu_hours)},
-                {"physical_J_per_token", opt(r.energy.physical_J_per_token)},
-                {"model_card_J_per_token", opt(r.energy.model_card_J_per_token)},
-                {"grid", r.energy.grid},
-                {"grid_name", r.energy.grid_name},
-                {"grid_source", r.energy.grid_source},
-                {"kg_co2_per_kWh", num(r.energy.kg_co2_per_J * 3.6e6)},
-                {"physical_co2_kg", num(r.energy.physical_co2_kg)},
-                {"model_card_co2_kg", num(r.energy.model_card_co2_kg)}}},
-              {"cost", cost},
-              {"reliability", rel},
-              {"storage", storage},
-              {"time_to_train_s", num(r.time_to_train_s)},
-              {"effective_time_to_train_s", num(r.effective_time_to_train_s)},
-              {"notes", r.notes},
-              {"assumptions",
-               {{"hardware_life_years", r.options.hardware_life_years},
-                {"facility_life_years", r.options.facility_life_years},
-                {"maintenance_frac_per_year", r.options.maintenance_frac_per_year},
-                {"utilization", r.options.utilization},
-                {"power_cap_W", r.options.power_cap_W > 0 ? num(r.options.power_cap_W) : json(nullptr)},
-                {"min_clock_factor", r.options.min_clock_factor},
-                {"reliability_profile", r.options.reliability_profile},
-                {"grid", r.energy.grid}}}};
+  json storage = {
+      {"required_read_Bps", num(s.required_read_Bps)},
+      {"available_read_Bps", s.available_read_Bps > 0 ? num(s.available_read_Bps) : json(nullptr)},
+      {"stall_fraction", num(s.stall_fraction)},
+      {"iteration_time_s", num(s.iteration_s)},
+      {"checkpoint_burst_Bps", num(s.checkpoint_burst_Bps)},
+      {"checkpoint_burst_s", num(s.checkpoint_burst_s)},
+      {"checkpoint_bytes_per_node", num(s.checkpoint_bytes_per_node)}};
+  return json{
+      {"power", power},
+      {"energy_per_run_J", num(r.energy_per_run_J)},
+      {"energy_per_run_it_J", num(r.energy_per_run_it_J)},
+      {"cooling", cooling},
+      {"energy",
+       {{"physical_facility_J", num(r.energy.physical_facility_J)},
+        {"physical_it_J", num(r.energy.physical_it_J)},
+        {"model_card_J", num(r.energy.model_card_J)},
+        {"model_card_convention", "job GPU-hours x GPU power limit x PUE"},
+        {"gpu_hours", num(r.energy.gpu_hours)},
+        {"physical_J_per_token", opt(r.energy.physical_J_per_token)},
+        {"model_card_J_per_token", opt(r.energy.model_card_J_per_token)},
+        {"grid", r.energy.grid},
+        {"grid_name", r.energy.grid_name},
+        {"grid_source", r.energy.grid_source},
+        {"kg_co2_per_kWh", num(r.energy.kg_co2_per_J * 3.6e6)},
+        {"physical_co2_kg", num(r.energy.physical_co2_kg)},
+        {"model_card_co2_kg", num(r.energy.model_card_co2_kg)}}},
+      {"cost", cost},
+      {"reliability", rel},
+      {"storage", storage},
+      {"time_to_train_s", num(r.time_to_train_s)},
+      {"effective_time_to_train_s", num(r.effective_time_to_train_s)},
+      {"notes", r.notes},
+      {"assumptions",
+       {{"hardware_life_years", r.options.hardware_life_years},
+        {"facility_life_years", r.options.facility_life_years},
+        {"maintenance_frac_per_year", r.options.maintenance_frac_per_year},
+        {"utilization", r.options.utilization},
+        {"power_cap_W", r.options.power_cap_W > 0 ? num(r.options.power_cap_W) : json(nullptr)},
+        {"min_clock_factor", r.options.min_clock_factor},
+        {"reliability_profile", r.options.reliability_profile},
+        {"grid", r.energy.grid}}}};
 }
 
 namespace {
@@ -359,7 +400,9 @@ std::string bytes(double v) {
   static const char* const p[] = {"", "k", "M", "G", "T", "P"};
   return scaled(v, "B", p, 6, 1000);
 }
-std::string rate(double v) { return bytes(v) + "/s"; }
+std::string rate(double v) {
+  return bytes(v) + "/s";
+}
 std::string usd(double v) {
   if (!std::isfinite(v)) return "n/a";
   if (std::abs(v) >= 1e6) return fmt("$%.3gM", v / 1e6);
@@ -374,8 +417,12 @@ std::string duration(double s) {
   if (s >= 120) return fmt("%.3g min", s / 60);
   return fmt("%.3g s", s);
 }
-std::string origin_tag(PriceOrigin o) { return std::string("[") + to_string(o) + "]"; }
-std::string pct(double v) { return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100 * v); }
+std::string origin_tag(PriceOrigin o) {
+  return std::string("[") + to_string(o) + "]";
+}
+std::string pct(double v) {
+  return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100 * v);
+}
 
 }  // namespace
 
@@ -383,7 +430,8 @@ std::string goodput_loss_text(const ReliabilityResult& f) {
   // Largest first; ties keep the profile's order (stable), so the text is deterministic.
   std::vector<std::pair<std::string, double>> parts{{"checkpoints", f.checkpoint_loss}};
   for (const auto& x : f.rates) parts.emplace_back(x.id, x.goodput_loss);
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string out;
   for (const auto& [id, loss] : parts) {
     if (!out.empty()) out += ", ";
@@ -408,22 +456,26 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
                 (std::isnan(r.effective_time_to_train_s) ? "failure-free" : "with failures") + ")");
   {
     const auto& e = r.energy;
-    std::string line = "energy both ways: physical " + joules(e.physical_facility_J) + " (timeline x PUE) vs model card " +
-                       joules(e.model_card_J) + " (" + fmt("%.4g", e.gpu_hours) + " GPU-h x " +
-                       watts(e.gpu_hours > 0 ? e.model_card_J / (e.gpu_hours * 3600) : 0) + " incl. PUE)";
+    std::string line = "energy both ways: physical " + joules(e.physical_facility_J) +
+                       " (timeline x PUE) vs model card " + joules(e.model_card_J) + " (" +
+                       fmt("%.4g", e.gpu_hours) + " GPU-h x " +
+                       watts(e.gpu_hours > 0 ? e.model_card_J / (e.gpu_hours * 3600) : 0) +
+                       " incl. PUE)";
     if (e.physical_J_per_token > 0)
-      line += "; per token " + joules(e.physical_J_per_token) + " vs " + joules(e.model_card_J_per_token);
+      line += "; per token " + joules(e.physical_J_per_token) + " vs " +
+              joules(e.model_card_J_per_token);
     out.push_back(line);
-    out.push_back("CO2: " + fmt("%.4g", e.physical_co2_kg / 1000) + " t physical, " +
-                  fmt("%.4g", e.model_card_co2_kg / 1000) + " t model card at " +
-                  fmt("%.3g", e.kg_co2_per_J * 3.6e6) + " kg/kWh (grid " + e.grid + ": " + e.grid_name +
-                  (e.grid == "user" ? "" : "; --facility grid=ID or carbon=KG_PER_KWH to change") + ")");
+    out.push_back(
+        "CO2: " + fmt("%.4g", e.physical_co2_kg / 1000) + " t physical, " +
+        fmt("%.4g", e.model_card_co2_kg / 1000) + " t model card at " +
+        fmt("%.3g", e.kg_co2_per_J * 3.6e6) + " kg/kWh (grid " + e.grid + ": " + e.grid_name +
+        (e.grid == "user" ? "" : "; --facility grid=ID or carbon=KG_PER_KWH to change") + ")");
   }
-  std::string cool = "cooling (" + (c.facility_name.empty() ? "" : c.facility_name + ", ") +
-                     std::string(c.liquid ? "liquid" : "air") + "): " +
-                     std::to_string(c.nodes_per_rack) + " nodes/rack x " +
-                     std::to_string(c.racks) + " racks (rack power " + watts(c.rack_power_W) + "), heat " +
-                     watts(c.heat_per_rack_W) + "/rack vs " + watts(c.rack_cooling_W) + " cooling";
+  std::string cool =
+      "cooling (" + (c.facility_name.empty() ? "" : c.facility_name + ", ") +
+      std::string(c.liquid ? "liquid" : "air") + "): " + std::to_string(c.nodes_per_rack) +
+      " nodes/rack x " + std::to_string(c.racks) + " racks (rack power " + watts(c.rack_power_W) +
+      "), heat " + watts(c.heat_per_rack_W) + "/rack vs " + watts(c.rack_cooling_W) + " cooling";
   if (c.throttle_factor < 1)
     cool += "; GPUs throttle to " + fmt("%.3f", c.throttle_factor) + " clock (unthrottled " +
             watts(c.heat_per_rack_unthrottled_W) + "/rack), time to train " +
@@ -436,46 +488,62 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
   auto priced = [](const std::string& text, PriceOrigin o) {
     return o == PriceOrigin::None ? std::string("no price") : text + " " + origin_tag(o);
   };
-  std::string cost = "cost: capex " + priced(usd(k.capex_usd), k.capex_origin) + " (servers " +
-                     priced(usd(k.servers_usd), k.servers_origin) + ", network " +
-                     (k.network_usd > 0 ? priced(usd(k.network_usd), k.network_origin) : std::string("none")) + ", storage " +
-                     (k.storage_usd > 0 ? priced(usd(k.storage_usd), k.storage_origin) : std::string("none")) +
-                     ", facility " + priced(usd(k.facility_usd), k.facility_origin) + "), opex " +
-                     usd(k.opex_usd_per_year) + "/yr (electricity " + origin_tag(k.electricity_origin) +
-                     (k.rack_origin != PriceOrigin::None ? ", rack space " + usd(k.rack_space_usd_per_year) + "/yr " + origin_tag(k.rack_origin) : std::string()) +
-                     "); owned " + priced(fmt("$%.2f", k.usd_per_gpu_hour) + "/GPU-h", k.owned_origin);
-  cost += k.cloud_usd_per_gpu_hour > 0
-              ? " vs rented " + priced(fmt("$%.2f", k.cloud_usd_per_gpu_hour) + "/GPU-h", k.cloud_origin) + " (break-even at " +
-                    (std::isfinite(k.breakeven_utilization) ? pct(k.breakeven_utilization) : "never") + " utilisation)"
-              : std::string(" vs rented: no price");
+  std::string cost =
+      "cost: capex " + priced(usd(k.capex_usd), k.capex_origin) + " (servers " +
+      priced(usd(k.servers_usd), k.servers_origin) + ", network " +
+      (k.network_usd > 0 ? priced(usd(k.network_usd), k.network_origin) : std::string("none")) +
+      ", storage " +
+      (k.storage_usd > 0 ? priced(usd(k.storage_usd), k.storage_origin) : std::string("none")) +
+      ", facility " + priced(usd(k.facility_usd), k.facility_origin) + "), opex " +
+      usd(k.opex_usd_per_year) + "/yr (electricity " + origin_tag(k.electricity_origin) +
+      (k.rack_origin != PriceOrigin::None
+           ? ", rack space " + usd(k.rack_space_usd_per_year) + "/yr " + origin_tag(k.rack_origin)
+           : std::string()) +
+      "); owned " + priced(fmt("$%.2f", k.usd_per_gpu_hour) + "/GPU-h", k.owned_origin);
+  cost +=
+      k.cloud_usd_per_gpu_hour > 0
+          ? " vs rented " +
+                priced(fmt("$%.2f", k.cloud_usd_per_gpu_hour) + "/GPU-h", k.cloud_origin) +
+                " (break-even at " +
+                (std::isfinite(k.breakeven_utilization) ? pct(k.breakeven_utilization) : "never") +
+                " utilisation)"
+          : std::string(" vs rented: no price");
   out.push_back(cost);
-  std::string run = "run: owned " + priced(usd(k.cost_per_run_usd), k.owned_origin) + " (capex over " +
-                    fmt("%g", r.options.hardware_life_years) + " y at " + pct(r.options.utilization) +
-                    " utilisation + the run's opex), purchase " + priced(usd(k.capex_usd), k.capex_origin) +
-                    ", rented " + priced(usd(k.cloud_cost_per_run_usd), k.cloud_origin);
+  std::string run = "run: owned " + priced(usd(k.cost_per_run_usd), k.owned_origin) +
+                    " (capex over " + fmt("%g", r.options.hardware_life_years) + " y at " +
+                    pct(r.options.utilization) + " utilisation + the run's opex), purchase " +
+                    priced(usd(k.capex_usd), k.capex_origin) + ", rented " +
+                    priced(usd(k.cloud_cost_per_run_usd), k.cloud_origin);
   if (k.usd_per_million_tokens > 0 && k.owned_origin != PriceOrigin::None)
     run += "; " + fmt("$%.3g", k.usd_per_million_tokens) + " per million tokens owned";
   out.push_back(run);
-  std::string rel = "failures (" + f.rates_source + "): MTBF " + duration(f.mtbf_s) + "; checkpoint (" +
-                    f.checkpoint_mode + ") " + bytes(f.checkpoint_bytes) + " written in " +
-                    duration(f.checkpoint_write_s) +
-                    (f.checkpoint_mode != "sync" ? ", " + duration(f.checkpoint_critical_s) + " on the critical path" : std::string()) +
-                    " every " + duration(f.checkpoint_interval_s) + ", recovery " + duration(f.restart_s) +
-                    (f.detect_s > 0 || f.reload_s > 0 ? " (detect " + duration(f.detect_s) + " + reload " + duration(f.reload_s) + " included)" : std::string()) +
-                    "; goodput " + pct(f.goodput) +
-                    "; time to train " + duration(r.time_to_train_s) + " -> " +
-                    duration(f.effective_time_to_train_s);
+  std::string rel =
+      "failures (" + f.rates_source + "): MTBF " + duration(f.mtbf_s) + "; checkpoint (" +
+      f.checkpoint_mode + ") " + bytes(f.checkpoint_bytes) + " written in " +
+      duration(f.checkpoint_write_s) +
+      (f.checkpoint_mode != "sync"
+           ? ", " + duration(f.checkpoint_critical_s) + " on the critical path"
+           : std::string()) +
+      " every " + duration(f.checkpoint_interval_s) + ", recovery " + duration(f.restart_s) +
+      (f.detect_s > 0 || f.reload_s > 0
+           ? " (detect " + duration(f.detect_s) + " + reload " + duration(f.reload_s) + " included)"
+           : std::string()) +
+      "; goodput " + pct(f.goodput) + "; time to train " + duration(r.time_to_train_s) + " -> " +
+      duration(f.effective_time_to_train_s);
   if (f.monte_carlo.trials > 0)
     rel += " (Monte-Carlo p50 " + duration(f.monte_carlo.p50_s) + ", p90 " +
            duration(f.monte_carlo.p90_s) + ")";
   out.push_back(rel);
-  if (std::isfinite(f.effective_time_to_train_s) && f.goodput < 1) out.push_back("goodput loss by cause: " + goodput_loss_text(f));
-  std::string st = "storage: input " + rate(s.required_read_Bps) + " needed vs " +
-                   (s.available_read_Bps > 0 ? rate(s.available_read_Bps) : std::string("unknown")) +
-                   " available";
+  if (std::isfinite(f.effective_time_to_train_s) && f.goodput < 1)
+    out.push_back("goodput loss by cause: " + goodput_loss_text(f));
+  std::string st =
+      "storage: input " + rate(s.required_read_Bps) + " needed vs " +
+      (s.available_read_Bps > 0 ? rate(s.available_read_Bps) : std::string("unknown")) +
+      " available";
   st += s.stall_fraction > 0 ? ", stall " + pct(s.stall_fraction) : ", no stall";
   if (s.checkpoint_burst_s > 0)
-    st += "; checkpoint burst " + rate(s.checkpoint_burst_Bps) + " for " + duration(s.checkpoint_burst_s);
+    st += "; checkpoint burst " + rate(s.checkpoint_burst_Bps) + " for " +
+          duration(s.checkpoint_burst_s);
   out.push_back(st);
   return out;
 }

@@ -1,10 +1,10 @@
 // Adapters: fill FacilityInputs from the workload, the cluster and a simulated iteration.
 #include <algorithm>
-
-#include <map>
 #include <cstdint>
-#include "tutti/models/workload.hpp"
+#include <map>
+
 #include "tutti/facility/facility.hpp"
+#include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/sim/result.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -56,11 +56,14 @@ std::vector<std::vector<int>> switch_failure_domains(const Cluster& c) {
   // For each NIC, the one switch all its access links enter (-1: none, -2: more than one).
   std::vector<std::int64_t> only(dev.size(), -1);
   for (const Link& l : c.topology->links()) {
-    if (l.tier != Tier::Access || dev[l.src].kind != DeviceKind::NIC || dev[l.dst].kind != DeviceKind::Switch)
+    if (l.tier != Tier::Access || dev[l.src].kind != DeviceKind::NIC ||
+        dev[l.dst].kind != DeviceKind::Switch)
       continue;
     std::int64_t& o = only[l.src];
-    if (o == -1) o = l.dst;
-    else if (o != static_cast<std::int64_t>(l.dst)) o = -2;
+    if (o == -1)
+      o = l.dst;
+    else if (o != static_cast<std::int64_t>(l.dst))
+      o = -2;
   }
   std::map<std::int64_t, std::vector<int>> by_switch;  // ordered by device id: deterministic
   for (std::size_t d = 0; d < dev.size(); ++d)
@@ -143,7 +146,8 @@ FacilityInputs facility_inputs(const Workload& w, const Cluster& c, const SimRes
 }
 
 FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
-                                const SimOptions& so, const SimResult& r, const FacilityOptions& o) {
+                                const SimOptions& so, const SimResult& r,
+                                const FacilityOptions& o) {
   // SimGrid runs are too slow to repeat inside the fixed point: rescale its iteration instead.
   FacilityInputs in = facility_inputs(w, c, r);
   in.job_gpus = l.gpus();  // a job on part of the cluster: the other GPUs idle
@@ -156,7 +160,8 @@ FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layou
   SimOptions fast = so;
   fast.engine = "analytic";
   fast.trace.path.clear();
-  const double a1 = so.engine == "analytic" ? r.iteration_time_s : simulate(w, c, l, fast).iteration_time_s;
+  const double a1 =
+      so.engine == "analytic" ? r.iteration_time_s : simulate(w, c, l, fast).iteration_time_s;
   Retimer engine = [&, base, fast, a1](double slowdown) {
     SimOptions again = fast;
     again.compute_slowdown = so.compute_slowdown * slowdown;

@@ -1,9 +1,10 @@
 // Cooling and thermal throttling: the clock at which the heat fits, as a fixed point between
 // power and speed (docs/facility.md "Cooling and throttling").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "tutti/core/error.hpp"
 #include "tutti/facility/facility.hpp"
@@ -13,9 +14,8 @@ namespace tutti {
 int nodes_per_rack(const FacilityInputs& in) {
   if (in.nodes_per_rack > 0) return std::min(in.nodes_per_rack, std::max(in.nodes, 1));
   if (in.racks > 0) return std::max(1, (in.nodes + in.racks - 1) / in.racks);
-  double node_W = in.node_max_power_W > 0
-                      ? in.node_max_power_W
-                      : in.gpus_per_node * in.gpu.tdp_W + in.node_overhead_W;
+  double node_W = in.node_max_power_W > 0 ? in.node_max_power_W
+                                          : in.gpus_per_node * in.gpu.tdp_W + in.node_overhead_W;
   int n = node_W > 0 ? static_cast<int>(std::floor(in.rack_power_W / node_W)) : 1;
   return std::clamp(n, 1, std::max(in.nodes, 1));
 }
@@ -42,8 +42,8 @@ bool fits(const FacilityInputs& in, const Heat& h) {
 
 CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
                             const Retimer& retime_in) {
-  Retimer retime = retime_in ? retime_in
-                             : Retimer([&in](double s) { return rescale_times(in.times, s); });
+  Retimer retime =
+      retime_in ? retime_in : Retimer([&in](double s) { return rescale_times(in.times, s); });
   CoolingResult r;
   r.facility_name = in.facility_name;
   r.liquid = in.liquid;
@@ -57,8 +57,8 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   const double f_min = o.min_clock_factor;
   if (f_cap < f_min)
     throw InputError("facility: the GPU power cap of " + std::to_string(in.gpu.cap_W()) +
-                     " W leaves the clock below the minimum clock factor " +
-                     std::to_string(f_min) + "; raise the cap");
+                     " W leaves the clock below the minimum clock factor " + std::to_string(f_min) +
+                     "; raise the cap");
   r.power_cap_factor = f_cap;
   r.heat_per_rack_unthrottled_W = heat_at(in, r.nodes_per_rack, in.times, 1.0).per_rack_W;
 
@@ -100,12 +100,15 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
   const auto t0 = std::chrono::steady_clock::now();
   while (std::abs(g - s) > tol * s && b - a > tol * s) {
     if (++it > max_it)
-      throw NoAnswerError(fmt::format(
-          "facility: the cooling/throttling fixed point did not settle in {} re-timings (clock factor "
-          "between {:.6f} and {:.6f}); the engine's iteration time is not monotone in the clock here: "
-          "use the default linear re-timing, allow more re-timings (--facility retimings=N) or a power cap "
-          "that keeps the heat inside the cooling",
-          max_it, 1.0 / b, 1.0 / a));
+      throw NoAnswerError(
+          fmt::format("facility: the cooling/throttling fixed point did not settle in {} "
+                      "re-timings (clock factor "
+                      "between {:.6f} and {:.6f}); the engine's iteration time is not monotone in "
+                      "the clock here: "
+                      "use the default linear re-timing, allow more re-timings (--facility "
+                      "retimings=N) or a power cap "
+                      "that keeps the heat inside the cooling",
+                      max_it, 1.0 / b, 1.0 / a));
     double next = hb_known && ha != hb ? a - ha * (b - a) / (hb - ha) : g;
     // Bisect when the candidate falls outside or the last step did not halve the bracket
     // (regula falsi can creep along one end): the bracket at least halves every two steps.
@@ -115,8 +118,10 @@ CoolingResult solve_cooling(const FacilityInputs& in, const FacilityOptions& o,
     t = time_at(s);
     g = 1.0 / throttled_clock(t, s, ok);
     const double h = g - s;
-    if (h > 0) a = s, ha = h;
-    else b = s, hb = h, hb_known = true;
+    if (h > 0)
+      a = s, ha = h;
+    else
+      b = s, hb = h, hb_known = true;
     if (o.progress && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1)) {
       // Steps left: the bracket at least halves every two steps until it is tol wide.
       const double left = 2 * std::ceil(std::log2(std::max(1.0, (b - a) / (tol * s))));

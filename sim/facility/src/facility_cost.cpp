@@ -10,8 +10,7 @@ namespace tutti {
 CostResult compute_cost(const FacilityInputs& in, const FacilityOptions& o, const PowerResult& p,
                         double run_wall_s, double run_energy_facility_J) {
   CostResult c;
-  c.servers_usd = in.node_price_usd > 0 ? in.nodes * in.node_price_usd
-                                        : in.gpus * in.gpu_price_usd;
+  c.servers_usd = in.node_price_usd > 0 ? in.nodes * in.node_price_usd : in.gpus * in.gpu_price_usd;
   c.network_usd = in.network_capex_usd;
   c.storage_usd = in.storage_capex_usd;
   // The build-out is sized for the provisioned (nameplate) IT load, not the average draw.
@@ -25,14 +24,16 @@ CostResult compute_cost(const FacilityInputs& in, const FacilityOptions& o, cons
   const int per_rack = nodes_per_rack(in);
   const int racks = in.racks > 0 ? in.racks : (in.nodes + per_rack - 1) / per_rack;
   c.rack_space_usd_per_year = in.rack_usd_per_s * kYear * racks;
-  c.opex_usd_per_year = c.electricity_usd_per_year + c.maintenance_usd_per_year + c.rack_space_usd_per_year;
+  c.opex_usd_per_year =
+      c.electricity_usd_per_year + c.maintenance_usd_per_year + c.rack_space_usd_per_year;
 
   // Origins: a sum is as good as its weakest part (a part with no price makes the sum unknown).
   c.servers_origin = in.servers_origin;
   c.network_origin = in.network_origin;
   c.storage_origin = in.storage_origin;
   c.facility_origin = in.buildout_origin;
-  c.capex_origin = combine(combine(c.servers_origin, c.network_origin), combine(c.storage_origin, c.facility_origin));
+  c.capex_origin = combine(combine(c.servers_origin, c.network_origin),
+                           combine(c.storage_origin, c.facility_origin));
   c.electricity_origin = in.electricity_origin;
   c.rack_origin = in.rack_origin;
   c.owned_origin = combine(c.capex_origin, c.electricity_origin);
@@ -49,7 +50,8 @@ CostResult compute_cost(const FacilityInputs& in, const FacilityOptions& o, cons
   c.usd_per_gpu_hour = fixed_per_year / (gpu_hours_per_year * o.utilization) + elec_per_gpu_hour;
 
   c.energy_cost_per_run_usd = run_energy_facility_J * in.electricity_usd_per_J;
-  c.cost_per_run_usd = fixed_per_year / (kYear * o.utilization) * run_wall_s + c.energy_cost_per_run_usd;
+  c.cost_per_run_usd =
+      fixed_per_year / (kYear * o.utilization) * run_wall_s + c.energy_cost_per_run_usd;
   const double tokens = in.iterations * in.tokens_per_iteration;
   c.usd_per_million_tokens = tokens > 0 ? c.cost_per_run_usd / (tokens / 1e6) : 0.0;
 

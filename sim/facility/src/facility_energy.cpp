@@ -1,5 +1,6 @@
 // Energy both ways (physical timeline vs the model-card convention) and CO2 from a grid carbon
-// intensity (topologies/catalog/grid_carbon.json; docs/facility.md "Energy both ways, per token, CO2").
+// intensity (topologies/catalog/grid_carbon.json; docs/facility.md "Energy both ways, per token,
+// CO2").
 #include <cmath>
 
 #include "tutti/core/config.hpp"
@@ -37,7 +38,8 @@ std::vector<GridRegion> parse_grid_carbon(const Doc& doc, std::string* default_i
 }
 
 const std::vector<GridRegion>& builtin_grid_regions() {
-  static const std::vector<GridRegion> regions = parse_grid_carbon(Catalog::builtin().file("grid_carbon"));
+  static const std::vector<GridRegion> regions =
+      parse_grid_carbon(Catalog::builtin().file("grid_carbon"));
   return regions;
 }
 
@@ -47,11 +49,12 @@ const GridRegion& grid_region(const std::string& id) {
     if (g.id == id) return g;
     known += (known.empty() ? "" : ", ") + g.id;
   }
-  throw InputError("--facility", "grid", "\"" + id + "\"", "a region of topologies/catalog/grid_carbon.json: " + known);
+  throw InputError("--facility", "grid", "\"" + id + "\"",
+                   "a region of topologies/catalog/grid_carbon.json: " + known);
 }
 
-EnergyAccounting account_energy(const FacilityInputs& in, const FacilityOptions& o, double run_wall_s,
-                                double energy_it_J) {
+EnergyAccounting account_energy(const FacilityInputs& in, const FacilityOptions& o,
+                                double run_wall_s, double energy_it_J) {
   EnergyAccounting a;
   const int job = in.job_gpus > 0 ? in.job_gpus : in.gpus;
   a.physical_it_J = energy_it_J;

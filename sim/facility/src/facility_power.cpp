@@ -20,8 +20,8 @@ GpuPowerCoefficients parse_gpu_power(const Doc& doc) {
   k.comm_frac = root.req("comm_frac").number(0.0, 1.5);
   k.overlap_extra_W = root.req("overlap_extra").quantity(Dim::Power, 0.0, 1e4);
   k.idle_frac = root.req("idle_frac").number(0.0, 1.0);
-  static const char* const kCoefficients[] = {"compute_frac", "memory_frac", "comm_frac", "overlap_extra",
-                                              "idle_frac"};
+  static const char* const kCoefficients[] = {"compute_frac", "memory_frac", "comm_frac",
+                                              "overlap_extra", "idle_frac"};
   // Every coefficient cites its source; a source for anything else is a typo.
   Obj sources = root.req("sources").obj();
   for (const char* c : kCoefficients) {
@@ -35,8 +35,11 @@ GpuPowerCoefficients parse_gpu_power(const Doc& doc) {
   for (std::size_t i = 0; i < est.size(); ++i) {
     Value v = est.at(i);
     std::string name = v.string();
-    if (std::find(std::begin(kCoefficients), std::end(kCoefficients), name) == std::end(kCoefficients))
-      v.fail("a coefficient of this file (compute_frac, memory_frac, comm_frac, overlap_extra, idle_frac)");
+    if (std::find(std::begin(kCoefficients), std::end(kCoefficients), name) ==
+        std::end(kCoefficients))
+      v.fail(
+          "a coefficient of this file (compute_frac, memory_frac, comm_frac, overlap_extra, "
+          "idle_frac)");
     k.estimates.push_back(name);
   }
   root.done();
@@ -162,9 +165,8 @@ PowerResult compute_power(const FacilityInputs& in, const IterationTimes& t, dou
   r.avg_it_W = r.energy_per_iteration_J / T;
   r.peak_it_W = active * r.gpu_peak_W + fixed_W;
   r.min_it_W = active * r.gpu_min_W + fixed_W;
-  double node_nameplate =
-      in.node_max_power_W > 0 ? in.node_max_power_W
-                              : in.gpus_per_node * m.tdp_W + in.node_overhead_W;
+  double node_nameplate = in.node_max_power_W > 0 ? in.node_max_power_W
+                                                  : in.gpus_per_node * m.tdp_W + in.node_overhead_W;
   r.nameplate_it_W = in.nodes * node_nameplate + in.network_power_W + in.storage_power_W;
   r.facility_W = r.avg_it_W * in.pue;
   r.peak_facility_W = r.peak_it_W * in.pue;

@@ -90,7 +90,9 @@ const ReliabilityProfile& reliability_profile(const std::string& id) {
   throw InputError("", "reliability profile", "\"" + id + "\"", "one of " + known);
 }
 
-double young_interval_s(double c, double m) { return std::sqrt(2.0 * c * m); }
+double young_interval_s(double c, double m) {
+  return std::sqrt(2.0 * c * m);
+}
 
 double daly_interval_s(double c, double m) {
   if (c >= 0.5 * m) return m;
@@ -107,8 +109,8 @@ double expected_wall_time_s(double work, double tau, double c, double rst, doubl
   return work * (1.0 + ckpt) / denom;
 }
 
-MonteCarloResult monte_carlo_time_to_train(double work, double tau, double c, double rst,
-                                           double m, int trials, std::uint64_t seed) {
+MonteCarloResult monte_carlo_time_to_train(double work, double tau, double c, double rst, double m,
+                                           int trials, std::uint64_t seed) {
   MonteCarloResult r;
   r.trials = trials;
   r.seed = seed;
@@ -211,12 +213,16 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
     fr.id = c.id;
     fr.per = c.per;
     fr.causes = c.causes;
-    if (c.per == "gpu") fr.units = in.gpus;
-    else if (c.per == "node") fr.units = in.nodes;
-    else if (c.per == "nic") fr.units = in.nics > 0 ? in.nics : in.gpus;
+    if (c.per == "gpu")
+      fr.units = in.gpus;
+    else if (c.per == "node")
+      fr.units = in.nodes;
+    else if (c.per == "nic")
+      fr.units = in.nics > 0 ? in.nics : in.gpus;
     else if (c.per == "link")
       fr.units = in.network_links > 0 ? in.network_links : in.gpus * (p.links / p.gpus);
-    else fr.units = in.blocking_switches;
+    else
+      fr.units = in.blocking_switches;
     double rate = c.rate_per_unit_s * fr.units;
     fr.failures_per_day = rate * 86400.0;
     lambda += rate;
@@ -245,25 +251,30 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
   if (o.checkpoint_mode == "async")
     critical = in.gpu_host_Bps > 0 ? per_gpu_bytes / in.gpu_host_Bps : r.checkpoint_write_s;
   else if (o.checkpoint_mode == "memory")
-    critical = in.node_scaleout_Bps > 0 ? per_node_bytes / in.node_scaleout_Bps : r.checkpoint_write_s;
+    critical =
+        in.node_scaleout_Bps > 0 ? per_node_bytes / in.node_scaleout_Bps : r.checkpoint_write_s;
   r.checkpoint_critical_s = critical;
   r.young_interval_s = young_interval_s(critical, r.mtbf_s);
   r.daly_interval_s = daly_interval_s(critical, r.mtbf_s);
-  r.checkpoint_interval_s = o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s
-                                                        : r.young_interval_s;
+  r.checkpoint_interval_s =
+      o.checkpoint_interval_s > 0 ? o.checkpoint_interval_s : r.young_interval_s;
   // An asynchronous write must finish before the next one starts.
-  if (o.checkpoint_mode == "async") r.checkpoint_interval_s = std::max(r.checkpoint_interval_s, r.checkpoint_write_s);
+  if (o.checkpoint_mode == "async")
+    r.checkpoint_interval_s = std::max(r.checkpoint_interval_s, r.checkpoint_write_s);
   // Recovery = detection + restart + reload (the parts given; the rest is in the restart time).
   r.restart_s = o.restart_s >= 0 ? o.restart_s : p.restart_s;
   if (o.detect_s >= 0) r.detect_s = o.detect_s;
-  if (o.reload == "storage" && in.storage_read_Bps > 0) r.reload_s = in.checkpoint_bytes / in.storage_read_Bps;
-  else if (o.reload == "peer" && in.node_scaleout_Bps > 0) r.reload_s = per_node_bytes / in.node_scaleout_Bps;
+  if (o.reload == "storage" && in.storage_read_Bps > 0)
+    r.reload_s = in.checkpoint_bytes / in.storage_read_Bps;
+  else if (o.reload == "peer" && in.node_scaleout_Bps > 0)
+    r.reload_s = per_node_bytes / in.node_scaleout_Bps;
   r.restart_s += r.detect_s + r.reload_s;
   r.work_s = work_s;
   double w = expected_wall_time_s(work_s, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s);
   r.effective_time_to_train_s = w;
   // Goodput does not depend on the amount of work in this model: take it for one second.
-  const double w1 = expected_wall_time_s(1.0, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s);
+  const double w1 =
+      expected_wall_time_s(1.0, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s);
   r.goodput = std::isfinite(w1) && w1 > 0 ? 1.0 / w1 : 0.0;
   if (std::isfinite(w)) {
     double tau = r.checkpoint_interval_s;
@@ -277,12 +288,12 @@ ReliabilityResult compute_reliability(const FacilityInputs& in, const FacilityOp
       r.checkpoint_loss = r.checkpoint_overhead_s / w;
       const double failure_loss = (r.restart_total_s + r.rework_s) / w;
       for (auto& fr : r.rates)
-        fr.goodput_loss = lambda > 0 ? failure_loss * (fr.failures_per_day / 86400.0) / lambda : 0.0;
+        fr.goodput_loss =
+            lambda > 0 ? failure_loss * (fr.failures_per_day / 86400.0) / lambda : 0.0;
     }
   }
-  r.monte_carlo =
-      monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, critical, r.restart_s, r.mtbf_s,
-                                o.monte_carlo_trials, o.seed);
+  r.monte_carlo = monte_carlo_time_to_train(work_s, r.checkpoint_interval_s, critical, r.restart_s,
+                                            r.mtbf_s, o.monte_carlo_trials, o.seed);
   return r;
 }
 

@@ -21,9 +21,9 @@ StorageResult compute_storage(const FacilityInputs& in, const IterationTimes& t)
     r.stall_fraction = 1.0 - t.iteration_s / r.iteration_s;
   }
   r.checkpoint_burst_Bps = in.checkpoint_bytes > 0 ? in.storage_write_Bps : 0.0;
-  r.checkpoint_burst_s =
-      in.checkpoint_bytes > 0 && in.storage_write_Bps > 0 ? in.checkpoint_bytes / in.storage_write_Bps
-                                                          : 0.0;
+  r.checkpoint_burst_s = in.checkpoint_bytes > 0 && in.storage_write_Bps > 0
+                             ? in.checkpoint_bytes / in.storage_write_Bps
+                             : 0.0;
   r.checkpoint_bytes_per_node = in.nodes > 0 ? in.checkpoint_bytes / in.nodes : 0.0;
   return r;
 }

@@ -11,11 +11,11 @@
 #include "plan_impl.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/facility/facility.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
-#include "tutti/facility/facility.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -51,7 +51,8 @@ NodeChoice resolve_node(const std::string& id) {
   for (const auto& n : cat.nodes())
     if (n.gpu == id) return pick(n);
   std::string known;
-  for (const auto& n : cat.nodes()) known += (known.empty() ? "" : ", ") + n.id + " (" + n.gpu + ")";
+  for (const auto& n : cat.nodes())
+    known += (known.empty() ? "" : ", ") + n.id + " (" + n.gpu + ")";
   throw InputError("search.gpus", id, "\"" + id + "\"", "a node or GPU catalog id: " + known);
 }
 
@@ -115,7 +116,8 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
   m->sim = sim_cluster(c);
   m->peak_flops = c.gpu.peak(w.training.dtype);
   if (m->peak_flops <= 0)
-    throw InputError(fmt::format("{} has no {} peak in the catalog", c.gpu.id, to_string(w.training.dtype)));
+    throw InputError(
+        fmt::format("{} has no {} peak in the catalog", c.gpu.id, to_string(w.training.dtype)));
 
   FacilityInputs& in = m->base;
   in = facility_inputs_of(w, c);
@@ -145,7 +147,8 @@ std::uint32_t hardware_violations(const HardwareModel& hw, const PlanRequest& r,
   if (a == Acquisition::Buy) {
     if (r.capex_budget_usd > 0 && hw.capex_usd > r.capex_budget_usd) v |= kCapex;
     // On the purchase basis the run pays at least the purchase; on the run basis it may not.
-    if (r.cost_basis == CostBasis::Purchase && r.total_cost_budget_usd > 0 && hw.capex_usd > r.total_cost_budget_usd)
+    if (r.cost_basis == CostBasis::Purchase && r.total_cost_budget_usd > 0 &&
+        hw.capex_usd > r.total_cost_budget_usd)
       v |= kTotalCost;
     if (r.room.racks > 0 && hw.racks > r.room.racks) v |= kRoomRacks;
   }
@@ -164,15 +167,18 @@ struct StageFigures {
   double gemm_s = 0, mem_s = 0;
 };
 
-std::vector<StageFigures> analyse(const Program& prog, const SimCluster& sim, const CalibrationProfile& prof) {
+std::vector<StageFigures> analyse(const Program& prog, const SimCluster& sim,
+                                  const CalibrationProfile& prof) {
   AnalyticJob job = analytic_job(prog, sim, prof);
   std::vector<StageFigures> out(job.stages.size());
   for (std::size_t c = 0; c < job.stages.size(); ++c) {
     out[c].st = job.stages[c];
     for (const Op& op : prog.classes[c].ops) {
       if (op.microbatch != 0) continue;
-      if (op.kind == OpKind::Gemm || op.kind == OpKind::Attention) out[c].gemm_s += op_time_s(op, sim.gpu, prof);
-      else if (op.kind == OpKind::MemBound) out[c].mem_s += op_time_s(op, sim.gpu, prof);
+      if (op.kind == OpKind::Gemm || op.kind == OpKind::Attention)
+        out[c].gemm_s += op_time_s(op, sim.gpu, prof);
+      else if (op.kind == OpKind::MemBound)
+        out[c].mem_s += op_time_s(op, sim.gpu, prof);
     }
   }
   return out;
@@ -186,10 +192,12 @@ StageFigures lerp(const StageFigures& a, const StageFigures& b, double t) {
   r.st.bwd_s = f(a.st.bwd_s, b.st.bwd_s);
   r.st.p2p_s = f(a.st.p2p_s, b.st.p2p_s);
   r.st.dp_comm_s = f(a.st.dp_comm_s, b.st.dp_comm_s);
-  for (GroupDim d : enum_values<GroupDim>()) r.st.dp_comm_dim_s[d] = f(a.st.dp_comm_dim_s[d], b.st.dp_comm_dim_s[d]);
+  for (GroupDim d : enum_values<GroupDim>())
+    r.st.dp_comm_dim_s[d] = f(a.st.dp_comm_dim_s[d], b.st.dp_comm_dim_s[d]);
   r.st.dp_overlap_s = f(a.st.dp_overlap_s, b.st.dp_overlap_s);
   r.st.optimizer_s = f(a.st.optimizer_s, b.st.optimizer_s);
-  for (GroupDim d : enum_values<GroupDim>()) r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
+  for (GroupDim d : enum_values<GroupDim>())
+    r.st.exposed_s[d] = f(a.st.exposed_s[d], b.st.exposed_s[d]);
   for (MoePart p : enum_values<MoePart>()) r.st.moe_s[p] = f(a.st.moe_s[p], b.st.moe_s[p]);
   r.gemm_s = f(a.gemm_s, b.gemm_s);
   r.mem_s = f(a.mem_s, b.mem_s);
@@ -200,7 +208,8 @@ StageFigures lerp(const StageFigures& a, const StageFigures& b, double t) {
 // count (dense models, or MoE models whose every layer is MoE).
 bool homogeneous_layers(const Workload& w) {
   const auto& m = w.model;
-  if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder || m.family == ModelFamily::ViT))
+  if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder ||
+        m.family == ModelFamily::ViT))
     return false;
   return !(m.tf.experts > 0 && (m.tf.dense_layers > 0 || m.tf.moe_layer_freq > 1));
 }
@@ -229,12 +238,14 @@ struct PerfCache {
   std::map<std::array<int, 12>, std::array<std::vector<StageFigures>, 2>> reduced;
 };
 
-std::shared_ptr<PerfCache> make_perf_cache() { return std::make_shared<PerfCache>(); }
+std::shared_ptr<PerfCache> make_perf_cache() {
+  return std::make_shared<PerfCache>();
+}
 
 namespace {
 
-std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w, const Layout& l,
-                                               PerfCache* cache);
+std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w,
+                                               const Layout& l, PerfCache* cache);
 
 // Screening expands one micro-batch. With zero=3 and no pipelining every data-parallel collective
 // (each layer's gathers and gradient reduce-scatter) recurs in every micro-batch, so its time and
@@ -254,25 +265,28 @@ std::vector<StageFigures> stage_figures(const HardwareModel& hw, const Workload&
   return out;
 }
 
-std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w, const Layout& l,
-                                               PerfCache* cache) {
+std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Workload& w,
+                                               const Layout& l, PerfCache* cache) {
   const CalibrationProfile& prof = default_calibration();
   std::vector<StageFigures> out(static_cast<std::size_t>(l.pp));
   if (!homogeneous_layers(w)) {
     // Exact: the real layers, the fewest micro-batches the schedule allows.
     Workload r = w;
-    r.training.global_batch = static_cast<std::int64_t>(l.dp) * l.micro_batch * (l.vp > 1 ? l.pp : 1);
+    r.training.global_batch =
+        static_cast<std::int64_t>(l.dp) * l.micro_batch * (l.vp > 1 ? l.pp : 1);
     return analyse(expand_program(r, l), hw.sim, prof);
   }
   const int ppr = std::min(l.pp, 3);
   int context = 0;
   if (cache != nullptr) {
     const HardwareChoice& h = hw.choice;
-    auto name = fmt::format("{}|{}|{}|{}", h.node, h.fabric, h.oversubscription, to_string(h.network));
+    auto name =
+        fmt::format("{}|{}|{}|{}", h.node, h.fabric, h.oversubscription, to_string(h.network));
     context = cache->contexts.emplace(name, static_cast<int>(cache->contexts.size())).first->second;
   }
-  std::array<int, 12> key{context, l.tp, l.cp, l.dp, l.ep, l.etp, l.micro_batch, static_cast<int>(l.recompute), l.zero, ppr,
-                          l.shard_size(), l.reshard_after_forward() ? 1 : 0};
+  std::array<int, 12> key{context, l.tp,  l.cp,           l.dp,
+                          l.ep,    l.etp, l.micro_batch,  static_cast<int>(l.recompute),
+                          l.zero,  ppr,   l.shard_size(), l.reshard_after_forward() ? 1 : 0};
   std::array<std::vector<StageFigures>, 2>* red = nullptr;
   std::array<std::vector<StageFigures>, 2> local;
   if (cache != nullptr) {
@@ -303,8 +317,8 @@ std::vector<StageFigures> stage_figures_one_mb(const HardwareModel& hw, const Wo
 
 }  // namespace
 
-void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, bool native, Perf& out,
-                   PerfCache* cache) {
+void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, bool native,
+                   Perf& out, PerfCache* cache) {
   out = Perf{};
   out.hbm_bytes = hw.cluster.gpu.hbm_bytes;
   try {
@@ -361,8 +375,8 @@ void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, 
   r.comm_busy_s = std::min(t.iteration_s, comm + c.st.dp_overlap_s);
 }
 
-void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanRequest& r, const Perf& p,
-                     Acquisition a, Evaluation& e) {
+void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanRequest& r,
+                     const Perf& p, Acquisition a, Evaluation& e) {
   (void)w;
   e.memory_per_gpu_bytes = p.memory_bytes;
   e.violations = 0;
@@ -386,7 +400,8 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
   in.times = IterationTimes{s.iteration_time_s, s.gemm_busy_s, s.memory_busy_s, s.comm_busy_s};
   in.iterations = s.iterations;
   FacilityResult f = evaluate_facility(in, hw.options);
-  e.iteration_time_s = f.cooling.times.iteration_s > 0 ? f.cooling.times.iteration_s : s.iteration_time_s;
+  e.iteration_time_s =
+      f.cooling.times.iteration_s > 0 ? f.cooling.times.iteration_s : s.iteration_time_s;
   e.time_to_train_s = f.effective_time_to_train_s;
   e.mfu = s.mfu * (s.iteration_time_s / std::max(e.iteration_time_s, 1e-300));
   e.breakdown = s.breakdown;
@@ -397,16 +412,18 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
   e.peak_facility_power_W = f.power.peak_facility_W;
   // Owned and rented on one basis: the same facility cost model as `tutti simulate`.
   e.rental_usd = f.cost.cloud_cost_per_run_usd;
-  e.breakeven_utilization = f.cost.cloud_usd_per_gpu_hour > 0 && std::isfinite(f.cost.breakeven_utilization)
-                                ? f.cost.breakeven_utilization
-                                : 0;
+  e.breakeven_utilization =
+      f.cost.cloud_usd_per_gpu_hour > 0 && std::isfinite(f.cost.breakeven_utilization)
+          ? f.cost.breakeven_utilization
+          : 0;
   if (a == Acquisition::Buy) {
     e.capex_usd = f.cost.capex_usd;
     e.owned_run_usd = f.cost.cost_per_run_usd;
     e.run_opex_usd = f.cost.energy_cost_per_run_usd +
-                     (f.cost.maintenance_usd_per_year + f.cost.rack_space_usd_per_year) * e.time_to_train_s /
-                         (kYear * hw.options.utilization);
-    e.total_cost_usd = r.cost_basis == CostBasis::Run ? e.owned_run_usd : e.capex_usd + e.run_opex_usd;
+                     (f.cost.maintenance_usd_per_year + f.cost.rack_space_usd_per_year) *
+                         e.time_to_train_s / (kYear * hw.options.utilization);
+    e.total_cost_usd =
+        r.cost_basis == CostBasis::Run ? e.owned_run_usd : e.capex_usd + e.run_opex_usd;
   } else {
     e.capex_usd = 0;
     e.owned_run_usd = 0;
@@ -422,7 +439,8 @@ void evaluate_config(const HardwareModel& hw, const Workload& w, const PlanReque
       if (f.cooling.racks > r.room.racks) excess(kRoomRacks, f.cooling.racks, r.room.racks);
       if (!f.cooling.fits) {
         e.violations |= kRoomCooling;
-        e.violation = std::max(e.violation, f.cooling.heat_per_rack_W / std::max(1.0, in.rack_cooling_W) - 1);
+        e.violation =
+            std::max(e.violation, f.cooling.heat_per_rack_W / std::max(1.0, in.rack_cooling_W) - 1);
       }
     }
   }
@@ -450,30 +468,34 @@ nlohmann::json hardware_json(const HardwareModel& hw) {
                      {"power_W", l.power_W()},
                      {"estimate", l.estimate},
                      {"price_origin", to_string(l.origin)}});
-  return nlohmann::json{{"description", c.description.empty() ? c.facts.description : c.description},
-                        {"gpus", c.gpus()},
-                        {"nodes", c.nodes},
-                        {"racks", hw.racks > 0 ? hw.racks : c.racks},
-                        {"switches", c.bom.switches},
-                        {"transceivers", c.bom.transceivers},
-                        {"cables", c.bom.cables},
-                        {"bisection_bandwidth_Bps", c.facts.bisection_Bps},
-                        {"compute_capex_usd", c.bom.compute_capex_usd},
-                        {"network_capex_usd", c.bom.network_capex_usd},
-                        {"storage_capex_usd", c.bom.storage_capex_usd},
-                        {"network_power_W", c.bom.network_power_W},
-                        {"items", items}};
+  return nlohmann::json{
+      {"description", c.description.empty() ? c.facts.description : c.description},
+      {"gpus", c.gpus()},
+      {"nodes", c.nodes},
+      {"racks", hw.racks > 0 ? hw.racks : c.racks},
+      {"switches", c.bom.switches},
+      {"transceivers", c.bom.transceivers},
+      {"cables", c.bom.cables},
+      {"bisection_bandwidth_Bps", c.facts.bisection_Bps},
+      {"compute_capex_usd", c.bom.compute_capex_usd},
+      {"network_capex_usd", c.bom.network_capex_usd},
+      {"storage_capex_usd", c.bom.storage_capex_usd},
+      {"network_power_W", c.bom.network_power_W},
+      {"items", items}};
 }
 
 nlohmann::json facility_json(const HardwareModel& hw, const Workload& w, const PlanRequest& r,
                              const Evaluation& e, const Perf* known) {
   (void)r;
   Perf p;
-  if (known != nullptr) p = *known;
-  else evaluate_perf(hw, w, e.layout, false, p);
+  if (known != nullptr)
+    p = *known;
+  else
+    evaluate_perf(hw, w, e.layout, false, p);
   if (!p.fits) return nlohmann::json::object();
   FacilityInputs in = hw.base;
-  in.times = IterationTimes{p.sim.iteration_time_s, p.sim.gemm_busy_s, p.sim.memory_busy_s, p.sim.comm_busy_s};
+  in.times = IterationTimes{p.sim.iteration_time_s, p.sim.gemm_busy_s, p.sim.memory_busy_s,
+                            p.sim.comm_busy_s};
   in.iterations = p.sim.iterations;
   FacilityResult f = evaluate_facility(in, hw.options);
   return facility_to_json(f, false);

@@ -38,8 +38,8 @@ std::uint32_t hardware_violations(const HardwareModel& hw, const PlanRequest& r,
 
 /// The layout-dependent part, shared by the acquisitions.
 struct Perf {
-  bool valid = true;        ///< check_layout accepted it.
-  bool fits = false;        ///< Fits in GPU memory.
+  bool valid = true;  ///< check_layout accepted it.
+  bool fits = false;  ///< Fits in GPU memory.
   double memory_bytes = 0, hbm_bytes = 0;
   SimResult sim;
 };
@@ -48,8 +48,8 @@ struct PerfCache;
 std::shared_ptr<PerfCache> make_perf_cache();
 /// Memory check, then (if it fits) the analytic engine on reduced Programs (see plan_eval.cpp)
 /// or the flow-level engine on the whole Program. `cache` may be null.
-void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, bool native, Perf& out,
-                   PerfCache* cache = nullptr);
+void evaluate_perf(const HardwareModel& hw, const Workload& w, const Layout& l, bool native,
+                   Perf& out, PerfCache* cache = nullptr);
 /// The analytic engine on the whole Program (for tests of the reduced-Program fast path).
 SimResult exact_analytic(const HardwareModel& hw, const Workload& w, const Layout& l);
 /// Power, cooling, failures, cost and every constraint for one acquisition. Fills every metric
@@ -67,7 +67,6 @@ nlohmann::json workload_json(const Workload& w);
 
 }  // namespace tutti
 
-
 #include <map>
 
 #include "tutti/models/workload.hpp"
@@ -79,7 +78,8 @@ struct Planner::Impl {
   Workload workload;
   std::vector<HardwareChoice> hardware;
   std::vector<const std::vector<Layout>*> layouts;  ///< Per hardware choice.
-  std::vector<std::uint16_t> gpu_group, fabric_group;  ///< Per hardware choice (Evaluation's groups).
+  std::vector<std::uint16_t> gpu_group,
+      fabric_group;  ///< Per hardware choice (Evaluation's groups).
   std::map<std::pair<int, int>, std::vector<Layout>> layout_cache;  ///< (gpus, nvlink domain).
   std::vector<std::uint64_t> offsets;  ///< offsets[h] = first index of hardware h; back() = size.
   std::uint64_t n_acq = 1;

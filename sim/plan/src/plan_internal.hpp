@@ -53,7 +53,6 @@ std::vector<int> gpu_counts(const PlanRequest& r, int gpus_per_node);
 
 }  // namespace tutti
 
-
 namespace tutti {
 /// Why nothing meets the constraints, with the nearest miss (for PlanResult::reason).
 std::string explain_no_fit(const PlanRequest& r, const std::vector<HardwareChoice>& hw,

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "tutti/core/error.hpp"
 #include "plan_internal.hpp"
+#include "tutti/core/error.hpp"
 
 namespace tutti {
 
@@ -34,9 +34,12 @@ bool beats(const Evaluation& a, const Evaluation& b) {
 bool better_for(Objective o, const Evaluation& a, const Evaluation& b) {
   auto key = [o](const Evaluation& e) {
     switch (o) {
-      case Objective::Cost: return std::array<double, 3>{e.total_cost_usd, e.time_to_train_s, e.energy_J};
-      case Objective::Time: return std::array<double, 3>{e.time_to_train_s, e.total_cost_usd, e.energy_J};
-      case Objective::Energy: return std::array<double, 3>{e.energy_J, e.time_to_train_s, e.total_cost_usd};
+      case Objective::Cost:
+        return std::array<double, 3>{e.total_cost_usd, e.time_to_train_s, e.energy_J};
+      case Objective::Time:
+        return std::array<double, 3>{e.time_to_train_s, e.total_cost_usd, e.energy_J};
+      case Objective::Energy:
+        return std::array<double, 3>{e.energy_J, e.time_to_train_s, e.total_cost_usd};
     }
     return std::array<double, 3>{};
   };
@@ -62,21 +65,25 @@ void pareto_insert(std::vector<Evaluation>& front, const Evaluation& e) {
 void best_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o, int k) {
   k = std::max(k, 1);
   if (static_cast<int>(best.size()) == k && !better_for(o, e, best.back())) return;
-  auto it = std::upper_bound(best.begin(), best.end(), e,
-                             [o](const Evaluation& x, const Evaluation& y) { return better_for(o, x, y); });
+  auto it = std::upper_bound(
+      best.begin(), best.end(), e,
+      [o](const Evaluation& x, const Evaluation& y) { return better_for(o, x, y); });
   best.insert(it, e);
   if (static_cast<int>(best.size()) > k) best.pop_back();
 }
 
 void group_insert(std::vector<Evaluation>& best, const Evaluation& e, Objective o, bool by_gpu) {
-  const auto group = [by_gpu](const Evaluation& x) { return by_gpu ? x.gpu_group : x.fabric_group; };
+  const auto group = [by_gpu](const Evaluation& x) {
+    return by_gpu ? x.gpu_group : x.fabric_group;
+  };
   for (auto& b : best)
     if (group(b) == group(e)) {
       if (better_for(o, e, b)) b = e;
       return;
     }
-  auto it = std::lower_bound(best.begin(), best.end(), e,
-                             [&](const Evaluation& x, const Evaluation& y) { return group(x) < group(y); });
+  auto it = std::lower_bound(
+      best.begin(), best.end(), e,
+      [&](const Evaluation& x, const Evaluation& y) { return group(x) < group(y); });
   best.insert(it, e);
 }
 

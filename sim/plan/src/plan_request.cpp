@@ -12,10 +12,7 @@
 
 namespace tutti {
 
-
-
 namespace {
-
 
 // A non-empty array of distinct items read by `item`.
 template <class T, class F>
@@ -35,7 +32,8 @@ std::vector<T> read_list(Obj& o, std::string_view key, F item) {
 }
 
 std::vector<int> int_list(Obj& o, std::string_view key, int lo, int hi) {
-  return read_list<int>(o, key, [&](const Value& v) { return static_cast<int>(v.integer(lo, hi)); });
+  return read_list<int>(o, key,
+                        [&](const Value& v) { return static_cast<int>(v.integer(lo, hi)); });
 }
 
 std::vector<std::string> string_list(Obj& o, std::string_view key) {
@@ -48,8 +46,8 @@ std::vector<std::string> string_list(Obj& o, std::string_view key) {
 
 // A list of ids, each of which must be in `known` (the message lists them, so the fix is visible
 // here rather than as an empty search later).
-std::vector<std::string> id_list(Obj& o, std::string_view key, const std::vector<std::string>& known,
-                                 const char* what) {
+std::vector<std::string> id_list(Obj& o, std::string_view key,
+                                 const std::vector<std::string>& known, const char* what) {
   return read_list<std::string>(o, key, [&](const Value& v) {
     std::string s = v.string();
     if (std::find(known.begin(), known.end(), s) == known.end()) {
@@ -110,7 +108,8 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
     r.gpus_min = static_cast<int>(c.integer_or("gpus_min", 1, 1, 1 << 22));
     r.gpus_max = static_cast<int>(c.integer_or("gpus_max", 65536, 1, 1 << 22));
     if (r.gpus_max < r.gpus_min)
-      c.req("gpus_max").fail("an integer >= constraints.gpus_min (" + std::to_string(r.gpus_min) + ")");
+      c.req("gpus_max")
+          .fail("an integer >= constraints.gpus_min (" + std::to_string(r.gpus_min) + ")");
     c.done();
   }
 
@@ -118,11 +117,11 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
   r.gpus = id_list(s, "gpus", node_and_gpu_ids(), "a node or GPU catalog id");
   if (r.gpus.empty()) s.req("gpus").fail("a non-empty array of GPU or node catalog ids");
   r.gpu_counts = int_list(s, "gpu_counts", 1, 1 << 22);
-  r.fabrics = id_list(s, "fabrics", {"fat_tree", "rail_optimized", "dual_plane", "dragonfly", "torus"},
-                      "a fabric kind");
-  r.oversubscription = read_list<double>(s, "oversubscription", [](const Value& v) {
-    return v.number(1, 64);
-  });
+  r.fabrics =
+      id_list(s, "fabrics", {"fat_tree", "rail_optimized", "dual_plane", "dragonfly", "torus"},
+              "a fabric kind");
+  r.oversubscription =
+      read_list<double>(s, "oversubscription", [](const Value& v) { return v.number(1, 64); });
   r.networks = read_list<Network>(s, "networks", [](const Value& v) {
     return v.choice({"infiniband", "roce"}) == "infiniband" ? Network::InfiniBand : Network::RoCE;
   });
@@ -150,16 +149,21 @@ PlanRequest parse_plan_request(const nlohmann::json& j, const std::string& name,
     r.layouts.zero = int_list(l, "zero", 0, 3);
     r.layouts.shard_group = int_list(l, "shard_group", 0, 1 << 24);
     r.layouts.reshard = int_list(l, "reshard", 0, 1);
-    r.layouts.recompute =
-        read_list<Recompute>(l, "recompute", [](const Value& v) { return v.enumerator<Recompute>(); });
+    r.layouts.recompute = read_list<Recompute>(
+        l, "recompute", [](const Value& v) { return v.enumerator<Recompute>(); });
     l.done();
   }
   s.done();
 
   auto obj = root.choice_or("objective", "cost", {"cost", "time", "energy"});
-  r.objective = obj == "cost" ? Objective::Cost : obj == "time" ? Objective::Time : Objective::Energy;
-  r.cost_basis = root.choice_or("cost_basis", "run", {"run", "purchase"}) == "run" ? CostBasis::Run : CostBasis::Purchase;
-  if (auto v = root.opt("hardware_life")) r.hardware_life_years = v->quantity(Dim::Time, 86400.0, 100 * kYear) / kYear;
+  r.objective = obj == "cost"   ? Objective::Cost
+                : obj == "time" ? Objective::Time
+                                : Objective::Energy;
+  r.cost_basis = root.choice_or("cost_basis", "run", {"run", "purchase"}) == "run"
+                     ? CostBasis::Run
+                     : CostBasis::Purchase;
+  if (auto v = root.opt("hardware_life"))
+    r.hardware_life_years = v->quantity(Dim::Time, 86400.0, 100 * kYear) / kYear;
   r.utilization = root.number_or("utilization", 1.0, 0.01, 1.0);
   if (auto v = root.opt("prices")) r.prices = parse_prices(v->obj());
   r.finalists = static_cast<int>(root.integer_or("finalists", 4, 0, 64));

@@ -49,7 +49,8 @@ Lists lists_for(const SpaceFacts& f, const LayoutSpace& s, int nvlink_domain) {
 
 // Calls emit(layout) for every valid layout, in order.
 template <class F>
-void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nvlink_domain, F&& emit) {
+void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nvlink_domain,
+                     F&& emit) {
   Lists L = lists_for(f, s, nvlink_domain);
   if (!f.transformer) L.tp = L.pp = L.cp = L.ep = L.vp = {1};
   for (int tp : L.tp) {
@@ -65,49 +66,50 @@ void for_each_layout(const SpaceFacts& f, const LayoutSpace& s, int gpus, int nv
           // etp = tp (0): EP carved out of dp, experts TP-sharded. etp = 1 (parallel folding):
           // EP spans tp x cp x dp, tried for MoE layouts with tp > 1.
           for (int etp : {0, 1}) {
-          if (etp == 0 && (ep > 1 && dp % ep != 0)) continue;
-          if (etp == 0 && f.experts > 0 && f.moe_ffn_hidden % tp != 0) continue;
-          if (etp == 1 && (tp == 1 || ep == 1 || (tp * cp * dp) % ep != 0)) continue;
-          for (int vp : L.vp) {
-            if (vp > 1 && (pp == 1 || pp * vp > f.layers)) continue;
-            for (int mb : L.mb) {
-              if (f.global_batch % (dp * mb) != 0) continue;
-              if (tp > 1 && (static_cast<long long>(f.seq_len / cp) * mb) % tp != 0) continue;
-              int micro_batches = f.global_batch / (dp * mb);
-              if (vp > 1 && micro_batches % pp != 0) continue;  // Megatron's interleaving rule.
-              for (int zero : L.zero)
-              for (int sg_item : L.shard_group)
-              for (int rs_item : L.reshard) {
-                // zero=3 tries each reshard value; other stages have none (one pass).
-                if (zero < 3 && rs_item != L.reshard.front()) continue;
-                const int dpc = dp * cp;
-                int sg = sg_item;
-                if (sg < 0) sg = nvlink_domain / tp;  // the DP ranks inside one NVLink domain
-                if (sg >= dpc) sg = 0;
-                if (sg > 0 && (sg < 2 || dpc % sg != 0 || zero == 0 || !f.transformer)) continue;
-                if (sg_item < 0 && sg == 0) continue;  // same as shard_group=0, already tried
-                for (Recompute rc : L.recompute) {
-                  Layout l;
-                  l.tp = tp;
-                  l.pp = pp;
-                  l.cp = cp;
-                  l.dp = dp;
-                  l.ep = ep;
-                  l.etp = etp;
-                  l.vp = vp;
-                  l.micro_batch = mb;
-                  l.zero = zero;
-                  l.shard_group = sg;
-                  l.reshard = zero == 3 ? rs_item : -1;
-                  l.fsdp = false;
-                  l.sequence_parallel = tp > 1;
-                  l.schedule = vp > 1 ? PipeSchedule::Interleaved : PipeSchedule::OneFOneB;
-                  l.recompute = rc;
-                  emit(l);
-                }
+            if (etp == 0 && (ep > 1 && dp % ep != 0)) continue;
+            if (etp == 0 && f.experts > 0 && f.moe_ffn_hidden % tp != 0) continue;
+            if (etp == 1 && (tp == 1 || ep == 1 || (tp * cp * dp) % ep != 0)) continue;
+            for (int vp : L.vp) {
+              if (vp > 1 && (pp == 1 || pp * vp > f.layers)) continue;
+              for (int mb : L.mb) {
+                if (f.global_batch % (dp * mb) != 0) continue;
+                if (tp > 1 && (static_cast<long long>(f.seq_len / cp) * mb) % tp != 0) continue;
+                int micro_batches = f.global_batch / (dp * mb);
+                if (vp > 1 && micro_batches % pp != 0) continue;  // Megatron's interleaving rule.
+                for (int zero : L.zero)
+                  for (int sg_item : L.shard_group)
+                    for (int rs_item : L.reshard) {
+                      // zero=3 tries each reshard value; other stages have none (one pass).
+                      if (zero < 3 && rs_item != L.reshard.front()) continue;
+                      const int dpc = dp * cp;
+                      int sg = sg_item;
+                      if (sg < 0) sg = nvlink_domain / tp;  // the DP ranks inside one NVLink domain
+                      if (sg >= dpc) sg = 0;
+                      if (sg > 0 && (sg < 2 || dpc % sg != 0 || zero == 0 || !f.transformer))
+                        continue;
+                      if (sg_item < 0 && sg == 0) continue;  // same as shard_group=0, already tried
+                      for (Recompute rc : L.recompute) {
+                        Layout l;
+                        l.tp = tp;
+                        l.pp = pp;
+                        l.cp = cp;
+                        l.dp = dp;
+                        l.ep = ep;
+                        l.etp = etp;
+                        l.vp = vp;
+                        l.micro_batch = mb;
+                        l.zero = zero;
+                        l.shard_group = sg;
+                        l.reshard = zero == 3 ? rs_item : -1;
+                        l.fsdp = false;
+                        l.sequence_parallel = tp > 1;
+                        l.schedule = vp > 1 ? PipeSchedule::Interleaved : PipeSchedule::OneFOneB;
+                        l.recompute = rc;
+                        emit(l);
+                      }
+                    }
               }
             }
-          }
           }
         }
       }

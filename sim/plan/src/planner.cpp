@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "plan_impl.hpp"
+#include "tutti/core/error.hpp"
+#include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/topologies/catalog.hpp"
-#include "tutti/core/error.hpp"
-#include "tutti/models/workload.hpp"
 
 namespace tutti {
 
@@ -22,7 +22,6 @@ int whole_domain_nodes(int gpus, int gpus_per_node, int domain_gpus) {
 }
 }  // namespace
 
-
 Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
   I.request = std::move(request);
@@ -33,7 +32,8 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
     I.workload.training.samples_to_train = 0;
   }
   if (tokens_to_train(I.workload) <= 0)
-    throw InputError(r.file + ": tokens: the workload gives no tokens to train; set \"tokens\" (e.g. \"2T\")");
+    throw InputError(
+        r.file + ": tokens: the workload gives no tokens to train; set \"tokens\" (e.g. \"2T\")");
   {
     // A block-scaled or fp8 workload: refuse the hardware list when some GPU lacks the format.
     std::vector<const GpuSpec*> gpus;
@@ -52,7 +52,9 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
       auto key = std::make_pair(gpus, nc.nvlink_domain);
       auto it = I.layout_cache.find(key);
       if (it == I.layout_cache.end())
-        it = I.layout_cache.emplace(key, enumerate_layouts(facts, r.layouts, gpus, nc.nvlink_domain)).first;
+        it =
+            I.layout_cache.emplace(key, enumerate_layouts(facts, r.layouts, gpus, nc.nvlink_domain))
+                .first;
       if (it->second.empty()) continue;
       std::uint16_t fabric_group = 0;
       for (const auto& fabric : r.fabrics)
@@ -64,7 +66,8 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
               h.gpu = nc.gpu;
               h.gpus = gpus;
               // A job on part of a cluster: nodes whose NVLink domain spans several of them
-              // (NVL72 trays) come in whole domains; the job fills them in order and the rest idles.
+              // (NVL72 trays) come in whole domains; the job fills them in order and the rest
+              // idles.
               h.nodes = whole_domain_nodes(gpus, nc.gpus_per_node, nc.nvlink_domain);
               h.fabric = fabric;
               h.oversubscription = over;
@@ -90,9 +93,15 @@ Planner::Planner(PlanRequest request) : impl_(std::make_unique<Impl>()) {
 
 Planner::~Planner() = default;
 
-const PlanRequest& Planner::request() const { return impl_->request; }
-const std::vector<HardwareChoice>& Planner::hardware() const { return impl_->hardware; }
-std::uint64_t Planner::size() const { return impl_->offsets.back(); }
+const PlanRequest& Planner::request() const {
+  return impl_->request;
+}
+const std::vector<HardwareChoice>& Planner::hardware() const {
+  return impl_->hardware;
+}
+std::uint64_t Planner::size() const {
+  return impl_->offsets.back();
+}
 
 std::pair<std::uint64_t, std::uint64_t> Planner::hardware_range(std::uint32_t h) const {
   check_internal(h < impl_->hardware.size(), "plan: hardware index out of range");
@@ -117,7 +126,8 @@ void record(ScreenResult& r, const Evaluation& e, Objective o, int finalists) {
 
 }  // namespace
 
-ScreenResult Planner::screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress) const {
+ScreenResult Planner::screen(std::uint64_t begin, std::uint64_t end,
+                             const ProgressFn& progress) const {
   auto cache = make_perf_cache();
   return screen_impl(begin, end, progress, impl_->request.prune, cache.get());
 }
@@ -137,8 +147,8 @@ ScreenResult Planner::screen(const std::vector<std::pair<std::uint64_t, std::uin
   return merge(parts, impl_->request.objective, impl_->request.finalists);
 }
 
-ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress,
-                                  bool prune, PerfCache* cache) const {
+ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end,
+                                  const ProgressFn& progress, bool prune, PerfCache* cache) const {
   const Impl& I = *impl_;
   const PlanRequest& req = I.request;
   check_internal(begin <= end && end <= size(), "plan: slice out of range");
@@ -147,8 +157,8 @@ ScreenResult Planner::screen_impl(std::uint64_t begin, std::uint64_t end, const 
   constexpr std::uint64_t kProgressEvery = 2048;
   std::uint64_t done = 0;
 
-  auto h = static_cast<std::uint32_t>(
-      std::upper_bound(I.offsets.begin(), I.offsets.end(), begin) - I.offsets.begin() - 1);
+  auto h = static_cast<std::uint32_t>(std::upper_bound(I.offsets.begin(), I.offsets.end(), begin) -
+                                      I.offsets.begin() - 1);
   std::uint64_t idx = begin;
   Perf perf;
   Evaluation e;
@@ -226,10 +236,12 @@ PlanResult Planner::finish(const ScreenResult& merged, const ProgressFn& progres
   PlanResult out;
   out.screen = merged;
   out.pareto = merged.pareto;
-  std::stable_sort(out.pareto.begin(), out.pareto.end(), [](const Evaluation& a, const Evaluation& b) {
-    if (a.time_to_train_s != b.time_to_train_s) return a.time_to_train_s < b.time_to_train_s;
-    return a.index < b.index;
-  });
+  std::stable_sort(out.pareto.begin(), out.pareto.end(),
+                   [](const Evaluation& a, const Evaluation& b) {
+                     if (a.time_to_train_s != b.time_to_train_s)
+                       return a.time_to_train_s < b.time_to_train_s;
+                     return a.index < b.index;
+                   });
 
   // Every configuration shown is timed by the same engine: the finalists (the best screened by
   // the objective), the screening frontier and the best of each GPU type and fabric choice are
@@ -238,10 +250,11 @@ PlanResult Planner::finish(const ScreenResult& merged, const ProgressFn& progres
   std::map<std::uint64_t, Evaluation> timed;  // by index: deterministic order, no duplicates
   Perf perf;
   constexpr std::size_t kRetimedFrontier = 24;
-  const std::uint64_t to_time =
-      static_cast<std::uint64_t>(std::min<std::size_t>(merged.best.size(), static_cast<std::size_t>(std::max(req.finalists, 1))) +
-                                 std::min(out.pareto.size(), kRetimedFrontier) + merged.best_per_gpu.size() +
-                                 merged.best_per_fabric.size());
+  const std::uint64_t to_time = static_cast<std::uint64_t>(
+      std::min<std::size_t>(merged.best.size(),
+                            static_cast<std::size_t>(std::max(req.finalists, 1))) +
+      std::min(out.pareto.size(), kRetimedFrontier) + merged.best_per_gpu.size() +
+      merged.best_per_fabric.size());
   std::uint64_t looked = 0;
   auto retime = [&](const Evaluation& s) -> const Evaluation& {
     if (progress) progress(++looked, to_time);
@@ -264,13 +277,15 @@ PlanResult Planner::finish(const ScreenResult& merged, const ProgressFn& progres
     }
     return timed.emplace(s.index, e).first->second;
   };
-  for (std::size_t i = 0; i < merged.best.size() && static_cast<int>(i) < std::max(req.finalists, 1); ++i)
+  for (std::size_t i = 0;
+       i < merged.best.size() && static_cast<int>(i) < std::max(req.finalists, 1); ++i)
     out.finalists.push_back(retime(merged.best[i]));
   if (req.finalists == 0) out.finalists.clear();
   // The screening frontier, by time; a very large one is sampled evenly (its fastest and
   // cheapest ends included) to bound the flow-level runs.
   const std::size_t nf = out.pareto.size(), rows = std::min(nf, kRetimedFrontier);
-  for (std::size_t k = 0; k < rows; ++k) retime(out.pareto[rows == 1 ? 0 : k * (nf - 1) / (rows - 1)]);
+  for (std::size_t k = 0; k < rows; ++k)
+    retime(out.pareto[rows == 1 ? 0 : k * (nf - 1) / (rows - 1)]);
   std::vector<std::pair<const Evaluation*, bool>> alt;  // (re-timed, from the per-GPU list)
   for (const auto& e : merged.best_per_gpu) alt.emplace_back(&retime(e), true);
   for (const auto& e : merged.best_per_fabric) alt.emplace_back(&retime(e), false);
@@ -286,15 +301,18 @@ PlanResult Planner::finish(const ScreenResult& merged, const ProgressFn& progres
   for (const auto& [index, e] : timed)
     if (e.feasible()) pareto_insert(front, e);
   if (req.finalists > 0) out.pareto = std::move(front);  // else: the whole analytic frontier
-  std::stable_sort(out.pareto.begin(), out.pareto.end(), [](const Evaluation& a, const Evaluation& b) {
-    if (a.time_to_train_s != b.time_to_train_s) return a.time_to_train_s < b.time_to_train_s;
-    return a.index < b.index;
-  });
+  std::stable_sort(out.pareto.begin(), out.pareto.end(),
+                   [](const Evaluation& a, const Evaluation& b) {
+                     if (a.time_to_train_s != b.time_to_train_s)
+                       return a.time_to_train_s < b.time_to_train_s;
+                     return a.index < b.index;
+                   });
   for (const auto& [e, by_gpu] : alt) {
     // Only other hardware: the recommendation's own GPU type and fabric are on the frontier.
-    if (!e->feasible() || (out.found && (e->index == out.recommended.index ||
-                                         (by_gpu ? e->gpu_group == out.recommended.gpu_group
-                                                 : e->fabric_group == out.recommended.fabric_group))))
+    if (!e->feasible() ||
+        (out.found && (e->index == out.recommended.index ||
+                       (by_gpu ? e->gpu_group == out.recommended.gpu_group
+                               : e->fabric_group == out.recommended.fabric_group))))
       continue;
     bool dup = false;
     for (const auto& a : out.alternatives) dup = dup || a.index == e->index;

@@ -1,13 +1,14 @@
 // Strict reader of serving configurations (schemas/serve.schema.json) and the request generator.
+#include "tutti/core/config.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-
-#include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/serve/config.hpp"
 
@@ -52,7 +53,7 @@ struct Rng {
     return z ^ (z >> 31);
   }
   double u01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller
+  double normal() {                                                       // Box-Muller
     double u1 = 1.0 - u01(), u2 = u01();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
@@ -97,17 +98,20 @@ std::vector<TraceRequest> read_trace_csv(const std::string& text, const std::str
       throw InputError(name, fmt::format("line {}", line_no), "\"" + line + "\"",
                        "arrival_s >= 0, prompt_tokens >= 1, output_tokens >= 1 (three numbers)");
     if (r.arrival_s < last)
-      throw InputError(name, fmt::format("line {}", line_no), fmt::format("arrival {}", r.arrival_s),
+      throw InputError(name, fmt::format("line {}", line_no),
+                       fmt::format("arrival {}", r.arrival_s),
                        fmt::format("arrivals in non-decreasing order (previous {})", last));
     last = r.arrival_s;
     out.push_back(r);
   }
-  if (out.empty()) throw InputError(name, "", "no requests", "a header and at least one request row");
+  if (out.empty())
+    throw InputError(name, "", "no requests", "a header and at least one request row");
   return out;
 }
 
 ServeConfig parse_serve_config(const std::string& text, const std::string& name,
-                               const std::vector<std::string>& overrides, const std::string& base_dir) {
+                               const std::vector<std::string>& overrides,
+                               const std::string& base_dir) {
   Doc doc = Doc::parse(text, name, overrides);
   ServeConfig c;
   c.file = name;
@@ -163,8 +167,14 @@ ServeConfig parse_serve_config(const std::string& text, const std::string& name,
       if (!s.has("replicas")) dflt("serving.replicas = 1");
       v.replicas = static_cast<int>(s.integer_or("replicas", 1, 1, 100000));
     }
-    if (auto d = s.opt("dtype")) v.dtype = parse_dtype(*d); else dflt("serving.dtype = bf16");
-    if (auto d = s.opt("kv_dtype")) v.kv_dtype = parse_dtype(*d); else v.kv_dtype = v.dtype;
+    if (auto d = s.opt("dtype"))
+      v.dtype = parse_dtype(*d);
+    else
+      dflt("serving.dtype = bf16");
+    if (auto d = s.opt("kv_dtype"))
+      v.kv_dtype = parse_dtype(*d);
+    else
+      v.kv_dtype = v.dtype;
     if (!s.has("max_batch")) dflt("serving.max_batch = 256, vLLM's max_num_seqs");
     v.max_batch = static_cast<int>(s.integer_or("max_batch", 256, 1, 1 << 20));
     if (!s.has("max_tokens_per_iteration")) dflt("serving.max_tokens_per_iteration = 8192");

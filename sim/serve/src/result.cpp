@@ -1,8 +1,8 @@
 // Serving results: the facility view (sim's power and cost models over the run) and the JSON,
 // text and CSV writers.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/units.hpp"
@@ -11,7 +11,8 @@
 
 namespace tutti::serve {
 
-ServeFacility serve_facility(const ServeResult& r, const Cluster& cluster, const FacilityOptions& o) {
+ServeFacility serve_facility(const ServeResult& r, const Cluster& cluster,
+                             const FacilityOptions& o) {
   check_options(o);
   ServeFacility f;
   f.options = o;
@@ -42,22 +43,30 @@ ServeFacility serve_facility(const ServeResult& r, const Cluster& cluster, const
 namespace {
 
 nlohmann::json pct(const Percentiles& p) {
-  return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max},
-          {"count", p.count}};
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90},
+          {"p99", p.p99},   {"max", p.max}, {"count", p.count}};
 }
 
-std::string ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
+std::string ms(double s) {
+  return fmt::format("{:.1f} ms", s * 1e3);
+}
 
 }  // namespace
 
 nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_requests) {
   const Serving& s = r.serving;
-  nlohmann::json serving = {
-      {"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}, {"replicas", s.total_replicas()},
-      {"dtype", to_string(s.dtype)}, {"kv_dtype", to_string(s.kv_dtype)},
-      {"max_batch", s.max_batch}, {"max_tokens_per_iteration", s.max_tokens_per_iteration},
-      {"kv_block_tokens", s.kv_block_tokens}, {"gpu_memory_utilization", s.gpu_memory_utilization},
-      {"chunked_prefill", s.chunked_prefill}, {"router", s.router}};
+  nlohmann::json serving = {{"tp", s.tp},
+                            {"pp", s.pp},
+                            {"ep", s.ep},
+                            {"replicas", s.total_replicas()},
+                            {"dtype", to_string(s.dtype)},
+                            {"kv_dtype", to_string(s.kv_dtype)},
+                            {"max_batch", s.max_batch},
+                            {"max_tokens_per_iteration", s.max_tokens_per_iteration},
+                            {"kv_block_tokens", s.kv_block_tokens},
+                            {"gpu_memory_utilization", s.gpu_memory_utilization},
+                            {"chunked_prefill", s.chunked_prefill},
+                            {"router", s.router}};
   if (s.disaggregated())
     serving["disaggregation"] = {{"prefill_replicas", s.prefill_replicas},
                                  {"decode_replicas", s.decode_replicas}};
@@ -101,7 +110,10 @@ nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_r
       {"mean_batch_tokens", r.mean_batch_tokens},
       {"kv_transfer", {{"seconds_total", r.kv_transfer_s_total}, {"bytes", r.kv_transfer_bytes}}},
       {"busy_s",
-       {{"total", r.busy_s}, {"gemm", r.gemm_busy_s}, {"memory", r.memory_busy_s}, {"comm", r.comm_busy_s}}},
+       {{"total", r.busy_s},
+        {"gemm", r.gemm_busy_s},
+        {"memory", r.memory_busy_s},
+        {"comm", r.comm_busy_s}}},
       {"facility",
        {{"avg_it_W", f.power.avg_it_W},
         {"facility_W", f.power.facility_W},
@@ -120,10 +132,15 @@ nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_r
   if (with_requests) {
     nlohmann::json a = nlohmann::json::array();
     for (const RequestRecord& q : r.records)
-      a.push_back({{"arrival_s", q.arrival_s}, {"prompt_tokens", q.prompt_tokens},
-                   {"output_tokens", q.output_tokens}, {"ttft_s", q.ttft_s()}, {"tpot_s", q.tpot_s()},
-                   {"e2e_s", q.e2e_s()}, {"queue_s", q.first_scheduled_s - q.arrival_s},
-                   {"preemptions", q.preemptions}, {"replica", q.replica},
+      a.push_back({{"arrival_s", q.arrival_s},
+                   {"prompt_tokens", q.prompt_tokens},
+                   {"output_tokens", q.output_tokens},
+                   {"ttft_s", q.ttft_s()},
+                   {"tpot_s", q.tpot_s()},
+                   {"e2e_s", q.e2e_s()},
+                   {"queue_s", q.first_scheduled_s - q.arrival_s},
+                   {"preemptions", q.preemptions},
+                   {"replica", q.replica},
                    {"prefill_replica", q.prefill_replica}});
     j["request_records"] = a;
   }
@@ -141,33 +158,37 @@ std::string to_text(const ServeResult& r, const ServeFacility& f) {
   else
     o += fmt::format("serving    {} replica(s) x tp {} pp {} ep {}, {}\n", s.replicas, s.tp, s.pp,
                      s.ep, to_string(s.dtype));
-  o += fmt::format("batching   max_batch {}, max_tokens/iter {}, chunked prefill {}, KV block {} tokens\n",
-                   s.max_batch, s.max_tokens_per_iteration, s.chunked_prefill ? "on" : "off",
-                   s.kv_block_tokens);
-  o += fmt::format("memory/GPU weights {}, activations {}, KV {} ({} blocks per replica, {} tokens)\n",
-                   format_quantity(r.memory.weights_bytes, Dim::Bytes),
-                   format_quantity(r.memory.activation_bytes, Dim::Bytes),
-                   format_quantity(r.memory.kv_bytes, Dim::Bytes), r.memory.kv_blocks,
-                   r.memory.kv_blocks * s.kv_block_tokens);
+  o += fmt::format(
+      "batching   max_batch {}, max_tokens/iter {}, chunked prefill {}, KV block {} tokens\n",
+      s.max_batch, s.max_tokens_per_iteration, s.chunked_prefill ? "on" : "off", s.kv_block_tokens);
+  o += fmt::format(
+      "memory/GPU weights {}, activations {}, KV {} ({} blocks per replica, {} tokens)\n",
+      format_quantity(r.memory.weights_bytes, Dim::Bytes),
+      format_quantity(r.memory.activation_bytes, Dim::Bytes),
+      format_quantity(r.memory.kv_bytes, Dim::Bytes), r.memory.kv_blocks,
+      r.memory.kv_blocks * s.kv_block_tokens);
   o += fmt::format("requests   {} over {:.2f} s (seed {})\n\n", r.requests, r.makespan_s, r.seed);
   o += "                 mean       p50       p90       p99\n";
   auto row = [&](const char* name, const Percentiles& p) {
-    o += fmt::format("{:<12} {:>9} {:>9} {:>9} {:>9}\n", name, ms(p.mean), ms(p.p50), ms(p.p90), ms(p.p99));
+    o += fmt::format("{:<12} {:>9} {:>9} {:>9} {:>9}\n", name, ms(p.mean), ms(p.p50), ms(p.p90),
+                     ms(p.p99));
   };
   row("TTFT", r.ttft);
   row("TPOT", r.tpot);
   row("end-to-end", r.e2e);
   row("queueing", r.queue);
   o += "\n";
-  o += fmt::format("throughput       {:.1f} output tokens/s ({:.1f} per GPU, {:.1f} per replica), {:.2f} requests/s\n",
-                   r.output_tokens_per_s, r.output_tokens_per_s_per_gpu,
-                   r.output_tokens_per_s_per_replica, r.requests_per_s);
+  o += fmt::format(
+      "throughput       {:.1f} output tokens/s ({:.1f} per GPU, {:.1f} per replica), {:.2f} "
+      "requests/s\n",
+      r.output_tokens_per_s, r.output_tokens_per_s_per_gpu, r.output_tokens_per_s_per_replica,
+      r.requests_per_s);
   std::string slo = "none";
   if (r.slo.ttft_s > 0 || r.slo.tpot_s > 0)
     slo = fmt::format("TTFT <= {}, TPOT <= {}", r.slo.ttft_s > 0 ? ms(r.slo.ttft_s) : "-",
                       r.slo.tpot_s > 0 ? ms(r.slo.tpot_s) : "-");
-  o += fmt::format("goodput          {:.2f} requests/s meet the SLOs ({:.1f}%; {})\n", r.goodput_rps,
-                   100 * r.slo_attainment, slo);
+  o += fmt::format("goodput          {:.2f} requests/s meet the SLOs ({:.1f}%; {})\n",
+                   r.goodput_rps, 100 * r.slo_attainment, slo);
   o += fmt::format("KV cache         occupancy mean {:.1f}%, peak {:.1f}%, {} preemptions\n",
                    100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_peak, r.preemptions);
   o += fmt::format("batches          {} iterations, mean {:.1f} sequences, {:.1f} tokens\n",
@@ -176,14 +197,18 @@ std::string to_text(const ServeResult& r, const ServeFacility& f) {
     o += fmt::format("KV transfer      {} total, {:.1f} ms per request\n",
                      format_quantity(r.kv_transfer_bytes, Dim::Bytes),
                      r.requests > 0 ? 1e3 * r.kv_transfer_s_total / r.requests : 0.0);
-  o += fmt::format("power            {} IT average, {} facility\n", format_quantity(f.power.avg_it_W, Dim::Power),
+  o += fmt::format("power            {} IT average, {} facility\n",
+                   format_quantity(f.power.avg_it_W, Dim::Power),
                    format_quantity(f.power.facility_W, Dim::Power));
-  o += fmt::format("energy           {:.3f} J per output token (facility)\n", f.energy_per_output_token_J);
+  o += fmt::format("energy           {:.3f} J per output token (facility)\n",
+                   f.energy_per_output_token_J);
   std::string rented = f.usd_per_million_output_tokens_rented > 0
                            ? fmt::format("${:.3f} rented", f.usd_per_million_output_tokens_rented)
                            : "rented: no catalog price";
-  o += fmt::format("cost             ${:.3f} owned, {} per million output tokens (whole cluster; owned at utilization {})\n",
-                   f.usd_per_million_output_tokens_owned, rented, f.options.utilization);
+  o += fmt::format(
+      "cost             ${:.3f} owned, {} per million output tokens (whole cluster; owned at "
+      "utilization {})\n",
+      f.usd_per_million_output_tokens_owned, rented, f.options.utilization);
   if (!r.notes.empty()) {
     o += "\nassumptions\n";
     for (const std::string& n : r.notes) o += "  " + n + "\n";
@@ -192,12 +217,15 @@ std::string to_text(const ServeResult& r, const ServeFacility& f) {
 }
 
 std::string to_csv(const ServeResult& r) {
-  std::string o = "id,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,queue_s,preemptions,replica,prefill_replica\n";
+  std::string o =
+      "id,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,queue_s,preemptions,replica,"
+      "prefill_replica\n";
   for (std::size_t i = 0; i < r.records.size(); ++i) {
     const RequestRecord& q = r.records[i];
-    o += fmt::format("{},{:.6f},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{}\n", i, q.arrival_s,
-                     q.prompt_tokens, q.output_tokens, q.ttft_s(), q.tpot_s(), q.e2e_s(),
-                     q.first_scheduled_s - q.arrival_s, q.preemptions, q.replica, q.prefill_replica);
+    o +=
+        fmt::format("{},{:.6f},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{}\n", i, q.arrival_s,
+                    q.prompt_tokens, q.output_tokens, q.ttft_s(), q.tpot_s(), q.e2e_s(),
+                    q.first_scheduled_s - q.arrival_s, q.preemptions, q.replica, q.prefill_replica);
   }
   return o;
 }

@@ -1,14 +1,15 @@
 // Continuous-batching event loop (simulator.hpp describes the policy).
+#include "tutti/serve/simulator.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/serve/simulator.hpp"
 
 namespace tutti::serve {
 namespace {
@@ -42,7 +43,7 @@ struct Replica {
   std::int64_t total_blocks = 0, free_blocks = 0;
   std::vector<int> running;  ///< Admission order.
   std::deque<int> waiting;
-  std::vector<Entry> batch;  ///< The iteration being built.
+  std::vector<Entry> batch;     ///< The iteration being built.
   std::vector<Flight> flights;  ///< In flight, in start order (at most pp).
   double next_start_s = 0;      ///< The first stage is free from then on.
   double kv_block_seconds = 0;  ///< Integral of used blocks over time.
@@ -112,10 +113,11 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
     rec.output_tokens = t.output_tokens;
     const std::int64_t need = t.prompt_tokens + t.output_tokens;
     if (blocks_for(need) > blocks)
-      throw InputError(fmt::format(
-          "request {} needs {} KV tokens (prompt {} + output {}) but a replica holds {} ({} blocks of "
-          "{} tokens); raise tp or pp, lower the lengths, or use fp8 KV",
-          i, need, t.prompt_tokens, t.output_tokens, blocks * bt, blocks, bt));
+      throw InputError(
+          fmt::format("request {} needs {} KV tokens (prompt {} + output {}) but a replica holds "
+                      "{} ({} blocks of "
+                      "{} tokens); raise tp or pp, lower the lengths, or use fp8 KV",
+                      i, need, t.prompt_tokens, t.output_tokens, blocks * bt, blocks, bt));
     if (!S.chunked_prefill && t.prompt_tokens + t.output_tokens > S.max_tokens_per_iteration)
       throw InputError(fmt::format(
           "request {}: prompt + output {} tokens exceeds serving.max_tokens_per_iteration {} with "
@@ -332,8 +334,10 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
     for (std::size_t i = 0; i < reps.size(); ++i) {
       const Replica& rep = reps[i];
       for (std::size_t k = 0; k < rep.flights.size(); ++k)
-        if (rep.flights[k].end_s < t_iter) t_iter = rep.flights[k].end_s, ri = static_cast<int>(i), fi = k;
-      if (!rep.flights.empty() && static_cast<int>(rep.flights.size()) < S.pp && rep.next_start_s > now)
+        if (rep.flights[k].end_s < t_iter)
+          t_iter = rep.flights[k].end_s, ri = static_cast<int>(i), fi = k;
+      if (!rep.flights.empty() && static_cast<int>(rep.flights.size()) < S.pp &&
+          rep.next_start_s > now)
         t_free = std::min(t_free, rep.next_start_s);
     }
     double t_xfer = kInf;
@@ -403,16 +407,20 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
   for (Replica& rep : reps) {
     account(rep, last);
     occ += rep.kv_block_seconds / (static_cast<double>(rep.total_blocks) * span);
-    peak = std::max(peak, static_cast<double>(rep.peak_used) / static_cast<double>(rep.total_blocks));
+    peak =
+        std::max(peak, static_cast<double>(rep.peak_used) / static_cast<double>(rep.total_blocks));
   }
   r.kv_occupancy_mean = occ / static_cast<double>(reps.size());
   r.kv_occupancy_peak = peak;
-  r.mean_batch_tokens = r.iterations > 0 ? tokens_in_batches / static_cast<double>(r.iterations) : 0;
-  r.mean_batch_sequences = r.iterations > 0 ? seqs_in_batches / static_cast<double>(r.iterations) : 0;
+  r.mean_batch_tokens =
+      r.iterations > 0 ? tokens_in_batches / static_cast<double>(r.iterations) : 0;
+  r.mean_batch_sequences =
+      r.iterations > 0 ? seqs_in_batches / static_cast<double>(r.iterations) : 0;
   if (S.pp > 1)
     r.notes.push_back(fmt::format(
         "pipeline parallelism: up to {} batches in flight per replica, one stage apart (stages "
-        "taken as equal: 1/pp of the pass each)", S.pp));
+        "taken as equal: 1/pp of the pass each)",
+        S.pp));
   if (w.model.tf.is_moe() && !w.model.tf.moe_imbalance_set)
     r.notes.push_back("model.moe_imbalance = 1.0 (default: experts perfectly balanced)");
   if (w.model.tf.kv_heads < S.tp)

@@ -1,18 +1,25 @@
 // Iteration time of one serving batch (step_model.hpp has the per-op accounting).
-#include <algorithm>
-#include <cmath>
+#include "tutti/serve/step_model.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tutti/core/error.hpp"
 #include "tutti/core/units.hpp"
-#include "tutti/serve/step_model.hpp"
 #include "tutti/sim/compute_model.hpp"
 
 namespace tutti::serve {
 namespace {
 
-enum CollSlot { kTpAllReduce = 0, kEpAllToAll = 1, kEtpAllReduce = 2, kTpAllGather = 3, kPpSend = 4 };
+enum CollSlot {
+  kTpAllReduce = 0,
+  kEpAllToAll = 1,
+  kEtpAllReduce = 2,
+  kTpAllGather = 3,
+  kPpSend = 4
+};
 
 Op gemm(std::int64_t m, std::int64_t n, std::int64_t k, DType dt) {
   Op op;
@@ -40,8 +47,9 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
   const TransformerSpec& m = w.model.tf;
   const std::string file = w.file.empty() ? w.name : w.file;
   if (w.model.family != ModelFamily::Transformer)
-    throw InputError(file, "model.family", to_string(w.model.family),
-                     "transformer (decoder-only LM): tutti serve simulates autoregressive decoding");
+    throw InputError(
+        file, "model.family", to_string(w.model.family),
+        "transformer (decoder-only LM): tutti serve simulates autoregressive decoding");
   auto need = [&](bool ok, const std::string& key, const std::string& got, const std::string& exp) {
     if (!ok) throw InputError("serving config", key, got, exp);
   };
@@ -75,8 +83,8 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
   mem_.weights_bytes = params(w) * eb / (s.tp * s.pp);
   // Activations of the largest iteration (hidden, qkv, MLP intermediate; 16-bit) and fp32 logits
   // of max_batch sequences: an estimate of what vLLM's profiling run reserves.
-  const int ffn = m.is_moe() ? std::max(m.ffn_hidden, m.moe_ffn_hidden * std::max(1, m.top_k))
-                             : m.ffn_hidden;
+  const int ffn =
+      m.is_moe() ? std::max(m.ffn_hidden, m.moe_ffn_hidden * std::max(1, m.top_k)) : m.ffn_hidden;
   mem_.activation_bytes =
       static_cast<double>(s.max_tokens_per_iteration) * (4.0 * m.hidden + 2.0 * ffn / s.tp) * eb +
       static_cast<double>(s.max_batch) * static_cast<double>(m.vocab) / s.tp * 4.0;
@@ -84,9 +92,10 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
   kv_model_bytes_ = m.layers * 2.0 * m.kv_heads * m.hd() * kvb;
   const double hbm = cluster.gpu.hbm_bytes * s.gpu_memory_utilization;
   mem_.kv_bytes = hbm - mem_.weights_bytes - mem_.activation_bytes;
-  mem_.kv_blocks = mem_.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(
-                                           mem_.kv_bytes / (s.kv_block_tokens * mem_.kv_bytes_per_token)))
-                                     : 0;
+  mem_.kv_blocks = mem_.kv_bytes > 0
+                       ? static_cast<std::int64_t>(std::floor(
+                             mem_.kv_bytes / (s.kv_block_tokens * mem_.kv_bytes_per_token)))
+                       : 0;
   if (mem_.kv_blocks <= 0)
     throw InputError(fmt::format(
         "{} does not fit one replica at tp {} x pp {} on {}: weights {} + activations {} per GPU "
@@ -94,7 +103,8 @@ StepModel::StepModel(const Workload& w, const Serving& s, const SimCluster& clus
         w.name, s.tp, s.pp, cluster.gpu.name, format_quantity(mem_.weights_bytes, Dim::Bytes),
         format_quantity(mem_.activation_bytes, Dim::Bytes), format_quantity(hbm, Dim::Bytes),
         format_quantity(cluster.gpu.hbm_bytes, Dim::Bytes), s.gpu_memory_utilization,
-        s.dtype == DType::FP8 ? ", or use GPUs with more HBM" : ", or serve fp8 weights (serving.dtype)"));
+        s.dtype == DType::FP8 ? ", or use GPUs with more HBM"
+                              : ", or serve fp8 weights (serving.dtype)"));
 }
 
 double StepModel::coll_s(int which, double bytes) {
@@ -103,14 +113,23 @@ double StepModel::coll_s(int which, double bytes) {
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   double t = 0;
   switch (which) {
-    case kTpAllReduce: t = collective_time_s(Coll::AllReduce, bytes, tp_group_, ctx_); break;
-    case kEpAllToAll: t = collective_time_s(Coll::AllToAll, bytes, ep_group_, ctx_); break;
-    case kEtpAllReduce: t = collective_time_s(Coll::AllReduce, bytes, etp_group_, ctx_); break;
-    case kTpAllGather: t = collective_time_s(Coll::AllGather, bytes, tp_group_, ctx_); break;
+    case kTpAllReduce:
+      t = collective_time_s(Coll::AllReduce, bytes, tp_group_, ctx_);
+      break;
+    case kEpAllToAll:
+      t = collective_time_s(Coll::AllToAll, bytes, ep_group_, ctx_);
+      break;
+    case kEtpAllReduce:
+      t = collective_time_s(Coll::AllReduce, bytes, etp_group_, ctx_);
+      break;
+    case kTpAllGather:
+      t = collective_time_s(Coll::AllGather, bytes, tp_group_, ctx_);
+      break;
     case kPpSend:
       t = plan_p2p(0, std::min(s_.tp, cluster_.topology->num_gpus() - 1), bytes, ctx_).estimate_s;
       break;
-    default: throw InternalError("serve: unknown collective slot");
+    default:
+      throw InternalError("serve: unknown collective slot");
   }
   cache.emplace(key, t);
   return t;
@@ -120,13 +139,16 @@ void StepModel::add_op(const Op& op, StepTime& t, double times) const {
   // Below one output tile of rows a GEMM is in the decode (GEMV) regime: weights streamed.
   const bool gemv = op.kind == OpKind::Gemm && profile_->gemm.tile > 0 &&
                     static_cast<double>(op.m) < profile_->gemm.tile;
-  const double dt = (gemv ? gemv_time_s(op, cluster_.gpu, *profile_) : op_time_s(op, cluster_.gpu, *profile_)) * times;
+  const double dt =
+      (gemv ? gemv_time_s(op, cluster_.gpu, *profile_) : op_time_s(op, cluster_.gpu, *profile_)) *
+      times;
   // Compute-bound when the FLOP time at peak exceeds the HBM time of its bytes.
   double flops = op.flops, bytes = op.bytes;
   const double eb = dtype_bytes(op.dtype);
   if (op.kind == OpKind::Gemm) {
     flops = 2.0 * op.m * op.n * op.k * std::max<std::int64_t>(op.batch, 1);
-    if (bytes <= 0) bytes = (op.m * op.k + op.k * op.n + op.m * op.n) * std::max<std::int64_t>(op.batch, 1) * eb;
+    if (bytes <= 0)
+      bytes = (op.m * op.k + op.k * op.n + op.m * op.n) * std::max<std::int64_t>(op.batch, 1) * eb;
   }
   const bool compute_bound = flops / peak_flops(cluster_.gpu, op.dtype, *profile_) >
                              bytes / hbm_bandwidth_Bps(cluster_.gpu, *profile_);
@@ -169,16 +191,20 @@ const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
     a.dtype = dt;
     a.causal = true;
     a.flops = 4.0 * hq * hd * b.prefill_attn_pairs;
-    a.bytes = (2.0 * b.prefill_tokens * hq * hd) * eb + b.prefill_context_tokens * 2.0 * kvg * hd * kvb;
+    a.bytes =
+        (2.0 * b.prefill_tokens * hq * hd) * eb + b.prefill_context_tokens * 2.0 * kvg * hd * kvb;
     // Shape for replay: all chunks as one causal block of the mean context.
     a.batch = hq;
     a.m = b.prefill_tokens;
-    a.n = static_cast<std::int64_t>(std::max(1.0, b.prefill_attn_pairs / static_cast<double>(b.prefill_tokens)));
+    a.n = static_cast<std::int64_t>(
+        std::max(1.0, b.prefill_attn_pairs / static_cast<double>(b.prefill_tokens)));
     a.k = hd;
     add(a, layers);
   }
   if (b.decodes > 0)
-    add(membound(b.decode_context_tokens * 2.0 * kvg * hd * kvb + 2.0 * b.decodes * hq * hd * eb, dt), layers);
+    add(membound(b.decode_context_tokens * 2.0 * kvg * hd * kvb + 2.0 * b.decodes * hq * hd * eb,
+                 dt),
+        layers);
   add(gemm(T, m.hidden, static_cast<std::int64_t>(hq) * hd, dt), layers);
   add(membound(6.0 * T * m.hidden * eb, dt), layers);
   const double act_bytes = static_cast<double>(T) * m.hidden * eb;
@@ -217,8 +243,10 @@ const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
       add(gemm(T, m.hidden, sf, dt), moe_layers_);
     }
     if (ep > 1) {
-      add(collective(Coll::AllToAll, GroupDim::EP, ep, slots / ep * m.hidden * eb), 2 * moe_layers_);
-      if (etp > 1) add(collective(Coll::AllReduce, GroupDim::TP, etp, act_bytes * m.top_k / ep), moe_layers_);
+      add(collective(Coll::AllToAll, GroupDim::EP, ep, slots / ep * m.hidden * eb),
+          2 * moe_layers_);
+      if (etp > 1)
+        add(collective(Coll::AllReduce, GroupDim::TP, etp, act_bytes * m.top_k / ep), moe_layers_);
     } else if (tp > 1) {
       add(collective(Coll::AllReduce, GroupDim::TP, tp, act_bytes), moe_layers_);
     }
@@ -226,7 +254,10 @@ const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
   // LM head and logits.
   if (b.logits > 0) {
     add(gemm(b.logits, m.vocab / tp, m.hidden, dt), 1);
-    if (tp > 1) add(collective(Coll::AllGather, GroupDim::TP, tp, static_cast<double>(b.logits) * m.vocab * eb), 1);
+    if (tp > 1)
+      add(collective(Coll::AllGather, GroupDim::TP, tp,
+                     static_cast<double>(b.logits) * m.vocab * eb),
+          1);
   }
   // Pipeline: activations handed from stage to stage.
   if (s_.pp > 1) {
@@ -247,9 +278,12 @@ StepTime StepModel::time(const BatchShape& b) {
     const Op& op = so.op;
     if (op.kind == OpKind::Collective) {
       int slot = kTpAllReduce;
-      if (op.coll == Coll::AllToAll) slot = kEpAllToAll;
-      else if (op.coll == Coll::AllGather) slot = kTpAllGather;
-      else if (static_cast<int>(op.group_size) != s_.tp) slot = kEtpAllReduce;
+      if (op.coll == Coll::AllToAll)
+        slot = kEpAllToAll;
+      else if (op.coll == Coll::AllGather)
+        slot = kTpAllGather;
+      else if (static_cast<int>(op.group_size) != s_.tp)
+        slot = kEtpAllReduce;
       const double t = coll_s(slot, op.bytes) * so.times;
       st.comm_s += t;
       st.total_s += t;
@@ -268,7 +302,8 @@ StepTime StepModel::time(const BatchShape& b) {
 
 Program StepModel::step_program(const BatchShape& b) {
   if (s_.pp > 1)
-    throw InputError("serving config", "serving.pp", std::to_string(s_.pp), "1 for exec replay of serving steps");
+    throw InputError("serving config", "serving.pp", std::to_string(s_.pp),
+                     "1 for exec replay of serving steps");
   if (s_.ep > 1 && s_.ep != s_.tp)
     throw InputError("serving config", "serving.ep", std::to_string(s_.ep),
                      fmt::format("1 or tp ({}) for exec replay of serving steps", s_.tp));

@@ -8,7 +8,8 @@
 namespace tutti::serve {
 
 double predict_validation_case(const ServingCase& c, std::vector<std::string>& assumptions) {
-  if (!c.workload || !c.cluster || !c.profile) throw InternalError("serve validation: case without model, cluster or profile");
+  if (!c.workload || !c.cluster || !c.profile)
+    throw InternalError("serve validation: case without model, cluster or profile");
   ServeConfig cfg = parse_serve_config(c.serve_config, "validation case " + c.id);
   for (const std::string& d : cfg.defaults_applied) assumptions.push_back(d);
   const ServeResult r = simulate_serving(*c.workload, cfg, sim_cluster(*c.cluster), *c.profile, 1);

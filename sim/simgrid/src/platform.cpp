@@ -1,5 +1,4 @@
 // SimGrid platform of a tutti Topology (routing zone on Topology::route) and process isolation.
-#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <stdexcept>
 
 #include "sg_platform.hpp"
@@ -45,8 +45,8 @@ double peak_rss_bytes() {
   return static_cast<double>(ru.ru_maxrss) * 1024.0;
 }
 
-TopologyZone::TopologyZone(const Topology& topo, double gpu_flops, const std::vector<double>& capacity_Bps,
-                           std::uint64_t seed)
+TopologyZone::TopologyZone(const Topology& topo, double gpu_flops,
+                           const std::vector<double>& capacity_Bps, std::uint64_t seed)
     : kr::NetZoneImpl("tutti"), topo_(topo), seed_(seed) {
   const int n = topo.num_gpus();
   gpus_.reserve(n);
@@ -79,12 +79,14 @@ TopologyZone::TopologyZone(const Topology& topo, double gpu_flops, const std::ve
 int TopologyZone::gpu_of(const kr::NetPoint* p) const {
   const unsigned long id = p->id();
   const int r = id < gpu_by_netpoint_.size() ? gpu_by_netpoint_[id] : -1;
-  if (r < 0) throw InternalError("SimGrid asked a route from or to a point that is not a GPU: " + p->get_name());
+  if (r < 0)
+    throw InternalError("SimGrid asked a route from or to a point that is not a GPU: " +
+                        p->get_name());
   return r;
 }
 
-void TopologyZone::get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into,
-                                   double* latency) {
+void TopologyZone::get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst,
+                                   kr::Route* into, double* latency) {
   const int s = gpu_of(src), d = gpu_of(dst);
   if (s == d) return;
   if (sel_part_ >= 0 && s == sel_src_ && d == sel_dst_)
@@ -145,8 +147,9 @@ std::string run_isolated(const std::function<std::string()>& child) {
   if (WIFSIGNALED(status))
     throw InternalError("the SimGrid run died with signal " + std::to_string(WTERMSIG(status)) +
                         (in.empty() ? std::string() : " after: " + in.substr(0, 200)));
-  if (in.empty()) throw InternalError("the SimGrid run ended without a result (exit status " +
-                                      std::to_string(WEXITSTATUS(status)) + ")");
+  if (in.empty())
+    throw InternalError("the SimGrid run ended without a result (exit status " +
+                        std::to_string(WEXITSTATUS(status)) + ")");
   if (in[0] == 'I') throw InputError(in.substr(1));
   if (in[0] != 'K') throw InternalError("SimGrid run failed: " + in.substr(1));
   return in.substr(1);

@@ -2,24 +2,23 @@
 // (simgrid_engine.hpp). Everything runs in maestro: kernel timers (flow latencies, NCCL fixed
 // latencies) and completion callbacks start the next activities, so no actor stacks are needed
 // and each comm starts at the exact simulated date its dependencies allow.
-#include <simgrid/kernel/Timer.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <simgrid/kernel/Timer.hpp>
 #include <sstream>
 #include <tuple>
 
 #include "sg_platform.hpp"
-#include "tutti/sim/attribution.hpp"
-#include "tutti/sim/slots.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
+#include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/network.hpp"
+#include "tutti/sim/slots.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -36,14 +35,18 @@ constexpr double kHostFlops = 1e12;
 
 std::string device_name(const Device& d) {  // the same names as the native engine's reports
   switch (d.kind) {
-    case DeviceKind::GPU: return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch: return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC: return "nic" + std::to_string(d.index);
+    case DeviceKind::GPU:
+      return "gpu" + std::to_string(d.index);
+    case DeviceKind::NVSwitch:
+      return "nvswitch" + std::to_string(d.index);
+    case DeviceKind::NIC:
+      return "nic" + std::to_string(d.index);
     case DeviceKind::Switch: {
       static const char* kLevel[] = {"leaf", "spine", "core"};
       return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
     }
-    case DeviceKind::Host: return "host" + std::to_string(d.index);
+    case DeviceKind::Host:
+      return "host" + std::to_string(d.index);
   }
   return "?";
 }
@@ -63,7 +66,8 @@ class World {
   }
 
   /// Starts a collective plan now; `on_finish(inst)` runs when its last phase is done.
-  std::uint32_t start_plan(const CollectivePlan* plan, std::function<void(std::uint32_t)> on_finish) {
+  std::uint32_t start_plan(const CollectivePlan* plan,
+                           std::function<void(std::uint32_t)> on_finish) {
     const std::uint32_t id = take_slot(insts_, free_insts_);
     Inst& in = insts_[id];
     in.plan = plan;
@@ -140,7 +144,8 @@ class World {
       const CollPhase& ph = in.plan->phases[in.phase];
       std::size_t n = 0;
       for (const CollFlow& f : ph.flows)
-        if (f.src_gpu != f.dst_gpu) n += static_cast<std::size_t>(topo_.paths(f.src_gpu, f.dst_gpu));
+        if (f.src_gpu != f.dst_gpu)
+          n += static_cast<std::size_t>(topo_.paths(f.src_gpu, f.dst_gpu));
       if (n == 0 || ph.repeat <= 0) {  // nothing crosses a link: the phase takes no time
         in.phase++;
         in.step = 0;
@@ -154,7 +159,8 @@ class World {
         // engine), each on its own explicit route (TopologyZone::select_path).
         const int np = topo_.paths(f.src_gpu, f.dst_gpu);
         for (int part = 0; part < np; ++part) {
-          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed_, f.src_gpu, f.dst_gpu), np > 1 ? part : -1, path_);
+          topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(seed_, f.src_gpu, f.dst_gpu),
+                           np > 1 ? part : -1, path_);
           const double lat = net_.path_latency_s(path_.data(), path_.size());
           for (std::uint32_t l : path_) link_bytes_[l] += f.bytes / np;
           ++flows_;
@@ -177,7 +183,8 @@ class World {
       return;
     }
     if (np > 1) zone_->select_path(f.src_gpu, f.dst_gpu, part);
-    sg4::CommPtr c = sg4::Comm::sendto_async(zone_->gpus()[f.src_gpu], zone_->gpus()[f.dst_gpu], bytes);
+    sg4::CommPtr c =
+        sg4::Comm::sendto_async(zone_->gpus()[f.src_gpu], zone_->gpus()[f.dst_gpu], bytes);
     zone_->select_path(-1, -1, -1);
     c->set_data(new_tag(Tag{1, id, nullptr, c}));
   }
@@ -229,7 +236,9 @@ class World {
 
 // ---- serialisation of child results ---------------------------------------------------------
 
-void put(std::ostringstream& os, double v) { os << v << ' '; }
+void put(std::ostringstream& os, double v) {
+  os << v << ' ';
+}
 double get(std::istringstream& is) {
   double v = 0;
   is >> v;
@@ -269,8 +278,13 @@ struct ClassInfo {
 
 class ProgramRun {
  public:
-  ProgramRun(const Program& p, const SimCluster& c, const CalibrationProfile& prof, const ProgramSimOptions& o)
-      : prog_(p), cl_(c), prof_(prof), opt_(o), topo_(*c.topology),
+  ProgramRun(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
+             const ProgramSimOptions& o)
+      : prog_(p),
+        cl_(c),
+        prof_(prof),
+        opt_(o),
+        topo_(*c.topology),
         ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp)) {}
 
   void build();
@@ -281,7 +295,8 @@ class ProgramRun {
   int per_stage() const { return prog_.layout.tp * prog_.layout.cp * prog_.layout.dp; }
   std::uint32_t class_of(int rank) const { return class_of_stage_.at(rank / per_stage()); }
   std::size_t slot(int rank, std::uint32_t op) const { return offset_[rank] + op; }
-  const CollectivePlan* plan_for(Coll coll, double bytes, GroupDim dim, const std::vector<int>& group);
+  const CollectivePlan* plan_for(Coll coll, double bytes, GroupDim dim,
+                                 const std::vector<int>& group);
   const CollectivePlan* p2p_for(int src, int dst, double bytes);
   void release(int r, std::uint32_t i);
   void drain();
@@ -302,9 +317,12 @@ class ProgramRun {
   std::vector<std::uint32_t> indeg_;
   std::vector<double> start_, end_, rendezvous_;
   std::vector<std::pair<int, std::uint32_t>> ready_;
-  std::map<std::tuple<int, int, int, double, std::vector<int>>, std::unique_ptr<CollectivePlan>> plans_;
+  std::map<std::tuple<int, int, int, double, std::vector<int>>, std::unique_ptr<CollectivePlan>>
+      plans_;
   std::map<std::pair<int, std::uint32_t>, std::vector<std::pair<int, std::uint32_t>>> arrivals_;
-  std::map<std::tuple<std::uint16_t, std::uint32_t, int>, std::vector<std::pair<int, std::uint32_t>>> xarrivals_;
+  std::map<std::tuple<std::uint16_t, std::uint32_t, int>,
+           std::vector<std::pair<int, std::uint32_t>>>
+      xarrivals_;
   std::map<std::tuple<int, int, std::uint32_t>, std::pair<int, std::uint32_t>> p2p_wait_;
   World* world_ = nullptr;
   std::size_t done_ = 0, total_ = 0;
@@ -316,8 +334,8 @@ void ProgramRun::build() {
     throw InternalError("program: world " + std::to_string(prog_.world) + " != layout GPUs " +
                         std::to_string(L.gpus()));
   if (prog_.world > topo_.num_gpus())
-    throw InputError("the program needs " + std::to_string(prog_.world) + " GPUs but cluster " + cl_.name +
-                     " has " + std::to_string(topo_.num_gpus()));
+    throw InputError("the program needs " + std::to_string(prog_.world) + " GPUs but cluster " +
+                     cl_.name + " has " + std::to_string(topo_.num_gpus()));
   cls_.resize(prog_.classes.size());
   class_of_stage_.assign(L.pp, 0xffffffffu);
   for (std::size_t c = 0; c < prog_.classes.size(); ++c) {
@@ -336,7 +354,8 @@ void ProgramRun::build() {
     std::map<std::uint16_t, std::uint32_t> occ;
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = rc.ops[i];
-      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(), "program: dependency range out of bounds");
+      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(),
+                     "program: dependency range out of bounds");
       for (std::uint32_t d = 0; d < op.dep_count; ++d) {
         const std::uint32_t dep = rc.deps[op.dep_begin + d];
         check_internal(dep < i, "program: an op depends on a later op");
@@ -350,7 +369,8 @@ void ProgramRun::build() {
       }
       last[st] = static_cast<std::int32_t>(i);
       s.occurrence[i] = occ[op.name]++;
-      if (op.kind == OpKind::Collective && op.group == GroupDim::PP) ++xexpected_[{op.name, s.occurrence[i]}];
+      if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
+        ++xexpected_[{op.name, s.occurrence[i]}];
     }
     s.succ_off.assign(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) s.succ_off[i + 1] = s.succ_off[i] + cnt[i];
@@ -363,13 +383,16 @@ void ProgramRun::build() {
     }
   }
   for (int st = 0; st < L.pp; ++st)
-    check_internal(class_of_stage_[st] != 0xffffffffu, "program: a pipeline stage has no rank class");
+    check_internal(class_of_stage_[st] != 0xffffffffu,
+                   "program: a pipeline stage has no rank class");
   offset_.assign(prog_.world + 1, 0);
-  for (int r = 0; r < prog_.world; ++r) offset_[r + 1] = offset_[r] + cls_[class_of(r)].rc->ops.size();
+  for (int r = 0; r < prog_.world; ++r)
+    offset_[r + 1] = offset_[r] + cls_[class_of(r)].rc->ops.size();
   total_ = offset_[prog_.world];
 }
 
-const CollectivePlan* ProgramRun::plan_for(Coll coll, double bytes, GroupDim dim, const std::vector<int>& group) {
+const CollectivePlan* ProgramRun::plan_for(Coll coll, double bytes, GroupDim dim,
+                                           const std::vector<int>& group) {
   auto key = std::make_tuple(0, static_cast<int>(coll), static_cast<int>(dim), bytes, group);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
@@ -401,7 +424,8 @@ double ProgramRun::flow_count() {
   for (std::size_t c = 0; c < cls_.size(); ++c) {
     const RankClass& rc = *cls_[c].rc;
     const int first = rc.stage * per_stage();
-    std::map<std::tuple<int, int, double>, double> per_op;  // (coll, dim, bytes) -> flows of all groups
+    std::map<std::tuple<int, int, double>, double>
+        per_op;  // (coll, dim, bytes) -> flows of all groups
     for (const Op& op : rc.ops) {
       if (op.kind == OpKind::Send) {
         flows += per_stage();
@@ -447,10 +471,12 @@ void ProgramRun::complete_op(int r, std::uint32_t i) {
   ++done_;
   if (opt_.progress) opt_.progress(done_, total_);
   for (std::uint32_t k = s.succ_off[i]; k < s.succ_off[i + 1]; ++k) release(r, s.succ[k]);
-  if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0) release(r, static_cast<std::uint32_t>(s.stream_next[i]));
+  if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0)
+    release(r, static_cast<std::uint32_t>(s.stream_next[i]));
 }
 
-void ProgramRun::begin(const CollectivePlan* plan, std::vector<std::pair<int, std::uint32_t>> parts) {
+void ProgramRun::begin(const CollectivePlan* plan,
+                       std::vector<std::pair<int, std::uint32_t>> parts) {
   for (auto [r, i] : parts) rendezvous_[slot(r, i)] = World::now();
   world_->start_plan(plan, [this, parts = std::move(parts)](std::uint32_t) {
     for (auto [r, i] : parts) complete_op(r, i);
@@ -501,7 +527,8 @@ void ProgramRun::start_op(int r, std::uint32_t i) {
   const int stage = s.rc->stage;
   const int peer_stage = stage + op.peer_delta;
   if (peer_stage < 0 || peer_stage >= L.pp)
-    throw InternalError("program: send/recv to stage " + std::to_string(peer_stage) + " that does not exist");
+    throw InternalError("program: send/recv to stage " + std::to_string(peer_stage) +
+                        " that does not exist");
   const int peer = r + op.peer_delta * per_stage();
   if (s.stream_next[i] >= 0) release(r, static_cast<std::uint32_t>(s.stream_next[i]));
   const int src = op.kind == OpKind::Send ? r : peer, dst = op.kind == OpKind::Send ? peer : r;
@@ -528,7 +555,8 @@ std::string ProgramRun::run() {
   rendezvous_.assign(total_, -1);
   for (int r = 0; r < prog_.world; ++r) {
     const ClassInfo& s = cls_[class_of(r)];
-    std::copy(s.indeg0.begin(), s.indeg0.end(), indeg_.begin() + static_cast<std::ptrdiff_t>(offset_[r]));
+    std::copy(s.indeg0.begin(), s.indeg0.end(),
+              indeg_.begin() + static_cast<std::ptrdiff_t>(offset_[r]));
   }
   // Ranks in order, ops in reverse so that the LIFO ready list starts them in program order.
   for (int r = prog_.world - 1; r >= 0; --r) {
@@ -543,8 +571,9 @@ std::string ProgramRun::run() {
       const ClassInfo& s = cls_[class_of(r)];
       for (std::uint32_t i = 0; i < s.rc->ops.size(); ++i)
         if (end_[slot(r, i)] < 0)
-          throw InternalError("program deadlocks under SimGrid: rank " + std::to_string(r) + " op " +
-                              std::to_string(i) + " (" + prog_.names.at(s.rc->ops[i].name) + ", " +
+          throw InternalError("program deadlocks under SimGrid: rank " + std::to_string(r) +
+                              " op " + std::to_string(i) + " (" +
+                              prog_.names.at(s.rc->ops[i].name) + ", " +
                               to_string(s.rc->ops[i].kind) + ") never " +
                               (start_[slot(r, i)] >= 0 ? "finished" : "started"));
     }
@@ -561,7 +590,8 @@ std::string ProgramRun::run() {
   // Breakdown on the critical rank, by the rules every engine with op timings shares.
   auto timeline = [&](int rr) {
     const std::size_t o = offset_[rr];
-    return OpTimeline{cls_[class_of(rr)].rc, start_.data() + o, end_.data() + o, rendezvous_.data() + o};
+    return OpTimeline{cls_[class_of(rr)].rc, start_.data() + o, end_.data() + o,
+                      rendezvous_.data() + o};
   };
   OpTimeline peer_tl;
   const PeerTimeline peer = [&](int delta) -> const OpTimeline* {
@@ -648,35 +678,38 @@ double simgrid_flows_per_cpu_second(int gpus) {
   return 134e3 * std::pow(64.0 / std::max(gpus, 1), 0.92);
 }
 
-double simgrid_flow_count(const Program& program, const SimCluster& cluster, const CalibrationProfile& profile) {
+double simgrid_flow_count(const Program& program, const SimCluster& cluster,
+                          const CalibrationProfile& profile) {
   ProgramRun run(program, cluster, profile, ProgramSimOptions{});
   run.build();
   return run.flow_count();
 }
 
 SimResult simulate_program_simgrid(const Program& program, const SimCluster& cluster,
-                                   const CalibrationProfile& profile, const ProgramSimOptions& options,
-                                   SimgridStats* stats) {
+                                   const CalibrationProfile& profile,
+                                   const ProgramSimOptions& options, SimgridStats* stats) {
   check_internal(cluster.topology != nullptr, "simulate_program_simgrid: cluster without topology");
   if (!(options.compute_slowdown >= 1.0))
-    throw InputError("compute_slowdown", "compute_slowdown", std::to_string(options.compute_slowdown), ">= 1");
+    throw InputError("compute_slowdown", "compute_slowdown",
+                     std::to_string(options.compute_slowdown), ">= 1");
   ProgramRun run(program, cluster, profile, options);
   run.build();
   const double flows = run.flow_count();
   const double rate = simgrid_flows_per_cpu_second(program.world);
   const double est_s = flows / rate;
   char est[200];
-  std::snprintf(est, sizeof est,
-                "%.3g flows, about %.3g CPU-minutes of SimGrid at %.3gk flows per CPU-second (fit of "
-                "bench/simgrid.md, measured at 64-256 GPUs)",
-                flows, est_s / 60, rate / 1e3);
+  std::snprintf(
+      est, sizeof est,
+      "%.3g flows, about %.3g CPU-minutes of SimGrid at %.3gk flows per CPU-second (fit of "
+      "bench/simgrid.md, measured at 64-256 GPUs)",
+      flows, est_s / 60, rate / 1e3);
   if (program.world > kSimgridMaxGpus)
-    throw InputError("--engine simgrid: " + std::to_string(program.world) + " GPUs is beyond the SimGrid engine's " +
-                     std::to_string(kSimgridMaxGpus) + "-GPU limit (" + est +
-                     "); use --engine native, which runs it in seconds");
+    throw InputError("--engine simgrid: " + std::to_string(program.world) +
+                     " GPUs is beyond the SimGrid engine's " + std::to_string(kSimgridMaxGpus) +
+                     "-GPU limit (" + est + "); use --engine native, which runs it in seconds");
   if (est_s > kSimgridMaxMinutes * 60)
-    throw InputError(std::string("--engine simgrid: this iteration needs ") + est + ", more than the " +
-                     std::to_string(static_cast<int>(kSimgridMaxMinutes)) +
+    throw InputError(std::string("--engine simgrid: this iteration needs ") + est +
+                     ", more than the " + std::to_string(static_cast<int>(kSimgridMaxMinutes)) +
                      "-minute limit; use --engine native, or fewer GPUs / micro-batches");
   auto wall0 = std::chrono::steady_clock::now();
   const std::string out = sg::run_isolated([&]() -> std::string { return run.run(); });
@@ -725,10 +758,12 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
   return r;
 }
 
-SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l, const SimOptions& o) {
+SimResult simulate_simgrid(const Workload& w, const Cluster& c, const Layout& l,
+                           const SimOptions& o) {
   if (l.gpus() > c.gpus())
-    throw InputError("the layout " + to_string(l) + " needs " + std::to_string(l.gpus()) + " GPUs but cluster " +
-                     c.name + " has " + std::to_string(c.gpus()) + "; reduce dp/tp/pp or use a larger cluster");
+    throw InputError("the layout " + to_string(l) + " needs " + std::to_string(l.gpus()) +
+                     " GPUs but cluster " + c.name + " has " + std::to_string(c.gpus()) +
+                     "; reduce dp/tp/pp or use a larger cluster");
   check_layout(w, l, c.gpu.hbm_bytes);
   CalibrationProfile loaded;
   const CalibrationProfile* prof = &default_calibration();

@@ -2,13 +2,12 @@
 // Private to the SimGrid engine (sim/simgrid/src/): the SimGrid platform of a tutti Topology and
 // the process isolation every SimGrid run goes through. Includes SimGrid; never include it from
 // a public header.
-#include <simgrid/kernel/routing/NetPoint.hpp>
-#include <simgrid/kernel/routing/NetZoneImpl.hpp>
-#include <simgrid/s4u.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 
@@ -46,7 +45,8 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
   /// NetworkModel::communicate), so the selection reaches exactly that comm.
   void select_path(int src, int dst, int part) { sel_src_ = src, sel_dst_ = dst, sel_part_ = part; }
 
-  void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
+  void get_local_route(const simgrid::kernel::routing::NetPoint* src,
+                       const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
 
  private:

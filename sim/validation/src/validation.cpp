@@ -40,10 +40,10 @@ struct Skip {
 // (tests/validation/validation_test.cpp checks that the schema and this reader agree on the shipped
 // files and on broken ones). Ranges are checked before any arithmetic or loop uses the value.
 
-constexpr std::int64_t kMaxDegree = 1 << 20;     // tp, pp, dp, cp, ep, shard_group, GPUs
-constexpr std::int64_t kMaxVp = 512;             // interleaved virtual stages per rank
+constexpr std::int64_t kMaxDegree = 1 << 20;  // tp, pp, dp, cp, ep, shard_group, GPUs
+constexpr std::int64_t kMaxVp = 512;          // interleaved virtual stages per rank
 constexpr std::int64_t kMaxLayers = 4096;
-constexpr std::int64_t kMaxWidth = 1 << 20;      // hidden, ffn_hidden, expert_ffn_hidden
+constexpr std::int64_t kMaxWidth = 1 << 20;  // hidden, ffn_hidden, expert_ffn_hidden
 constexpr std::int64_t kMaxHeads = 4096;
 constexpr std::int64_t kMaxSeq = 1 << 22;
 constexpr std::int64_t kMaxVocab = 1 << 22;
@@ -218,7 +218,8 @@ CaseFacts read_case(const Value& cv) {
       f.load_rate = r->number(0, 1e6);
       if (*f.load_rate <= 0) r->fail("a rate > 0 requests per second");
     }
-    if (f.load_mode == "rate" && !f.load_rate) l.req("rate_per_s").fail("a request rate (mode rate)");
+    if (f.load_mode == "rate" && !f.load_rate)
+      l.req("rate_per_s").fail("a request rate (mode rate)");
     f.load_arrival = opt_choice(l, "arrival", {"poisson"});
     f.load_in = l.req("input_tokens").integer(1, kMaxSeq);
     f.load_out = l.req("output_tokens").integer(1, kMaxSeq);
@@ -268,15 +269,16 @@ CaseFacts read_case(const Value& cv) {
   }
   if (auto sv = c.opt("software")) {
     Obj s = sv->obj();
-    f.framework = opt_choice(s, "framework",
-                             {"megatron-lm", "nemo", "megatron-bridge", "megatron-deepspeed",
-                              "metaseq", "llm-foundry", "torchtitan", "maxtext", "pytorch",
-                              "tensorflow", "nccl-tests", "cublas", "babelstream", "custom",
-                              "tensorrt-llm", "vllm", "sglang"});
+    f.framework =
+        opt_choice(s, "framework",
+                   {"megatron-lm", "nemo", "megatron-bridge", "megatron-deepspeed", "metaseq",
+                    "llm-foundry", "torchtitan", "maxtext", "pytorch", "tensorflow", "nccl-tests",
+                    "cublas", "babelstream", "custom", "tensorrt-llm", "vllm", "sglang"});
     if (auto d = s.opt("date")) {
       std::string v = d->string();
       bool ok = v.size() == 7 && v[4] == '-';
-      for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u}) ok = ok && i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));
+      for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u})
+        ok = ok && i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));
       if (ok) {
         int month = (v[5] - '0') * 10 + (v[6] - '0');
         ok = month >= 1 && month <= 12;
@@ -284,7 +286,8 @@ CaseFacts read_case(const Value& cv) {
       if (!ok) d->fail("a date YYYY-MM");
       f.date = v;
     }
-    f.attention = opt_choice(s, "attention", {"unfused", "flash1", "flash2", "flash3", "cudnn", "te-fused"});
+    f.attention =
+        opt_choice(s, "attention", {"unfused", "flash1", "flash2", "flash3", "cudnn", "te-fused"});
     s.done();
   }
   if (auto cv2 = c.opt("collective")) {
@@ -309,7 +312,8 @@ CaseFacts read_case(const Value& cv) {
     f.gemm_n = g.req("n").integer(1, kMaxWidth * 64);
     f.gemm_k = g.req("k").integer(1, kMaxWidth * 64);
     f.gemm_groups = g.integer_or("groups", 1, 1, kMaxExperts);
-    f.gemm_layout = g.choice_or("layout", "dense", {"dense", "grouped-contiguous", "grouped-masked"});
+    f.gemm_layout =
+        g.choice_or("layout", "dense", {"dense", "grouped-contiguous", "grouped-masked"});
     g.done();
   }
   {
@@ -351,7 +355,8 @@ double node_scaleout_gbps_per_gpu(const NodeSpec& n) {
 // The catalog server that matches every stated server fact of the case (GPU, GPUs per node,
 // NVLink domain, per-GPU scale-out bandwidth); null facts take the usual server's values.
 const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
-  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  if (!catalog_has_gpu(f.gpu_id))
+    throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
   const Catalog& cat = Catalog::builtin();
   // The usual system of the GPU (catalog field gpus.json "usual_node"): the default when a case
   // states none of the server facts (gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps).
@@ -363,7 +368,8 @@ const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
     if (f.gpus_per_node && n.gpus != *f.gpus_per_node) return false;
     if (f.nvlink_domain && n.nvlink_domain_gpus != *f.nvlink_domain) return false;
     if (f.inter_node_per_gpu_gbps &&
-        std::fabs(node_scaleout_gbps_per_gpu(n) - *f.inter_node_per_gpu_gbps) > 0.01 * *f.inter_node_per_gpu_gbps)
+        std::fabs(node_scaleout_gbps_per_gpu(n) - *f.inter_node_per_gpu_gbps) >
+            0.01 * *f.inter_node_per_gpu_gbps)
       return false;
     return true;
   };
@@ -375,19 +381,24 @@ const NodeSpec& pick_node(const CaseFacts& f, std::vector<std::string>& notes) {
     std::string stated = "GPU " + f.gpu_id;
     if (f.gpus_per_node) stated += fmt::format(", {} GPUs per node", *f.gpus_per_node);
     if (f.nvlink_domain) stated += fmt::format(", NVLink domain {}", *f.nvlink_domain);
-    if (f.inter_node_per_gpu_gbps) stated += fmt::format(", {:g} Gb/s scale-out per GPU", *f.inter_node_per_gpu_gbps);
+    if (f.inter_node_per_gpu_gbps)
+      stated += fmt::format(", {:g} Gb/s scale-out per GPU", *f.inter_node_per_gpu_gbps);
     throw Skip{"no server in the hardware catalog has the stated facts (" + stated + ")"};
   }
   std::vector<std::string> unstated;
   if (!f.gpus_per_node) unstated.push_back(fmt::format("{} GPUs per node", pick->gpus));
-  if (!f.nvlink_domain) unstated.push_back(fmt::format("NVLink domain {}", pick->nvlink_domain_gpus));
+  if (!f.nvlink_domain)
+    unstated.push_back(fmt::format("NVLink domain {}", pick->nvlink_domain_gpus));
   if (!f.inter_node_per_gpu_gbps)
-    unstated.push_back(fmt::format("{:g} Gb/s scale-out per GPU", node_scaleout_gbps_per_gpu(*pick)));
+    unstated.push_back(
+        fmt::format("{:g} Gb/s scale-out per GPU", node_scaleout_gbps_per_gpu(*pick)));
   if (!unstated.empty()) {
     std::string s;
     for (const auto& u : unstated) s += (s.empty() ? "" : ", ") + u;
     notes.push_back("server " + pick->id + ": " + s + " (not stated; " +
-                    (pick == usual ? "the usual server of this GPU" : "the catalog server with the stated facts") + ")");
+                    (pick == usual ? "the usual server of this GPU"
+                                   : "the catalog server with the stated facts") +
+                    ")");
   }
   return *pick;
 }
@@ -413,7 +424,8 @@ class SegmentedTopology final : public Topology {
   }
   int paths(int src, int dst) const override { return base_->paths(gpu(src), gpu(dst)); }
   int max_paths() const override { return base_->max_paths(); }
-  void route_path(int src, int dst, std::uint64_t hash, int part, std::vector<std::uint32_t>& out) const override {
+  void route_path(int src, int dst, std::uint64_t hash, int part,
+                  std::vector<std::uint32_t>& out) const override {
     base_->route_path(gpu(src), gpu(dst), hash, part, out);
   }
   std::string describe() const override { return base_->describe(); }
@@ -438,17 +450,19 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
     const int per_domain = node.nvlink_domain_gpus / node.gpus;
     const int whole = (p.nodes + per_domain - 1) / per_domain * per_domain;
     if (whole != p.nodes)
-      notes.push_back(fmt::format("{} GPUs on {} whole {}-GPU NVLink domains ({} nodes of {}): {} GPUs idle",
-                                  f.num_gpus, whole / per_domain, node.nvlink_domain_gpus, whole, node.id,
-                                  static_cast<std::int64_t>(whole) * node.gpus - f.num_gpus));
+      notes.push_back(
+          fmt::format("{} GPUs on {} whole {}-GPU NVLink domains ({} nodes of {}): {} GPUs idle",
+                      f.num_gpus, whole / per_domain, node.nvlink_domain_gpus, whole, node.id,
+                      static_cast<std::int64_t>(whole) * node.gpus - f.num_gpus));
     p.nodes = whole;
   }
   const bool one_domain = f.num_gpus <= node.nvlink_domain_gpus;
   std::string fabric = f.fabric.value_or("");
   if (fabric == "nvlink" && !one_domain)
-    throw Skip{fmt::format("fabric 'nvlink' (the whole job in one NVLink domain) but {} GPUs exceed "
-                           "the NVLink domain of {} GPUs of server {}",
-                           f.num_gpus, node.nvlink_domain_gpus, node.id)};
+    throw Skip{
+        fmt::format("fabric 'nvlink' (the whole job in one NVLink domain) but {} GPUs exceed "
+                    "the NVLink domain of {} GPUs of server {}",
+                    f.num_gpus, node.nvlink_domain_gpus, node.id)};
   if (fabric == "efa" || fabric == "ethernet" || fabric == "xgmi")
     throw Skip{"fabric '" + fabric + "' is not modelled (transports: infiniband, roce)"};
   if (p.nodes == 1) {
@@ -481,9 +495,10 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
     const int share = f.num_gpus / domains;
     if (share * domains == f.num_gpus && share % node.gpus == 0 && share < dg) {
       c.topology = std::make_shared<SegmentedTopology>(c.topology, f.num_gpus, share);
-      notes.push_back(fmt::format("placement: {} segments of {} GPUs, one per {}-GPU NVLink domain "
-                                  "(Slurm --segment, as the Megatron-LM GB200 guide asks)",
-                                  domains, share, dg));
+      notes.push_back(
+          fmt::format("placement: {} segments of {} GPUs, one per {}-GPU NVLink domain "
+                      "(Slurm --segment, as the Megatron-LM GB200 guide asks)",
+                      domains, share, dg));
     }
   }
   return c;
@@ -501,7 +516,8 @@ double predict_gemm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
   if (!f.has_gemm) throw Skip{"gemm_tflops case without a gemm section (the GEMM shape m, n, k)"};
   if (f.gemm_layout != "dense" || f.gemm_groups != 1)
     throw Skip{"grouped GEMM ('" + f.gemm_layout + "') is not modelled as one kernel"};
-  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  if (!catalog_has_gpu(f.gpu_id))
+    throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
   const GpuSpec& gpu = Catalog::builtin().gpu(f.gpu_id);
   std::string dt = f.dtype.value_or("");
   if (dt.empty()) {
@@ -515,13 +531,15 @@ double predict_gemm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
   op.m = f.gemm_m;
   op.n = f.gemm_n;
   op.k = f.gemm_k;
-  op.flops = 2.0 * static_cast<double>(f.gemm_m) * static_cast<double>(f.gemm_n) * static_cast<double>(f.gemm_k);
+  op.flops = 2.0 * static_cast<double>(f.gemm_m) * static_cast<double>(f.gemm_n) *
+             static_cast<double>(f.gemm_k);
   double t = op_time_s(op, gpu, ctx.profile);
   return op.flops / t / 1e12;
 }
 
 double predict_hbm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
-  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  if (!catalog_has_gpu(f.gpu_id))
+    throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
   const GpuSpec& gpu = Catalog::builtin().gpu(f.gpu_id);
   // STREAM triad a = b + s*c over three large arrays: 2 reads + 1 write per element.
   const double bytes = 3.0 * 2.0 * 1073741824.0;
@@ -536,28 +554,38 @@ double predict_hbm(const CaseFacts& f, CaseResult& out, const Context& ctx) {
 double predict_busbw(const CaseFacts& f, CaseResult& out, const Context& ctx) {
   if (!f.has_collective) throw Skip{"busbw case without a collective section"};
   Coll kind;
-  if (f.op == "all_reduce") kind = Coll::AllReduce;
-  else if (f.op == "all_gather") kind = Coll::AllGather;
-  else if (f.op == "reduce_scatter") kind = Coll::ReduceScatter;
-  else if (f.op == "alltoall" || f.op == "all_to_all") kind = Coll::AllToAll;
-  else if (f.op == "broadcast") kind = Coll::Broadcast;
-  else throw Skip{"collective '" + f.op + "' is not modelled"};
+  if (f.op == "all_reduce")
+    kind = Coll::AllReduce;
+  else if (f.op == "all_gather")
+    kind = Coll::AllGather;
+  else if (f.op == "reduce_scatter")
+    kind = Coll::ReduceScatter;
+  else if (f.op == "alltoall" || f.op == "all_to_all")
+    kind = Coll::AllToAll;
+  else if (f.op == "broadcast")
+    kind = Coll::Broadcast;
+  else
+    throw Skip{"collective '" + f.op + "' is not modelled"};
   if (!f.message_bytes) throw Skip{"collective message size not stated"};
   if (f.num_gpus < 2) throw Skip{"a collective over one GPU has no bus bandwidth"};
   const double bytes = static_cast<double>(*f.message_bytes);
   Cluster cluster = case_cluster(f, out.assumptions);
   SimCluster sc = sim_cluster(cluster);
   std::string algo;
-  for (char ch : f.algo.value_or("")) algo += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (!algo.empty() && algo != "ring") throw Skip{"collective algorithm '" + *f.algo + "' is not modelled (ring, or null: NCCL's choice)"};
-  if (algo.empty()) out.assumptions.push_back("algorithm: tutti's model of NCCL's choice (not stated)");
+  for (char ch : f.algo.value_or(""))
+    algo += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (!algo.empty() && algo != "ring")
+    throw Skip{"collective algorithm '" + *f.algo +
+               "' is not modelled (ring, or null: NCCL's choice)"};
+  if (algo.empty())
+    out.assumptions.push_back("algorithm: tutti's model of NCCL's choice (not stated)");
   const bool nvls = sc.nvls && algo != "ring";
   CollectiveContext cctx = make_collective_context(*sc.topology, ctx.profile, nvls, sc.sharp);
   std::vector<int> group(f.num_gpus);
   for (int i = 0; i < f.num_gpus; ++i) group[i] = i;
-  CollectivePlan plan = algo == "ring"
-                            ? plan_collective_with(kind, bytes, group, cctx, CollAlgo::Ring, NcclProto::Simple)
-                            : plan_collective(kind, bytes, group, cctx);
+  CollectivePlan plan = algo == "ring" ? plan_collective_with(kind, bytes, group, cctx,
+                                                              CollAlgo::Ring, NcclProto::Simple)
+                                       : plan_collective(kind, bytes, group, cctx);
   out.layout = std::string("algo=") + to_string(plan.algo);
   double t = simulate_collectives({plan}, *sc.topology, ctx.profile);
   return bytes / t * bus_factor(kind, f.num_gpus) / 1e9;
@@ -581,7 +609,8 @@ std::string attention_default(const CaseFacts& f, std::vector<std::string>& note
     return "flash2";
   }
   std::string a = *f.date < "2022-06" ? "unfused" : *f.date < "2023-08" ? "flash1" : "flash2";
-  notes.push_back("attention " + a + " (not stated; the kernel current at software.date " + *f.date + ")");
+  notes.push_back("attention " + a + " (not stated; the kernel current at software.date " +
+                  *f.date + ")");
   return a;
 }
 
@@ -589,14 +618,16 @@ std::string attention_default(const CaseFacts& f, std::vector<std::string>& note
 // `training`: also the training-only facts (dropout, all weights trained).
 Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
   auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
-  if (!f.layers || !f.hidden || !f.heads) throw Skip{"model shape (layers, hidden, heads) not stated"};
+  if (!f.layers || !f.hidden || !f.heads)
+    throw Skip{"model shape (layers, hidden, heads) not stated"};
   const int h = *f.hidden;
   Json m = Json::object();
   m["family"] = "transformer";
   m["layers"] = *f.layers;
   m["hidden"] = h;
   m["heads"] = *f.heads;
-  if (h % *f.heads != 0) throw Skip{fmt::format("hidden {} is not a multiple of heads {}", h, *f.heads)};
+  if (h % *f.heads != 0)
+    throw Skip{fmt::format("hidden {} is not a multiple of heads {}", h, *f.heads)};
   if (f.kv_heads) {
     m["kv_heads"] = *f.kv_heads;
   } else {
@@ -630,17 +661,21 @@ Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
   }
   // Biases: GPT-2/3 and BERT blocks (GELU MLP) carry them; Llama-style gated blocks do not.
   m["bias"] = !gated;
-  note(gated ? "no linear biases (gated MLP: Llama-style block)" : "linear biases (plain MLP: GPT/BERT-style block)");
+  note(gated ? "no linear biases (gated MLP: Llama-style block)"
+             : "linear biases (plain MLP: GPT/BERT-style block)");
   // Dropout: Megatron-LM's argument defaults are --hidden-dropout 0.1 --attention-dropout 0.1;
   // the other frameworks' LLM recipes train without it.
   const std::string fw = f.framework.value_or("");
   const bool dropout = training && (fw == "megatron-lm" || fw == "megatron-deepspeed");
   m["dropout"] = dropout;
   if (training) {
-    note(dropout ? "dropout 0.1 (Megatron-LM's default; the case format has no dropout field)"
-                 : "no dropout (the case format has no dropout field; only Megatron-LM defaults to it)");
-    note("decoder-only transformer, all weights trained (the case format states no architecture "
-         "family and no fine-tuning)");
+    note(
+        dropout
+            ? "dropout 0.1 (Megatron-LM's default; the case format has no dropout field)"
+            : "no dropout (the case format has no dropout field; only Megatron-LM defaults to it)");
+    note(
+        "decoder-only transformer, all weights trained (the case format states no architecture "
+        "family and no fine-tuning)");
   }
   if (f.moe) {
     const MoeFacts& e = *f.moe;
@@ -660,7 +695,8 @@ Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
     m["dense_layers"] = e.dense_layers.value_or(0);
     if (!e.dense_layers) note("no leading dense layers (not stated)");
     if (e.dense_layers && *e.dense_layers >= *f.layers)
-      throw Skip{fmt::format("dense_layers {} leaves no MoE layer of {}", *e.dense_layers, *f.layers)};
+      throw Skip{
+          fmt::format("dense_layers {} leaves no MoE layer of {}", *e.dense_layers, *f.layers)};
     if (e.forced_balance.has_value() && !*e.forced_balance)
       note("learned routing modelled as balanced over the experts (forced_balance false)");
     note(e.dropless.has_value() && !*e.dropless
@@ -672,7 +708,8 @@ Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
 
 TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
-  if (!f.layers || !f.hidden || !f.heads) throw Skip{"model shape (layers, hidden, heads) not stated"};
+  if (!f.layers || !f.hidden || !f.heads)
+    throw Skip{"model shape (layers, hidden, heads) not stated"};
   if (!f.seq_len) throw Skip{"sequence length not stated"};
   if (!f.global_batch) throw Skip{"global batch not stated"};
   Json m = case_model_json(f, out, true);
@@ -715,7 +752,9 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   // expert layers re-fold each stage's tp*cp*dp ranks as ep x edp, EP may span tp x dp).
   if (f.moe && l.tp > 1) {
     if (!f.etp) {
-      note(fmt::format("etp = tp = {} (not stated; Megatron-Core's default --expert-tensor-parallel-size)", l.tp));
+      note(fmt::format(
+          "etp = tp = {} (not stated; Megatron-Core's default --expert-tensor-parallel-size)",
+          l.tp));
     } else if (*f.etp == 1) {
       l.etp = 1;
     } else if (*f.etp != l.tp) {
@@ -736,9 +775,11 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
     note(fmt::format("dp {} = GPUs / (tp*pp*cp) (not stated)", l.dp));
   }
   if (model_par * l.dp != f.num_gpus)
-    throw Skip{fmt::format("tp*pp*cp*dp = {:g} does not equal the {} GPUs", model_par * l.dp, f.num_gpus)};
+    throw Skip{
+        fmt::format("tp*pp*cp*dp = {:g} does not equal the {} GPUs", model_par * l.dp, f.num_gpus)};
   if (static_cast<double>(l.vp) * l.pp > *f.layers)
-    throw Skip{fmt::format("pp*vp = {} stages exceed the {} layers", static_cast<long long>(l.vp) * l.pp, *f.layers)};
+    throw Skip{fmt::format("pp*vp = {} stages exceed the {} layers",
+                           static_cast<long long>(l.vp) * l.pp, *f.layers)};
   if (l.vp > 1) l.schedule = PipeSchedule::Interleaved;
   const Recompute stated = parse_enum<Recompute>(rc).value_or(Recompute::None);
   l.recompute = stated;
@@ -746,7 +787,8 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
     l.sequence_parallel = *f.sp && l.tp > 1;
   } else {
     l.sequence_parallel = l.tp > 1;
-    if (l.tp > 1) note("sequence parallelism on (not stated; Megatron-Core's recipes enable it with tp > 1)");
+    if (l.tp > 1)
+      note("sequence parallelism on (not stated; Megatron-Core's recipes enable it with tp > 1)");
   }
   if (f.tp_comm_overlap && *f.tp_comm_overlap && l.tp > 1) {
     if (!l.sequence_parallel)
@@ -766,7 +808,8 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   std::string sh = f.sharding.value_or("");
   if (sh.empty()) {
     sh = "optimizer";
-    note("sharding optimizer: ZeRO-1 / Megatron distributed optimizer (not stated; NeMo's default)");
+    note(
+        "sharding optimizer: ZeRO-1 / Megatron distributed optimizer (not stated; NeMo's default)");
   }
   // Hybrid sharding: shard inside groups of shard_group GPUs, replicate across them.
   if (f.shard_group) l.shard_group = *f.shard_group;
@@ -774,8 +817,9 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   if (f.reshard_after_forward) {
     l.reshard = *f.reshard_after_forward ? 1 : 0;
   } else if (sh == "full") {
-    note("reshard_after_forward: true without pipelining, false with it (not stated; torchtitan's "
-         "default reshard_after_forward = not pp_enabled)");
+    note(
+        "reshard_after_forward: true without pipelining, false with it (not stated; torchtitan's "
+        "default reshard_after_forward = not pp_enabled)");
   }
   l.zero = sh == "none" ? 0 : sh == "optimizer" ? 1 : sh == "optimizer_grads" ? 2 : 3;
   if (f.num_gpus == 1) l.zero = 0;
@@ -796,7 +840,8 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
   TrainingSetup s = build_training(f, out);
   if (f.params) {
     const double built = params(s.workload);
-    if (std::fabs(built - *f.params) > kParamsTolerance * *f.params) throw Inconsistent{*f.params, built};
+    if (std::fabs(built - *f.params) > kParamsTolerance * *f.params)
+      throw Inconsistent{*f.params, built};
   } else {
     out.assumptions.push_back("model.params not stated: no parameter-count check");
   }
@@ -840,7 +885,8 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
   const double t = r.iteration_time_s;
   const double gb = static_cast<double>(s.workload.training.global_batch);
   if (f.metric == "step_time") return t;
-  if (f.metric == "tokens_per_sec_per_gpu") return gb * s.workload.training.seq_len / t / f.num_gpus;
+  if (f.metric == "tokens_per_sec_per_gpu")
+    return gb * s.workload.training.seq_len / t / f.num_gpus;
   if (f.metric == "tflops_per_gpu")
     return megatron_flops_per_iteration(s.workload, s.stated_recompute) / t / f.num_gpus / 1e12;
   if (f.metric == "mfu")
@@ -853,27 +899,33 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
 // ---- Serving cases -----------------------------------------------------------------------------
 
 const std::set<std::string> kServingMetrics = {
-    "output_tokens_per_sec", "total_tokens_per_sec", "requests_per_sec", "ttft_mean_ms", "ttft_median_ms",
-    "ttft_p99_ms", "tpot_mean_ms", "tpot_median_ms", "tpot_p99_ms", "e2e_mean_s", "e2e_median_s"};
+    "output_tokens_per_sec", "total_tokens_per_sec", "requests_per_sec", "ttft_mean_ms",
+    "ttft_median_ms",        "ttft_p99_ms",          "tpot_mean_ms",     "tpot_median_ms",
+    "tpot_p99_ms",           "e2e_mean_s",           "e2e_median_s"};
 
 // The model, the cluster and a `tutti serve` configuration of a serving case; the serve simulator
 // (ValidationOptions::serving) predicts the metric. Defaults of null fields: docs/validation.md.
 double predict_serving(const CaseFacts& f, CaseResult& out, const Context& ctx) {
-  if (!ctx.options.serving) throw Skip{"serving cases need the serve simulator (tutti validate provides it)"};
-  if (!kServingMetrics.count(f.metric)) throw Skip{"metric '" + f.metric + "' is not predicted for a serving case"};
-  if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+  if (!ctx.options.serving)
+    throw Skip{"serving cases need the serve simulator (tutti validate provides it)"};
+  if (!kServingMetrics.count(f.metric))
+    throw Skip{"metric '" + f.metric + "' is not predicted for a serving case"};
+  if (!catalog_has_gpu(f.gpu_id))
+    throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
   auto note = [&](std::string s) { out.assumptions.push_back(std::move(s)); };
   Json m = case_model_json(f, out, false);
   const std::int64_t context = f.load_in + f.load_out;
   const std::string dt = f.s_dtype.value_or("bf16");
   if (!f.s_dtype) note("serving.dtype bf16 (not stated)");
-  Json t = {{"global_batch", 1}, {"seq_len", std::max<std::int64_t>(f.seq_len.value_or(0), context)},
+  Json t = {{"global_batch", 1},
+            {"seq_len", std::max<std::int64_t>(f.seq_len.value_or(0), context)},
             {"dtype", dt == "fp8" ? "bf16" : dt}};
   Json doc = {{"name", f.id}, {"source", "validation case " + f.id}, {"model", m}, {"training", t}};
   Workload w = parse_workload(doc.dump(), f.id);
   if (f.params) {
     const double built = params(w);
-    if (std::fabs(built - *f.params) > kParamsTolerance * *f.params) throw Inconsistent{*f.params, built};
+    if (std::fabs(built - *f.params) > kParamsTolerance * *f.params)
+      throw Inconsistent{*f.params, built};
   } else {
     note("model.params not stated: no parameter-count check");
   }
@@ -892,7 +944,8 @@ double predict_serving(const CaseFacts& f, CaseResult& out, const Context& ctx) 
   if (static_cast<std::int64_t>(replicas) * tp * pp != f.num_gpus)
     throw Skip{fmt::format("replicas*tp*pp = {} does not equal the {} GPUs",
                            static_cast<std::int64_t>(replicas) * tp * pp, f.num_gpus)};
-  Json s = {{"tp", tp}, {"pp", pp}, {"ep", f.s_ep.value_or(1)}, {"replicas", replicas}, {"dtype", dt}};
+  Json s = {
+      {"tp", tp}, {"pp", pp}, {"ep", f.s_ep.value_or(1)}, {"replicas", replicas}, {"dtype", dt}};
   if (f.moe && !f.s_ep) note("serving.ep 1: experts split over the TP ranks (not stated)");
   s["kv_dtype"] = f.s_kv_dtype.value_or(dt);
   if (!f.s_kv_dtype) note("serving.kv_dtype = serving.dtype (not stated)");
@@ -933,12 +986,14 @@ double predict_serving(const CaseFacts& f, CaseResult& out, const Context& ctx) 
 
 std::string case_kind(const CaseFacts& f) {
   if (f.has_serving) return "serving";
-  if (f.metric == "busbw" || f.metric == "hbm_bandwidth" || f.metric == "gemm_tflops") return "microbenchmark";
+  if (f.metric == "busbw" || f.metric == "hbm_bandwidth" || f.metric == "gemm_tflops")
+    return "microbenchmark";
   return f.moe ? "moe" : "dense";
 }
 
-const std::set<std::string> kTrainingMetrics = {"step_time", "tokens_per_sec_per_gpu", "tflops_per_gpu",
-                                                "mfu", "sequences_per_sec", "images_per_sec"};
+const std::set<std::string> kTrainingMetrics = {"step_time",         "tokens_per_sec_per_gpu",
+                                                "tflops_per_gpu",    "mfu",
+                                                "sequences_per_sec", "images_per_sec"};
 
 void collect_fitted(const Json& j, std::vector<std::string>& out) {
   if (j.is_object()) {
@@ -982,8 +1037,8 @@ ErrorSummary summarize_errors(const std::vector<CaseResult>& cases, const std::s
   for (double a : abs) sum += a;
   s.mape_pct = sum / abs.size();
   std::sort(abs.begin(), abs.end());
-  s.median_abs_error_pct = abs.size() % 2 ? abs[abs.size() / 2]
-                                          : 0.5 * (abs[abs.size() / 2 - 1] + abs[abs.size() / 2]);
+  s.median_abs_error_pct =
+      abs.size() % 2 ? abs[abs.size() / 2] : 0.5 * (abs[abs.size() / 2 - 1] + abs[abs.size() / 2]);
   s.max_abs_error_pct = abs.back();
   return s;
 }
@@ -992,14 +1047,16 @@ ValidationReport validate_cases(const std::string& path, const ValidationOptions
   return validate_cases(std::vector<std::string>{path}, options);
 }
 
-ValidationReport validate_cases(const std::vector<std::string>& paths, const ValidationOptions& options) {
+ValidationReport validate_cases(const std::vector<std::string>& paths,
+                                const ValidationOptions& options) {
   if (paths.empty()) throw InputError("tutti validate: no case file given (--cases FILE)");
   std::vector<CaseFacts> all;
   std::map<std::string, std::string> seen;  // id -> file
   for (const auto& path : paths) {
     Doc doc = Doc::load(path);
     auto keep = std::make_shared<Json>(doc.json());
-    if (!keep->is_array()) throw InputError(path, "(top level)", describe_json(*keep), "an array of cases");
+    if (!keep->is_array())
+      throw InputError(path, "(top level)", describe_json(*keep), "an array of cases");
     for (std::size_t i = 0; i < keep->size(); ++i) {
       const Json& cj = (*keep)[i];
       std::string label = std::to_string(i);
@@ -1007,7 +1064,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
         label += " (id \"" + cj["id"].get<std::string>() + "\")";
       CaseFacts f;
       try {
-        if (!cj.is_object()) throw InputError(path, std::to_string(i), describe_json(cj), "a case object");
+        if (!cj.is_object())
+          throw InputError(path, std::to_string(i), describe_json(cj), "a case object");
         f = read_case(Value(keep, &cj, path, ""));
       } catch (const InputError& e) {
         if (e.key_path().empty() && e.expected().empty()) throw;
@@ -1017,7 +1075,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
       f.index = i;
       auto [it, fresh] = seen.emplace(f.id, path);
       if (!fresh)
-        throw InputError(path + ": case " + label, "id", "\"" + f.id + "\", already the id of a case in " + it->second,
+        throw InputError(path + ": case " + label, "id",
+                         "\"" + f.id + "\", already the id of a case in " + it->second,
                          "a case id unique across the case files");
       all.push_back(std::move(f));
     }
@@ -1030,7 +1089,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
   static const std::vector<std::string> kDefaultFitted =
       fitted_entries(Doc::parse(kDefaultCalibrationJson, "sim/calibration/default.json").json());
   const std::vector<std::string> fitted_list =
-      options.calibration.empty() ? kDefaultFitted : fitted_entries(Doc::load(options.calibration).json());
+      options.calibration.empty() ? kDefaultFitted
+                                  : fitted_entries(Doc::load(options.calibration).json());
   std::set<std::string> fitted_ids, fitted_sources;
   for (const auto& e : fitted_list) {
     if (e.rfind("case:", 0) == 0) fitted_ids.insert(e.substr(5));
@@ -1059,7 +1119,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
     try {
       if (f.gpu_id.empty()) throw Skip{"GPU (hardware.gpu_id) not stated"};
       if (f.num_gpus == 0) throw Skip{"GPU count (hardware.num_gpus) not stated"};
-      if (f.power_limit_w) throw Skip{fmt::format("a GPU power limit ({:g} W) is not modelled", *f.power_limit_w)};
+      if (f.power_limit_w)
+        throw Skip{fmt::format("a GPU power limit ({:g} W) is not modelled", *f.power_limit_w)};
       if (f.metric == "hbm_bandwidth") {
         out.predicted = predict_hbm(f, out, ctx);
       } else if (f.metric == "busbw") {
@@ -1069,7 +1130,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
       } else if (f.has_serving) {
         out.predicted = predict_serving(f, out, ctx);
       } else if (kTrainingMetrics.count(f.metric)) {
-        if (!catalog_has_gpu(f.gpu_id)) throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
+        if (!catalog_has_gpu(f.gpu_id))
+          throw Skip{"GPU '" + f.gpu_id + "' is not in the hardware catalog"};
         out.predicted = predict_training(f, out, ctx);
       } else {
         throw Skip{"metric '" + f.metric + "' is not predicted"};
@@ -1078,12 +1140,14 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
         throw InternalError(fmt::format("validate: case {} predicted {}", f.id, out.predicted));
       out.error_pct = (out.predicted - out.measured) / out.measured * 100.0;
       if (catalog_has_gpu(f.gpu_id) && !rep.calibration_defaults.count(f.gpu_id))
-        rep.calibration_defaults[f.gpu_id] = calibration_defaults(profile, Catalog::builtin().gpu(f.gpu_id));
+        rep.calibration_defaults[f.gpu_id] =
+            calibration_defaults(profile, Catalog::builtin().gpu(f.gpu_id));
       rep.cases.push_back(std::move(out));
     } catch (const Skip& s) {
       rep.skipped.push_back({out.id, s.reason});
     } catch (const Inconsistent& x) {
-      rep.inconsistent.push_back({out.id, x.stated, x.built, (x.built - x.stated) / x.stated * 100.0, out.assumptions});
+      rep.inconsistent.push_back(
+          {out.id, x.stated, x.built, (x.built - x.stated) / x.stated * 100.0, out.assumptions});
     } catch (const InputError& e) {
       rep.skipped.push_back({out.id, std::string("cannot build the case: ") + e.what()});
     }
@@ -1106,7 +1170,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
   }
   // Coverage: every unfitted case read counts in its groups, predicted or not.
   std::map<std::string, int> t_source, t_metric, t_gen, t_kind, t_size;
-  std::map<std::string, int> size_order = {{"1-8", 0}, {"9-256", 1}, {"257-2048", 2}, {">2048", 3}, {"not stated", 4}};
+  std::map<std::string, int> size_order = {
+      {"1-8", 0}, {"9-256", 1}, {"257-2048", 2}, {">2048", 3}, {"not stated", 4}};
   for (const CaseFacts* f : read) {
     if (fitted_ids.count(f->id) || fitted_sources.count(f->source_key)) continue;
     ++rep.summary.total;
@@ -1118,7 +1183,8 @@ ValidationReport validate_cases(const std::vector<std::string>& paths, const Val
   }
   for (const CaseFacts* f : read)
     if (fitted_ids.count(f->id) || fitted_sources.count(f->source_key)) ++rep.fitted_summary.total;
-  auto fill = [](std::vector<ErrorSummary>& out, const std::map<std::string, std::vector<CaseResult>>& v,
+  auto fill = [](std::vector<ErrorSummary>& out,
+                 const std::map<std::string, std::vector<CaseResult>>& v,
                  const std::map<std::string, int>& totals) {
     for (const auto& [k, n] : totals) {
       auto it = v.find(k);
@@ -1167,42 +1233,69 @@ struct DefaultRow {
 const DefaultRow kDefaults[] = {
     {"model.kv_heads", "= heads", "multi-head attention, the case of every model without GQA"},
     {"model.mlp", "plain", "GELU MLP, as GPT-2/3 and BERT"},
-    {"model.ffn_hidden", "4*hidden (plain); 8*hidden/3 rounded up to 256 (gated)", "GPT's rule; Llama's reference rule (multiple_of=256)"},
+    {"model.ffn_hidden", "4*hidden (plain); 8*hidden/3 rounded up to 256 (gated)",
+     "GPT's rule; Llama's reference rule (multiple_of=256)"},
     {"model.vocab", "51200", "Megatron's GPT-2 vocabulary padded to a multiple of 128"},
-    {"(no field) biases", "on for plain MLPs, off for gated", "GPT/BERT blocks carry biases; Llama-style blocks do not"},
-    {"(no field) dropout", "0.1 for megatron-lm / megatron-deepspeed, else none", "Megatron-LM's --hidden-dropout/--attention-dropout defaults; other LLM recipes train without"},
-    {"(no field) architecture", "decoder-only transformer, all weights trained, Adam", "the case format has no family, fine-tuning or optimizer field"},
+    {"(no field) biases", "on for plain MLPs, off for gated",
+     "GPT/BERT blocks carry biases; Llama-style blocks do not"},
+    {"(no field) dropout", "0.1 for megatron-lm / megatron-deepspeed, else none",
+     "Megatron-LM's --hidden-dropout/--attention-dropout defaults; other LLM recipes train "
+     "without"},
+    {"(no field) architecture", "decoder-only transformer, all weights trained, Adam",
+     "the case format has no family, fine-tuning or optimizer field"},
     {"model.moe.expert_ffn_hidden", "= ffn_hidden", "an expert as wide as the dense MLP (Mixtral)"},
     {"model.moe.shared_experts, dense_layers", "0", "no shared experts, every layer MoE"},
-    {"model.moe.dropless", "balanced routing", "tutti spreads tokens evenly over experts; drops are not modelled"},
+    {"model.moe.dropless", "balanced routing",
+     "tutti spreads tokens evenly over experts; drops are not modelled"},
     {"training.dtype", "bf16", "the usual half precision of the runs"},
     {"training.micro_batch", "1", "the smallest micro-batch"},
-    {"training.recompute_mode", "lightest of none/selective/full that fits tutti's memory estimate (none if none fits)", "the run happened, so it fit"},
+    {"training.recompute_mode",
+     "lightest of none/selective/full that fits tutti's memory estimate (none if none fits)",
+     "the run happened, so it fit"},
     {"parallel.cp", "1", "no context parallelism"},
     {"parallel.ep", "1", "experts not sharded"},
-    {"parallel.etp", "= tp", "Megatron-Core's default expert tensor parallelism (EP carved out of dp)"},
+    {"parallel.etp", "= tp",
+     "Megatron-Core's default expert tensor parallelism (EP carved out of dp)"},
     {"parallel.vp", "1", "no interleaving"},
     {"parallel.dp", "GPUs / (tp*pp*cp)", "the only degree the others leave"},
-    {"parallel.sharding", "optimizer (ZeRO-1)", "NeMo's and Megatron-Core recipes' distributed optimizer"},
-    {"parallel.shard_group", "every data-parallel rank", "plain ZeRO / FSDP FULL_SHARD shards over the whole data-parallel group"},
-    {"parallel.reshard_after_forward", "true without pipelining, false with it (sharding full)", "torchtitan's apply_fsdp default (reshard_after_forward = not pp_enabled)"},
+    {"parallel.sharding", "optimizer (ZeRO-1)",
+     "NeMo's and Megatron-Core recipes' distributed optimizer"},
+    {"parallel.shard_group", "every data-parallel rank",
+     "plain ZeRO / FSDP FULL_SHARD shards over the whole data-parallel group"},
+    {"parallel.reshard_after_forward", "true without pipelining, false with it (sharding full)",
+     "torchtitan's apply_fsdp default (reshard_after_forward = not pp_enabled)"},
     {"parallel.sp", "on when tp > 1", "Megatron-Core recipes enable it with TP"},
     {"parallel.tp_comm_overlap", "off", "Megatron-LM's default"},
-    {"hardware.gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps", "the usual server of the GPU (DGX/HGX, 8 GPUs, one NIC per GPU)", "the common server of each generation"},
+    {"hardware.gpus_per_node, nvlink_domain, inter_node_per_gpu_gbps",
+     "the usual server of the GPU (DGX/HGX, 8 GPUs, one NIC per GPU)",
+     "the common server of each generation"},
     {"hardware.fabric", "infiniband (multi-node)", "the fabric of NVIDIA's reference clusters"},
-    {"(no field) topology", "rail-optimized fat tree, 1:1, 20 (A100) or 32 nodes per scalable unit, the transport's default switch", "NVIDIA's DGX SuperPOD reference designs"},
-    {"(no field) placement", "a job on several NVL72-class domains: equal segments of whole trays, one per domain", "Slurm --segment, required by the Megatron-LM DeepSeek-V3 GB200 reproduce guide"},
-    {"software.attention", "from software.date: unfused before 2022-06, flash1 before 2023-08, else flash2", "FlashAttention (arXiv 2205.14135) and FlashAttention-2 (arXiv 2307.08691) release dates"},
-    {"collective.algo", "tutti's model of NCCL's choice", "NCCL chooses when the source does not force one"},
+    {"(no field) topology",
+     "rail-optimized fat tree, 1:1, 20 (A100) or 32 nodes per scalable unit, the transport's "
+     "default switch",
+     "NVIDIA's DGX SuperPOD reference designs"},
+    {"(no field) placement",
+     "a job on several NVL72-class domains: equal segments of whole trays, one per domain",
+     "Slurm --segment, required by the Megatron-LM DeepSeek-V3 GB200 reproduce guide"},
+    {"software.attention",
+     "from software.date: unfused before 2022-06, flash1 before 2023-08, else flash2",
+     "FlashAttention (arXiv 2205.14135) and FlashAttention-2 (arXiv 2307.08691) release dates"},
+    {"collective.algo", "tutti's model of NCCL's choice",
+     "NCCL chooses when the source does not force one"},
     {"(no field) hbm triad size", "three 2 GiB arrays", "large enough to be bandwidth-bound"},
     {"gemm.groups, gemm.layout", "1, dense", "one plain GEMM"},
     {"serving.dtype", "bf16", "the usual half precision of serving"},
-    {"serving.kv_dtype", "= serving.dtype", "TensorRT-LLM's FP8 quantization also sets an FP8 KV cache; other frameworks keep the weights' type"},
+    {"serving.kv_dtype", "= serving.dtype",
+     "TensorRT-LLM's FP8 quantization also sets an FP8 KV cache; other frameworks keep the "
+     "weights' type"},
     {"serving.pp, ep", "1", "no pipeline; experts split over the TP ranks"},
     {"serving.replicas", "GPUs / (tp*pp)", "the only count the others leave"},
-    {"serving.max_batch", "4096 for tensorrt-llm, else 256", "trtllm-bench's printed runtime maximum (Max Runtime Batch Size 4096); vLLM's max_num_seqs"},
-    {"serving.max_tokens_per_iteration, chunked_prefill, gpu_memory_utilization", "8192, on, 0.9", "tutti serve's defaults (vLLM's)"},
-    {"load.arrival", "poisson (mode rate)", "the arrival process of vLLM's benchmark_serving.py at a stated request rate"},
+    {"serving.max_batch", "4096 for tensorrt-llm, else 256",
+     "trtllm-bench's printed runtime maximum (Max Runtime Batch Size 4096); vLLM's max_num_seqs"},
+    {"serving.max_tokens_per_iteration, chunked_prefill, gpu_memory_utilization", "8192, on, 0.9",
+     "tutti serve's defaults (vLLM's)"},
+    {"load.arrival", "poisson (mode rate)",
+     "the arrival process of vLLM's benchmark_serving.py at a stated request rate"},
 };
 }  // namespace
 
@@ -1231,8 +1324,11 @@ Json to_json(const ValidationReport& r) {
                             {"built_params", x.built_params},
                             {"difference_pct", x.difference_pct},
                             {"assumptions", x.assumptions}});
-  Json j = {{"files", r.files},     {"total_cases", r.total_cases}, {"cases", cases},
-            {"skipped", skipped},   {"inconsistent", inconsistent}};
+  Json j = {{"files", r.files},
+            {"total_cases", r.total_cases},
+            {"cases", cases},
+            {"skipped", skipped},
+            {"inconsistent", inconsistent}};
   Json s = summary_json(r.summary);
   s.erase("group");
   j["summary"] = s;
@@ -1257,7 +1353,8 @@ std::string to_table(const ValidationReport& r, bool md) {
   const int unfitted = r.summary.n;
   if (md) {
     o << "# Validation against published measurements\n\n"
-         "Generated by `scripts/validation-doc.sh` (`./build/tutti validate" << files
+         "Generated by `scripts/validation-doc.sh` (`./build/tutti validate"
+      << files
       << " --format md -o docs/validation.md`); do not edit by hand.\n\n"
          "Each case states a model, a recipe, a parallel layout and the hardware of a real run as "
          "structured fields; tutti predicts the measured number from those fields and its catalog "
@@ -1266,23 +1363,26 @@ std::string to_table(const ValidationReport& r, bool md) {
          "cannot express skips the case with the reason. Error = (predicted - measured) / "
          "measured. Cases named by the calibration profile's `fitted_to` lists are fitted: they "
          "are reported apart and are not in the headline figure.\n\n"
-      << fmt::format("**{} cases read: {} predicted ({} unfitted, {} fitted), {} inconsistent, {} "
-                     "skipped. Unfitted MAPE {:.1f}%, median absolute error {:.1f}%, maximum "
-                     "{:.1f}%.**\n\n",
-                     r.total_cases, r.cases.size(), unfitted, r.fitted_summary.n,
-                     r.inconsistent.size(), r.skipped.size(), r.summary.mape_pct,
-                     r.summary.median_abs_error_pct, r.summary.max_abs_error_pct);
+      << fmt::format(
+             "**{} cases read: {} predicted ({} unfitted, {} fitted), {} inconsistent, {} "
+             "skipped. Unfitted MAPE {:.1f}%, median absolute error {:.1f}%, maximum "
+             "{:.1f}%.**\n\n",
+             r.total_cases, r.cases.size(), unfitted, r.fitted_summary.n, r.inconsistent.size(),
+             r.skipped.size(), r.summary.mape_pct, r.summary.median_abs_error_pct,
+             r.summary.max_abs_error_pct);
   } else {
-    o << fmt::format("{} cases: {} predicted ({} unfitted, {} fitted), {} inconsistent, {} skipped\n\n",
-                     r.total_cases, r.cases.size(), unfitted, r.fitted_summary.n,
-                     r.inconsistent.size(), r.skipped.size());
+    o << fmt::format(
+        "{} cases: {} predicted ({} unfitted, {} fitted), {} inconsistent, {} skipped\n\n",
+        r.total_cases, r.cases.size(), unfitted, r.fitted_summary.n, r.inconsistent.size(),
+        r.skipped.size());
   }
   auto row = [&](const std::vector<std::string>& cells) {
     if (md) {
       o << "|";
       for (const auto& c : cells) o << " " << c << " |";
     } else {
-      o << fmt::format("{:<44} {:<24} {:>12} {:>12} {:>9} {}", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]);
+      o << fmt::format("{:<44} {:<24} {:>12} {:>12} {:>9} {}", cells[0], cells[1], cells[2],
+                       cells[3], cells[4], cells[5]);
     }
     o << "\n";
   };
@@ -1293,15 +1393,20 @@ std::string to_table(const ValidationReport& r, bool md) {
          fmt::format("{:+.1f}", c.error_pct), c.fitted ? "fitted" : ""});
   o << "\n";
   auto sums = [&](const char* title, const std::vector<ErrorSummary>& v) {
-    if (md) o << "\n### " << title << "\n\n| group | predicted / total | MAPE % | median abs % | max abs % |\n| --- | ---: | ---: | ---: | ---: |\n";
-    else o << title << ":\n";
+    if (md)
+      o << "\n### " << title
+        << "\n\n| group | predicted / total | MAPE % | median abs % | max abs % |\n| --- | ---: | "
+           "---: | ---: | ---: |\n";
+    else
+      o << title << ":\n";
     for (const auto& s : v) {
       if (md)
-        o << fmt::format("| {} | {} / {} | {:.1f} | {:.1f} | {:.1f} |\n", s.group, s.n, s.total, s.mape_pct,
-                         s.median_abs_error_pct, s.max_abs_error_pct);
+        o << fmt::format("| {} | {} / {} | {:.1f} | {:.1f} | {:.1f} |\n", s.group, s.n, s.total,
+                         s.mape_pct, s.median_abs_error_pct, s.max_abs_error_pct);
       else
-        o << fmt::format("  {:<28} {:>3}/{:<3} MAPE {:5.1f}%  median {:5.1f}%  max {:5.1f}%\n", s.group,
-                         s.n, s.total, s.mape_pct, s.median_abs_error_pct, s.max_abs_error_pct);
+        o << fmt::format("  {:<28} {:>3}/{:<3} MAPE {:5.1f}%  median {:5.1f}%  max {:5.1f}%\n",
+                         s.group, s.n, s.total, s.mape_pct, s.median_abs_error_pct,
+                         s.max_abs_error_pct);
     }
   };
   sums("Unfitted cases (headline)", {r.summary});
@@ -1311,34 +1416,53 @@ std::string to_table(const ValidationReport& r, bool md) {
   sums("By GPU generation (unfitted)", r.by_gpu_generation);
   sums("Dense / MoE / microbenchmark / serving (unfitted)", r.by_kind);
   sums("By job size in GPUs (unfitted)", r.by_job_size);
-  if (md) o << "\n### Calibration defaults per GPU\n\nValues of the compute and collective models that no microbenchmark of that GPU stands behind (`tutti catalog show ID` lists the same).\n\n| GPU | defaults used |\n| --- | --- |\n";
-  else o << "Calibration defaults per GPU (no microbenchmark of that GPU behind them):\n";
+  if (md)
+    o << "\n### Calibration defaults per GPU\n\nValues of the compute and collective models that "
+         "no microbenchmark of that GPU stands behind (`tutti catalog show ID` lists the "
+         "same).\n\n| GPU | defaults used |\n| --- | --- |\n";
+  else
+    o << "Calibration defaults per GPU (no microbenchmark of that GPU behind them):\n";
   for (const auto& [gpu, d] : r.calibration_defaults) {
     const std::string text = d.empty() ? "none" : calibration_defaults_text(d);
-    if (md) o << fmt::format("| {} | {} |\n", gpu, text);
-    else o << fmt::format("  {:<16} {}\n", gpu, text);
+    if (md)
+      o << fmt::format("| {} | {} |\n", gpu, text);
+    else
+      o << fmt::format("  {:<16} {}\n", gpu, text);
   }
   if (!r.inconsistent.empty()) {
-    if (md) o << "\n### Inconsistent (built parameter count more than 5% from model.params; not scored)\n\n| case | stated params | built params | difference % |\n| --- | ---: | ---: | ---: |\n";
-    else o << "Inconsistent (built parameter count more than 5% from model.params):\n";
+    if (md)
+      o << "\n### Inconsistent (built parameter count more than 5% from model.params; not "
+           "scored)\n\n| case | stated params | built params | difference % |\n| --- | ---: | ---: "
+           "| ---: |\n";
+    else
+      o << "Inconsistent (built parameter count more than 5% from model.params):\n";
     for (const auto& x : r.inconsistent) {
-      if (md) o << fmt::format("| {} | {:.4g} | {:.4g} | {:+.1f} |\n", x.id, x.stated_params, x.built_params, x.difference_pct);
-      else o << fmt::format("  {}: stated {:.4g}, built {:.4g} ({:+.1f}%)\n", x.id, x.stated_params, x.built_params, x.difference_pct);
+      if (md)
+        o << fmt::format("| {} | {:.4g} | {:.4g} | {:+.1f} |\n", x.id, x.stated_params,
+                         x.built_params, x.difference_pct);
+      else
+        o << fmt::format("  {}: stated {:.4g}, built {:.4g} ({:+.1f}%)\n", x.id, x.stated_params,
+                         x.built_params, x.difference_pct);
     }
   }
   if (!r.skipped.empty()) {
-    if (md) o << "\n### Skipped\n\n| case | reason |\n| --- | --- |\n";
-    else o << "Skipped:\n";
+    if (md)
+      o << "\n### Skipped\n\n| case | reason |\n| --- | --- |\n";
+    else
+      o << "Skipped:\n";
     for (const auto& s : r.skipped) {
-      if (md) o << "| " << s.id << " | " << s.reason << " |\n";
-      else o << "  " << s.id << ": " << s.reason << "\n";
+      if (md)
+        o << "| " << s.id << " | " << s.reason << " |\n";
+      else
+        o << "  " << s.id << ": " << s.reason << "\n";
     }
   }
   if (md) {
     o << "\n### Defaults\n\nApplied only where a case leaves the field null (or where the case "
          "format has no field); each application is recorded in that case's `assumptions`.\n\n"
          "| field | default | why |\n| --- | --- | --- |\n";
-    for (const auto& d : kDefaults) o << "| " << d.field << " | " << d.value << " | " << d.why << " |\n";
+    for (const auto& d : kDefaults)
+      o << "| " << d.field << " | " << d.value << " | " << d.why << " |\n";
   }
   return o.str();
 }

@@ -1,7 +1,7 @@
 #pragma once
 #include "tutti/core/enum.hpp"
-// Strict configuration reader (docs/style.md habit 3). Every input file (workload, cluster, catalog,
-// calibration profile, plan request) is read through these views, which:
+// Strict configuration reader (docs/style.md habit 3). Every input file (workload, cluster,
+// catalog, calibration profile, plan request) is read through these views, which:
 //   * name the file and the key path in every error (`cluster.json: fabric.spine.radix: got 0,
 //     expected >= 2`),
 //   * reject unknown keys (Obj::done), missing keys (Obj::req), wrong types and bad units,
@@ -82,7 +82,8 @@ class Value {
   bool boolean() const;
   /// A string that must be one of `options`.
   std::string choice(std::initializer_list<std::string_view> options) const;
-  std::string choice(const std::string_view* options, std::size_t n) const;  ///< The same, from an array.
+  std::string choice(const std::string_view* options,
+                     std::size_t n) const;  ///< The same, from an array.
   /// One of a table-declared enum's names (core/enum.hpp), as that enumerator; else InputError
   /// listing the names. The one way an input file names an enumerator.
   template <TableEnum E>

@@ -33,7 +33,9 @@ struct EnumTable;
 
 /// True for enums declared with TUTTI_ENUM.
 template <class E>
-concept TableEnum = std::is_enum_v<E> && requires { EnumTable<E>::names; };
+concept TableEnum = std::is_enum_v<E> && requires {
+  EnumTable<E>::names;
+};
 
 /// Number of enumerators of a table-declared enum.
 template <TableEnum E>
@@ -102,10 +104,10 @@ struct EnumArray {
 #define TUTTI_ENUM_NAME_(id, name) name,
 /// Defines `enum class E : U` from the X-list LIST (entries X(Identifier, "name")) and its
 /// EnumTable. Use at namespace tutti scope.
-#define TUTTI_ENUM(E, U, LIST)                                                   \
-  enum class E : U { LIST(TUTTI_ENUM_ID_) };                                     \
-  template <>                                                                    \
-  struct EnumTable<E> {                                                          \
+#define TUTTI_ENUM(E, U, LIST)                                                          \
+  enum class E : U { LIST(TUTTI_ENUM_ID_) };                                            \
+  template <>                                                                           \
+  struct EnumTable<E> {                                                                 \
     static constexpr auto names = std::to_array<const char*>({LIST(TUTTI_ENUM_NAME_)}); \
-    static constexpr const char* type_name = #E;                                 \
+    static constexpr const char* type_name = #E;                                        \
   }

@@ -1,5 +1,6 @@
 #pragma once
-// Two error families (docs/style.md habit 4). Library code throws; only cli/ maps them to exit codes:
+// Two error families (docs/style.md habit 4). Library code throws; only cli/ maps them to exit
+// codes:
 //   InputError    -> exit 2 (the user can fix it: bad file, bad key, infeasible request)
 //   InternalError -> exit 70 (a bug in tutti)
 #include <stdexcept>

@@ -22,7 +22,8 @@ using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 /// The bar's text for `done` of `total` after `elapsed_s` seconds (no carriage return):
 /// "  screening [#########.....................]  30%  300/1000  150/s  ETA 0:04".
 /// The ETA is what is left at the rate so far ("ETA -:--" before any work is done).
-std::string format_progress(const std::string& label, std::uint64_t done, std::uint64_t total, double elapsed_s);
+std::string format_progress(const std::string& label, std::uint64_t done, std::uint64_t total,
+                            double elapsed_s);
 
 class ProgressBar {
  public:

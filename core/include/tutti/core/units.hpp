@@ -17,9 +17,22 @@
 
 namespace tutti {
 
-enum class Dim { Bytes, Bandwidth, Time, Power, Energy, FlopRate, Count, EnergyPrice, Money, MoneyRate, Ratio };
+enum class Dim {
+  Bytes,
+  Bandwidth,
+  Time,
+  Power,
+  Energy,
+  FlopRate,
+  Count,
+  EnergyPrice,
+  Money,
+  MoneyRate,
+  Ratio
+};
 
-/// Human name of a dimension with an example, for error messages ("a bandwidth such as \"400Gbps\"").
+/// Human name of a dimension with an example, for error messages ("a bandwidth such as
+/// \"400Gbps\"").
 std::string dim_expectation(Dim d);
 
 /// Parses `text` as a quantity of dimension `d` into SI. Returns nullopt when the text is not

@@ -30,32 +30,32 @@ double bus_factor(CollOp op, int n);
 
 struct CollBenchOptions {
   CollOp op = CollOp::AllReduce;
-  double min_bytes = 8;           ///< -b
+  double min_bytes = 8;                    ///< -b
   double max_bytes = 128.0 * 1024 * 1024;  ///< -e
-  double factor = 2;              ///< -f (multiplicative step; 0 = use step_bytes)
-  double step_bytes = 0;          ///< -i (additive step)
-  int warmup = 5;                 ///< -w
-  int iters = 20;                 ///< -n
-  bool check = true;              ///< -c: fill known values and verify the first call's result
+  double factor = 2;                       ///< -f (multiplicative step; 0 = use step_bytes)
+  double step_bytes = 0;                   ///< -i (additive step)
+  int warmup = 5;                          ///< -w
+  int iters = 20;                          ///< -n
+  bool check = true;  ///< -c: fill known values and verify the first call's result
 };
 
 struct CollPoint {
-  double size_bytes = 0;     ///< nccl-tests "size" (after rounding the count to the rank count)
-  std::int64_t count = 0;    ///< Elements (fp32) as nccl-tests prints "count".
-  double time_s = 0;         ///< Mean over ranks of the per-iteration time.
-  double time_max_s = 0;     ///< Slowest rank's per-iteration time.
+  double size_bytes = 0;   ///< nccl-tests "size" (after rounding the count to the rank count)
+  std::int64_t count = 0;  ///< Elements (fp32) as nccl-tests prints "count".
+  double time_s = 0;       ///< Mean over ranks of the per-iteration time.
+  double time_max_s = 0;   ///< Slowest rank's per-iteration time.
   double algbw_Bps = 0;
   double busbw_Bps = 0;
-  std::int64_t wrong = 0;    ///< Elements that failed the check, summed over ranks (-1: not checked).
+  std::int64_t wrong = 0;  ///< Elements that failed the check, summed over ranks (-1: not checked).
 };
 
 struct CollBenchResult {
-  std::string op;            ///< to_string(CollOp)
-  std::string backend;       ///< "mpi" or "nccl"
+  std::string op;       ///< to_string(CollOp)
+  std::string backend;  ///< "mpi" or "nccl"
   std::string dtype = "fp32";
   int ranks = 1;
-  int hosts = 1;             ///< Distinct hosts in the world.
-  std::string tier;          ///< "intra_node" (one host) or "inter_node".
+  int hosts = 1;     ///< Distinct hosts in the world.
+  std::string tier;  ///< "intra_node" (one host) or "inter_node".
   int warmup = 0, iters = 0;
   std::vector<CollPoint> points;
 };
@@ -71,36 +71,36 @@ struct GemmShape {
 };
 
 struct ComputeBenchOptions {
-  std::vector<GemmShape> shapes;      ///< GEMMs to time (C[m,n] = A[m,k] B[k,n]).
+  std::vector<GemmShape> shapes;  ///< GEMMs to time (C[m,n] = A[m,k] B[k,n]).
   ExecType type = ExecType::FP32;
-  std::vector<double> membound_bytes; ///< Memory-bound (copy) sizes, bytes moved.
+  std::vector<double> membound_bytes;  ///< Memory-bound (copy) sizes, bytes moved.
   int warmup = 2;
   int iters = 7;
 };
 
 struct GemmPoint {
   GemmShape shape;
-  std::string type;        ///< to_string(ExecType)
-  double flops = 0;        ///< 2mnk
-  double time_s = 0;       ///< Mean over iterations (as nccl-tests times), then over ranks.
+  std::string type;          ///< to_string(ExecType)
+  double flops = 0;          ///< 2mnk
+  double time_s = 0;         ///< Mean over iterations (as nccl-tests times), then over ranks.
   double time_median_s = 0;  ///< Median over iterations, mean over ranks.
-  double time_min_s = 0;   ///< Fastest iteration on any rank.
-  double time_max_s = 0;   ///< Slowest rank's mean.
-  double flops_per_s = 0;  ///< flops / time_s
+  double time_min_s = 0;     ///< Fastest iteration on any rank.
+  double time_max_s = 0;     ///< Slowest rank's mean.
+  double flops_per_s = 0;    ///< flops / time_s
 };
 
 struct MemPoint {
-  double bytes = 0;        ///< Bytes moved (read + written).
-  double time_s = 0;       ///< Mean over iterations and ranks.
+  double bytes = 0;          ///< Bytes moved (read + written).
+  double time_s = 0;         ///< Mean over iterations and ranks.
   double time_median_s = 0;  ///< Median over iterations, mean over ranks.
   double bandwidth_Bps = 0;
 };
 
 struct ComputeBenchResult {
-  std::string device;      ///< "cpu" or "gpu"
-  std::string library;     ///< ComputeDevice::library()
-  std::string model;       ///< ComputeDevice::model()
-  int ranks = 1;           ///< Ranks that ran the sweep at the same time (all share the node's resources).
+  std::string device;   ///< "cpu" or "gpu"
+  std::string library;  ///< ComputeDevice::library()
+  std::string model;    ///< ComputeDevice::model()
+  int ranks = 1;  ///< Ranks that ran the sweep at the same time (all share the node's resources).
   int warmup = 0, iters = 0;
   std::vector<GemmPoint> gemm;
   std::vector<MemPoint> membound;
@@ -110,7 +110,8 @@ struct ComputeBenchResult {
 /// replay where all ranks compute at once. The mean over iterations is the reported time: on a
 /// shared machine a median would favour short ops that fit in one scheduler slice, while a
 /// replay's iteration pays the average. Collective over all ranks.
-ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const ComputeBenchOptions& o, Watchdog* wd);
+ComputeBenchResult bench_compute(const Session& s, ComputeDevice& dev, const ComputeBenchOptions& o,
+                                 Watchdog* wd);
 
 /// Parses a size sweep list: "256,512,1024", "256:4096:x2" (from:to:xfactor), "1024:4096:+1024".
 /// Sizes take units ("64MiB") when `bytes`, else plain integers. Throws InputError naming `what`.

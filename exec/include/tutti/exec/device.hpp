@@ -34,13 +34,15 @@ class ComputeDevice {
   virtual void reserve(std::int64_t max_mk, std::int64_t max_kn, std::int64_t max_mn,
                        double max_membound_bytes) = 0;
   /// C[m,n] = A[m,k] B[k,n], `batch` times. Synchronous on CPU, enqueued on GPU.
-  virtual void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) = 0;
+  virtual void gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                    ExecType t) = 0;
   /// Moves `bytes` through memory (reads bytes/2, writes bytes/2: a copy).
   virtual void membound(double bytes) = 0;
   /// Waits for enqueued work (no-op on CPU).
   virtual void synchronize() = 0;
   /// Runs one GEMM and returns its duration in seconds (device timers on GPU).
-  virtual double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, ExecType t) = 0;
+  virtual double timed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                            ExecType t) = 0;
   /// Runs one memory-bound op and returns its duration in seconds.
   virtual double timed_membound(double bytes) = 0;
 };

@@ -22,7 +22,7 @@ struct GemmSample {
 struct GemmFit {
   double peak_flops_per_s = 0;  ///< The reference peak the efficiencies are relative to.
   double eff_max = 1, half_flops = 0, half_dim = 0, launch_overhead_s = 0;
-  double rms_rel_error = 0;     ///< Of the fitted times against the samples.
+  double rms_rel_error = 0;  ///< Of the fitted times against the samples.
   double max_rel_error = 0;
   int samples = 0;
   double predict_s(double m, double n, double k) const;
@@ -54,8 +54,8 @@ struct CollSample {
 };
 
 struct AlphaBetaFit {
-  double latency_s = 0;   ///< alpha
-  double busbw_Bps = 0;   ///< 1 / beta, in nccl-tests' bus bandwidth terms
+  double latency_s = 0;  ///< alpha
+  double busbw_Bps = 0;  ///< 1 / beta, in nccl-tests' bus bandwidth terms
   double rms_rel_error = 0, max_rel_error = 0;
   int samples = 0;
   double predict_s(double size_bytes, double bus_factor) const;

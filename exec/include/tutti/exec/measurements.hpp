@@ -21,15 +21,16 @@ namespace tutti::exec {
 
 /// One op of a replayed Program's first class (stage 0) and its measured time.
 struct ReplayOp {
-  std::string kind;                            ///< to_string(OpKind): "gemm", "membound", ...
-  std::int64_t m = 0, n = 0, k = 0, batch = 0; ///< GEMM / attention shape (0: none recorded).
-  double bytes = 0, flops = 0;                 ///< As recorded (0: not recorded).
-  double time_s = 0;                           ///< Median op time, averaged over the class's ranks.
+  std::string kind;                             ///< to_string(OpKind): "gemm", "membound", ...
+  std::int64_t m = 0, n = 0, k = 0, batch = 0;  ///< GEMM / attention shape (0: none recorded).
+  double bytes = 0, flops = 0;                  ///< As recorded (0: not recorded).
+  double time_s = 0;  ///< Median op time, averaged over the class's ranks.
 };
 
 /// `tutti serve replay`'s record of the step it replayed.
 struct ServeReplayRecord {
-  std::string config, phase, dtype = "bf16";  ///< dtype: the serving dtype (bf16 when not recorded).
+  std::string config, phase,
+      dtype = "bf16";  ///< dtype: the serving dtype (bf16 when not recorded).
   std::int64_t sequences = 0, context_tokens = 0, tokens = 0;
   double predicted_s = 0, predicted_comm_s = 0;
 };
@@ -40,12 +41,12 @@ struct ReplayRecord {
   std::vector<std::string> overrides;     ///< Workload overrides of the scale-down.
   std::string device;                     ///< "cpu" or "gpu"
   int world = 1, iterations = 0;
-  double iteration_time_s = 0;            ///< Median.
+  double iteration_time_s = 0;  ///< Median.
   double iteration_min_s = 0, iteration_max_s = 0;
   std::vector<std::pair<std::string, double>> by_kind_s;  ///< measured_by_kind()
   std::int64_t wrong_elements = 0;
-  std::vector<ReplayOp> ops;                  ///< Stage 0's ops with their times.
-  std::optional<ServeReplayRecord> serve;     ///< `tutti serve replay` documents.
+  std::vector<ReplayOp> ops;               ///< Stage 0's ops with their times.
+  std::optional<ServeReplayRecord> serve;  ///< `tutti serve replay` documents.
 };
 
 struct MeasurementDoc {

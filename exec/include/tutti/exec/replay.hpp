@@ -27,9 +27,9 @@ class Session;
 class Watchdog;
 
 struct ReplayOptions {
-  int warmup = 2;        ///< Untimed iterations after the check pass.
-  int iterations = 5;    ///< Timed iterations (the result is their median).
-  bool check = true;     ///< Run the verifying pass first.
+  int warmup = 2;      ///< Untimed iterations after the check pass.
+  int iterations = 5;  ///< Timed iterations (the result is their median).
+  bool check = true;   ///< Run the verifying pass first.
 };
 
 /// One rank's view of one op over the timed iterations.
@@ -40,21 +40,21 @@ struct OpTiming {
 
 struct RankTimings {
   int rank = 0;
-  int stage = 0;                 ///< Pipeline stage = index of its RankClass.
-  std::vector<OpTiming> ops;     ///< Indexed like the class's ops.
+  int stage = 0;                    ///< Pipeline stage = index of its RankClass.
+  std::vector<OpTiming> ops;        ///< Indexed like the class's ops.
   std::vector<double> iteration_s;  ///< This rank's own time per timed iteration.
 };
 
 struct ReplayResult {
-  std::string device;            ///< "cpu" or "gpu"
-  std::string compute_library;   ///< OpenBLAS or cuBLAS version line
-  std::string comm_library;      ///< "MPI: <library>" or "NCCL 2.x.y"
+  std::string device;           ///< "cpu" or "gpu"
+  std::string compute_library;  ///< OpenBLAS or cuBLAS version line
+  std::string comm_library;     ///< "MPI: <library>" or "NCCL 2.x.y"
   int world = 1;
   int warmup = 0, iterations = 0;
   std::vector<double> iteration_times_s;  ///< Per timed iteration: the slowest rank's time.
-  double iteration_time_s = 0;   ///< Median of iteration_times_s.
+  double iteration_time_s = 0;            ///< Median of iteration_times_s.
   double iteration_min_s = 0, iteration_max_s = 0;
-  std::int64_t checked_ops = 0;  ///< Collective and p2p ops verified (summed over ranks).
+  std::int64_t checked_ops = 0;     ///< Collective and p2p ops verified (summed over ranks).
   std::int64_t wrong_elements = 0;  ///< Elements that failed verification (summed over ranks).
   std::vector<RankTimings> ranks;   ///< Every rank's timings (complete on rank 0 only).
 };
@@ -68,7 +68,8 @@ ReplayResult replay_gpu(const Session& s, const Program& p, const ReplayOptions&
 /// Sum over a class's ops of the median op times, per op kind, averaged over the ranks of the
 /// class and then taken for the slowest class: keys "gemm", "attention", "membound",
 /// "collective.tp", "collective.dp", ... "send", "recv". Seconds per iteration.
-std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r, const Program& p);
+std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r,
+                                                             const Program& p);
 /// Key of an op in measured_by_kind ("collective.dp", "gemm", ...).
 std::string kind_key(const Op& op);
 

@@ -12,9 +12,9 @@ namespace tutti::exec {
 
 /// What the process launcher announced through the environment (before MPI is asked).
 struct LauncherInfo {
-  int world = 0;            ///< Ranks the launcher started (0 = no launcher variable found).
-  std::string variable;     ///< The variable read: "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                            ///< "SLURM_STEP_NUM_TASKS", or "" when none.
+  int world = 0;         ///< Ranks the launcher started (0 = no launcher variable found).
+  std::string variable;  ///< The variable read: "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                         ///< "SLURM_STEP_NUM_TASKS", or "" when none.
 };
 
 /// Reads OMPI_COMM_WORLD_SIZE (mpirun of Open MPI), PMI_SIZE (MPICH/Intel MPI hydra, srun with
@@ -58,10 +58,10 @@ class Watchdog {
   /// One rank's answer to the watchdog's question (for the report).
   struct RankState {
     int rank = 0;
-    bool answered = false;   ///< false: the rank did not answer within the grace period.
-    long long kicks = 0;     ///< Progress marks recorded so far.
-    double idle_s = 0;       ///< Seconds since its last progress mark.
-    std::string where;       ///< Its last op.
+    bool answered = false;  ///< false: the rank did not answer within the grace period.
+    long long kicks = 0;    ///< Progress marks recorded so far.
+    double idle_s = 0;      ///< Seconds since its last progress mark.
+    std::string where;      ///< Its last op.
   };
   /// The error text for `states` (every rank, indexed by rank) and `hosts`: names the dead ranks
   /// (no answer), else the ranks that made the least progress, with host and last op.

@@ -14,9 +14,11 @@ namespace tutti {
 // of 16 with an E4M3 scale and a per-tensor FP32 scale): mxfp8 (E4M3/E5M2 elements), mxfp6
 // (E2M3/E3M2), mxfp4 and nvfp4 (E2M1). Their peaks are the catalog's per GPU: a GPU without a
 // peak for a format has no tensor-core support for it (Hopper: fp8 only).
+// clang-format off
 #define TUTTI_DTYPE_VALUES(X) \
   X(FP32, "fp32") X(TF32, "tf32") X(BF16, "bf16") X(FP16, "fp16") X(FP8, "fp8") X(MXFP8, "mxfp8") \
   X(MXFP6, "mxfp6") X(MXFP4, "mxfp4") X(NVFP4, "nvfp4")
+// clang-format on
 TUTTI_ENUM(DType, int, TUTTI_DTYPE_VALUES);
 /// Number of dtypes (the size of every per-dtype array).
 inline constexpr int kNumDTypes = static_cast<int>(enum_count<DType>);
@@ -33,9 +35,13 @@ int dtype_block_elements(DType d);
 /// GEMM input is quantized first (a memory-bound cast the expansion adds).
 bool is_gemm_only_dtype(DType d);
 
+// clang-format off
 #define TUTTI_RECOMPUTE_VALUES(X) X(None, "none") X(Selective, "selective") X(Full, "full")
+// clang-format on
 TUTTI_ENUM(Recompute, int, TUTTI_RECOMPUTE_VALUES);
+// clang-format off
 #define TUTTI_PIPE_SCHEDULE_VALUES(X) X(OneFOneB, "1f1b") X(Interleaved, "interleaved") X(GPipe, "gpipe")
+// clang-format on
 TUTTI_ENUM(PipeSchedule, int, TUTTI_PIPE_SCHEDULE_VALUES);
 
 /// A parallel layout. GPUs = tp * pp * dp * cp. Experts are sharded over ep ranks: with the
@@ -46,7 +52,7 @@ TUTTI_ENUM(PipeSchedule, int, TUTTI_PIPE_SCHEDULE_VALUES);
 struct Layout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   int etp = 0;  ///< Expert tensor parallelism: 0 = tp (default), or 1 (parallel folding).
-  int vp = 1;         ///< Virtual stages per rank (interleaved 1F1B when > 1).
+  int vp = 1;   ///< Virtual stages per rank (interleaved 1F1B when > 1).
   /// Data-parallel sharding stage. 0: plain DDP (gradient all-reduce, replicated optimizer);
   /// 1: optimizer states sharded (Megatron distributed optimizer: gradient reduce-scatter, then
   /// parameter all-gather after the step); 2: gradients sharded too (same traffic as 1, less
@@ -70,7 +76,7 @@ struct Layout {
   /// Megatron --tp-comm-overlap (Transformer Engine userbuffers): the SP all-gathers and
   /// reduce-scatters run chunked, concurrently with the adjacent GEMMs (needs sp and tp > 1).
   bool tp_overlap = false;
-  int micro_batch = 1;            ///< Sequences per micro-batch.
+  int micro_batch = 1;  ///< Sequences per micro-batch.
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   Recompute recompute = Recompute::None;
 

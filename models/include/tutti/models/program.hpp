@@ -28,14 +28,18 @@ namespace tutti {
 ///               waiting for the receiver; the bytes flow from then.
 ///   Recv        Point-to-point from pipeline stage (stage + peer_delta); matched by `tag`.
 ///               Completes when the matching Send's bytes have arrived.
+// clang-format off
 #define TUTTI_OP_KIND_VALUES(X) \
   X(Gemm, "gemm") X(Attention, "attention") X(MemBound, "membound") X(Collective, "collective") \
   X(Send, "send") X(Recv, "recv")
+// clang-format on
 TUTTI_ENUM(OpKind, std::uint8_t, TUTTI_OP_KIND_VALUES);
 
+// clang-format off
 #define TUTTI_COLL_VALUES(X)                                                           \
   X(AllReduce, "all_reduce") X(AllGather, "all_gather") X(ReduceScatter, "reduce_scatter") \
   X(AllToAll, "alltoall") X(Broadcast, "broadcast")
+// clang-format on
 TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
 /// nccl-tests' bus bandwidth factor for `n` ranks (its doc/PERFORMANCE.md): busbw = algbw * factor;
 /// all_reduce 2(n-1)/n, all_gather / reduce_scatter / alltoall (n-1)/n, broadcast 1. 0 when n <= 0.
@@ -50,21 +54,27 @@ double bus_factor(Coll c, int n);
 /// consecutive data-parallel ranks (in DPxCP order), and the ranks at the same position in every
 /// sharding group.
 /// Per-dimension quantities are EnumArray<GroupDim, T> (core/enum.hpp), sized by this table.
+// clang-format off
 #define TUTTI_GROUP_DIM_VALUES(X) \
   X(TP, "tp") X(CP, "cp") X(DP, "dp") X(DPxCP, "dpxcp") X(EP, "ep") X(PP, "pp") X(EDP, "edp") \
   X(DPShard, "dp_shard") X(DPReplica, "dp_replica")
+// clang-format on
 TUTTI_ENUM(GroupDim, std::uint8_t, TUTTI_GROUP_DIM_VALUES);
 
 /// Streams as Megatron-LM / FSDP schedule them: one compute stream and one per comm kind, so
 /// DP gradient reduction overlaps backward compute, and PP sends overlap the next micro-batch.
+// clang-format off
 #define TUTTI_STREAM_VALUES(X)                                                             \
   X(Compute, "compute") X(CommTP, "comm_tp") X(CommCP, "comm_cp") X(CommDP, "comm_dp") \
   X(CommEP, "comm_ep") X(CommPP, "comm_pp")
+// clang-format on
 TUTTI_ENUM(Stream, std::uint8_t, TUTTI_STREAM_VALUES);
 constexpr int kNumStreams = static_cast<int>(enum_count<Stream>);
 
+// clang-format off
 #define TUTTI_PHASE_VALUES(X) \
   X(Forward, "forward") X(Backward, "backward") X(Recompute, "recompute") X(Optimizer, "optimizer") X(Other, "other")
+// clang-format on
 TUTTI_ENUM(Phase, std::uint8_t, TUTTI_PHASE_VALUES);
 
 /// Which part of a mixture-of-experts layer an op belongs to (None outside MoE layers), so that
@@ -74,13 +84,17 @@ TUTTI_ENUM(Phase, std::uint8_t, TUTTI_PHASE_VALUES);
 /// ExpertGemm: the routed experts' grouped GEMMs and activation. SharedExpert: the shared
 /// experts' MLP. AllToAll: the EP dispatch and combine all-to-alls (forward and backward).
 /// Per-part quantities are EnumArray<MoePart, T>.
+// clang-format off
 #define TUTTI_MOE_PART_VALUES(X)                                                         \
   X(None, "none") X(Router, "router") X(Permute, "permute") X(ExpertGemm, "expert_gemm") \
   X(SharedExpert, "shared_expert") X(AllToAll, "alltoall")
+// clang-format on
 TUTTI_ENUM(MoePart, std::uint8_t, TUTTI_MOE_PART_VALUES);
 
 /// Which GEMM dimension of a grouped (per-expert) GEMM holds the tokens (Op::grouped).
+// clang-format off
 #define TUTTI_GROUPED_DIM_VALUES(X) X(None, "none") X(M, "m") X(K, "k")
+// clang-format on
 TUTTI_ENUM(GroupedDim, std::uint8_t, TUTTI_GROUPED_DIM_VALUES);
 
 struct Op {
@@ -163,7 +177,7 @@ RankCoords coords_of(const Layout& l, int rank);
 /// then cp and dp), EDP groups the stage's ranks with the same position in their EP group.
 std::vector<int> group_ranks(const Layout& l, int rank, GroupDim dim);
 
-// to_string / parse_enum for OpKind, Coll, GroupDim, Stream, Phase, MoePart and GroupedDim come from their tables
-// (core/enum.hpp).
+// to_string / parse_enum for OpKind, Coll, GroupDim, Stream, Phase, MoePart and GroupedDim come
+// from their tables (core/enum.hpp).
 
 }  // namespace tutti

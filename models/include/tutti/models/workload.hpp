@@ -19,8 +19,10 @@ namespace tutti {
 /// Encoder: BERT-style, bidirectional attention, MLM head, pooler; ViT: vision transformer, patch
 /// embedding GEMM, bidirectional attention, class head; ResNet: bottleneck blocks, convolutions
 /// counted as im2col GEMMs; DLRM: recommendation, embedding tables (table-wise sharded), MLPs.
+// clang-format off
 #define TUTTI_MODEL_FAMILY_VALUES(X) \
   X(Transformer, "transformer") X(Encoder, "encoder") X(ViT, "vit") X(ResNet, "resnet") X(DLRM, "dlrm")
+// clang-format on
 TUTTI_ENUM(ModelFamily, std::uint8_t, TUTTI_MODEL_FAMILY_VALUES);
 
 enum class Optimizer : std::uint8_t { Adam, SGD };
@@ -154,13 +156,14 @@ Layout resolve_layout(const Workload& w, const std::string& parallel_flag = "", 
 
 /// A job on part of a cluster of `cluster_gpus` GPUs (placement fills NVLink domains in rank
 /// order). When the flag names dp the layout is resolve_layout's and may use fewer GPUs than the
-/// cluster. Otherwise (a dp in the file yields, as in resolve_layout) dp is the largest value with tp*pp*cp*dp <= cluster_gpus that
-/// passes check_layout (the global batch divides by micro_batch * dp, ep divides dp * cp, ...):
-/// e.g. 512 of a 576-GPU GB200 NVL72 cluster for a 512-sequence batch at tp 8, pp 4 would be
-/// dp 16. When the file's ep fits no dp (ep must divide dp under etp = tp: DeepSeek-V3's ep 64 at
-/// pp 16 on a 576-GPU cluster, dp <= 36) and the flag does not name ep, ep is halved (ep/2, ep/4,
-/// ..., dividing the expert count): the largest ep that fits, at its largest dp; `note` (when given)
-/// then says which ep was fitted and why. Throws InputError when no dp >= 1 fits, naming the
+/// cluster. Otherwise (a dp in the file yields, as in resolve_layout) dp is the largest value with
+/// tp*pp*cp*dp <= cluster_gpus that passes check_layout (the global batch divides by micro_batch *
+/// dp, ep divides dp * cp, ...): e.g. 512 of a 576-GPU GB200 NVL72 cluster for a 512-sequence batch
+/// at tp 8, pp 4 would be dp 16. When the file's ep fits no dp (ep must divide dp under etp = tp:
+/// DeepSeek-V3's ep 64 at pp 16 on a 576-GPU cluster, dp <= 36) and the flag does not name ep, ep
+/// is halved (ep/2, ep/4,
+/// ..., dividing the expert count): the largest ep that fits, at its largest dp; `note` (when
+/// given) then says which ep was fitted and why. Throws InputError when no dp >= 1 fits, naming the
 /// batch and the model-parallel size.
 Layout fit_layout(const Workload& w, const std::string& parallel_flag, int cluster_gpus,
                   std::string* note = nullptr);
@@ -264,11 +267,11 @@ struct ProgramSummary {
     double bytes_per_rank_max = 0;  ///< Largest per-rank total over the classes.
     double bytes_all_ranks = 0;     ///< Sum over ranks (class totals x multiplicity).
   };
-  std::uint64_t ops = 0;                     ///< Ops in the Program.
+  std::uint64_t ops = 0;                           ///< Ops in the Program.
   EnumArray<OpKind, std::uint64_t> ops_by_kind{};  ///< Ops of each kind.
-  double p2p_bytes_all_ranks = 0;            ///< Send bytes summed over ranks.
-  double flops_all_ranks = 0;                ///< Sum of Op::flops over ranks.
-  std::vector<CollectiveTotal> collectives;  ///< Sorted by (coll, group, size).
+  double p2p_bytes_all_ranks = 0;                  ///< Send bytes summed over ranks.
+  double flops_all_ranks = 0;                      ///< Sum of Op::flops over ranks.
+  std::vector<CollectiveTotal> collectives;        ///< Sorted by (coll, group, size).
 };
 ProgramSummary summarize(const Program& p);
 

@@ -73,7 +73,8 @@ struct Point {
   double size = 0.5;
   double color = 0.5;
   std::string label;
-  std::string tag;  ///< Short text drawn next to the point ("#3": the row of its table); may be empty.
+  std::string
+      tag;  ///< Short text drawn next to the point ("#3": the row of its table); may be empty.
   std::vector<std::string> details;
 };
 

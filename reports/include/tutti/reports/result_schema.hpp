@@ -11,14 +11,15 @@
 
 namespace tutti::reports {
 
-/// schemas/*_result.schema.json as (file name, text), embedded at build time (cmake/embed_files.cmake).
+/// schemas/*_result.schema.json as (file name, text), embedded at build time
+/// (cmake/embed_files.cmake).
 const std::vector<std::pair<std::string, std::string>>& embedded_result_schemas();
 
 /// Checks `doc` against schemas/`schema_name`. Throws InputError naming `source` (the file), the
 /// first violations' key paths, what was found and what the schema expects. `at` is where `doc`
 /// sits in its file ("architectures.1.simulation"; empty: the whole file), prefixed to every key
 /// path. O(document size).
-void check_result(const nlohmann::json& doc, const std::string& schema_name, const std::string& source,
-                  const std::string& at = "");
+void check_result(const nlohmann::json& doc, const std::string& schema_name,
+                  const std::string& source, const std::string& at = "");
 
 }  // namespace tutti::reports

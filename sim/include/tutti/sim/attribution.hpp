@@ -13,9 +13,13 @@
 namespace tutti {
 
 /// Ops that occupy the GPU's compute units (timed by op_time_s).
-inline bool is_compute(OpKind k) { return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound; }
+inline bool is_compute(OpKind k) {
+  return k == OpKind::Gemm || k == OpKind::Attention || k == OpKind::MemBound;
+}
 /// Point-to-point pipeline transfers.
-inline bool is_p2p(OpKind k) { return k == OpKind::Send || k == OpKind::Recv; }
+inline bool is_p2p(OpKind k) {
+  return k == OpKind::Send || k == OpKind::Recv;
+}
 
 /// The op timings (seconds from the iteration start) of one timeline: one rank (SimGrid) or the
 /// representative timeline of a rank class (native). Arrays are indexed like `rc->ops`;
@@ -34,10 +38,10 @@ using PeerTimeline = std::function<const OpTimeline*(int peer_delta)>;
 
 /// What `attribute_timeline` fills: the breakdown and the busy times the power model uses.
 struct Attribution {
-  Breakdown breakdown;          // compute, exposed comm per GroupDim, bubble, other (moe_s not set)
-  double gemm_busy_s = 0;       // compute-stream time in GEMM and attention ops
-  double memory_busy_s = 0;     // compute-stream time in memory-bound ops
-  double comm_busy_s = 0;       // union of communication op intervals (from rendezvous to end)
+  Breakdown breakdown;       // compute, exposed comm per GroupDim, bubble, other (moe_s not set)
+  double gemm_busy_s = 0;    // compute-stream time in GEMM and attention ops
+  double memory_busy_s = 0;  // compute-stream time in memory-bound ops
+  double comm_busy_s = 0;    // union of communication op intervals (from rendezvous to end)
 };
 
 /// Attributes the iteration time of timeline `t` (the critical one: it ends last), walking its

@@ -7,12 +7,14 @@
 //   {
 //     "name": "default", "source": "...", "notes": "...",
 //     "compute": {
-//       "gemm":      {"efficiency_max": 0.75, "half_flops": 0, "half_time": "3.5us", "half_dim": 152,
+//       "gemm":      {"efficiency_max": 0.75, "half_flops": 0, "half_time": "3.5us", "half_dim":
+//       152,
 //                     "bandwidth_efficiency": 0.85, "launch_overhead": "4us"},
 //       "attention": {"efficiency_max": 0.55, "half_flops": 4e9,
 //                     "bandwidth_efficiency": 0.85, "launch_overhead": "6us"},
-//       "membound":  {"bandwidth_efficiency_max": 0.85, "half_bytes": "4MiB", "launch_overhead": "3us"},
-//       "devices": {"h100-sxm": {"peak": {"bf16": "989.4TFLOPS"}, "hbm_bandwidth": "3.35TB/s",
+//       "membound":  {"bandwidth_efficiency_max": 0.85, "half_bytes": "4MiB", "launch_overhead":
+//       "3us"}, "devices": {"h100-sxm": {"peak": {"bf16": "989.4TFLOPS"}, "hbm_bandwidth":
+//       "3.35TB/s",
 //                                "gemm_efficiency": {"fp8": 0.68}, "attention_efficiency": 0.35,
 //                                "source": "..."}}
 //     },
@@ -24,21 +26,22 @@
 //       "algorithms": {"ring": {"base_latency": {"ll": "6.6us", ...},
 //                               "step_latency": {"nvlink": {"ll": "0.6us", ...}, "pci": {...},
 //                                                "net": {...}}},
-//                      "tree": {..., "bandwidth_factor": {"ll": 0.2421, "ll128": 0.8625, "simple": 0.92}},
-//                      "nvls": {...}, "collnet": {...},
-//                      "nvls_tree": {...}, "collnet_chain": {...}, "pat": {...}},   (these three optional)
+//                      "tree": {..., "bandwidth_factor": {"ll": 0.2421, "ll128": 0.8625, "simple":
+//                      0.92}}, "nvls": {...}, "collnet": {...}, "nvls_tree": {...},
+//                      "collnet_chain": {...}, "pat": {...}},   (these three optional)
 //       "p2p_latency": "5us", "enable_tree": true, "enable_nvls": true, "enable_sharp": false,
 //       "max_channels": 32, "nvls_bandwidth_efficiency": 0.835, "nvls_max_bandwidth": "474GB/s",
-//       optional: "enable_pat": true, "non_nccl_algorithms": ["hierarchical"], "net_overhead": "1us",
-//       "ring_plateau_latency_factor": 1.4, "collnet_direct_arity_latency": "0.4us",
-//       "pat_rank_latency": "2.8us", "tree_size_correction": {"ll": [24 factors], "ll128": [...], "simple": [...]}
+//       optional: "enable_pat": true, "non_nccl_algorithms": ["hierarchical"], "net_overhead":
+//       "1us", "ring_plateau_latency_factor": 1.4, "collnet_direct_arity_latency": "0.4us",
+//       "pat_rank_latency": "2.8us", "tree_size_correction": {"ll": [24 factors], "ll128": [...],
+//       "simple": [...]}
 //     }
 //   }
 // Any object may also carry "fitted_to": [...] (FittedTo below): what its values were fitted to.
-// Every key is required except "notes", "fitted_to", each kernel's "half_time", "tp_overlap_gemm_slowdown",
-// "flash_attention_1_speed", "grouped_gemm_half_tokens", "devices" (and each device's "peak"/"hbm_bandwidth"/
-// "gemm_efficiency"/"attention_efficiency"/"source"),
-// and per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
+// Every key is required except "notes", "fitted_to", each kernel's "half_time",
+// "tp_overlap_gemm_slowdown", "flash_attention_1_speed", "grouped_gemm_half_tokens", "devices" (and
+// each device's "peak"/"hbm_bandwidth"/ "gemm_efficiency"/"attention_efficiency"/"source"), and
+// per-algorithm protocol entries (an absent protocol means the algorithm does not run it).
 #include <array>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -60,8 +63,8 @@ struct EfficiencyCurve {
 
 /// One kernel family's roofline parameters.
 struct KernelModel {
-  EfficiencyCurve flops;          ///< Fraction of peak FLOP/s, as a function of the op's FLOPs.
-  double half_dim = 0;            ///< GEMM: extra factor d/(d+half_dim), d = min(m, n, k) (skinny shapes).
+  EfficiencyCurve flops;  ///< Fraction of peak FLOP/s, as a function of the op's FLOPs.
+  double half_dim = 0;    ///< GEMM: extra factor d/(d+half_dim), d = min(m, n, k) (skinny shapes).
   /// When > 0, replaces flops.half by half_time * (the op's peak * eff_max): the efficiency curve
   /// becomes a fixed time per kernel (pipeline fill and drain, the last partial wave), so it
   /// scales with the device's speed instead of staying at one FLOP count.
@@ -72,8 +75,8 @@ struct KernelModel {
   /// GEMM: extra factor k/(k + half_k) (0 = none): each output tile's main loop runs k/64 steps
   /// after a fixed pipeline fill and before a fixed epilogue, so a short k wastes a fixed share.
   double half_k = 0;
-  EfficiencyCurve bandwidth;      ///< Fraction of HBM bandwidth, as a function of bytes moved.
-  double launch_overhead_s = 0;   ///< Added to every kernel of this family.
+  EfficiencyCurve bandwidth;     ///< Fraction of HBM bandwidth, as a function of bytes moved.
+  double launch_overhead_s = 0;  ///< Added to every kernel of this family.
   /// GPU ids whose microbenchmarks this family's flops_efficiency_max (GEMM: the BF16 rate) and
   /// bandwidth_efficiency_max were fitted to or read from ("measured_on"). On any other device
   /// without its own override the family's values are defaults (calibration_defaults).
@@ -89,27 +92,33 @@ struct DeviceOverride {
   /// GEMM efficiency_max of this device per DType (replaces the gemm family's flops_efficiency_max;
   /// 0 = keep it): what cuBLAS reaches on large GEMMs differs per generation and dtype.
   std::array<double, kNumDTypes> gemm_efficiency{};
-  double attention_efficiency = 0;  ///< Replaces the attention family's flops_efficiency_max (0 = keep).
-  std::string source;               ///< Where this device's numbers come from.
+  double attention_efficiency =
+      0;               ///< Replaces the attention family's flops_efficiency_max (0 = keep).
+  std::string source;  ///< Where this device's numbers come from.
 };
 
 /// Per link tier: achieved fraction of the link's bandwidth and extra latency per hop.
 struct TierModel {
   double bandwidth_efficiency = 1.0;
   double extra_latency_s = 0;
-  std::vector<std::string> measured_on;  ///< GPU ids whose links' measurements set it ("measured_on").
+  std::vector<std::string>
+      measured_on;  ///< GPU ids whose links' measurements set it ("measured_on").
 };
 
+// clang-format off
 #define TUTTI_NCCL_PROTO_VALUES(X) X(LL, "ll") X(LL128, "ll128") X(Simple, "simple")
+// clang-format on
 TUTTI_ENUM(NcclProto, std::uint8_t, TUTTI_NCCL_PROTO_VALUES);
 constexpr int kNumProtos = 3;
 /// NCCL's algorithms (src/graph/tuning.cc, NCCL_NUM_ALGORITHMS): ring, (double binary) tree,
 /// NVLS (NVSwitch in-switch reduction), CollNet direct (SHARP in-network reduction, keyed
 /// "collnet"), NVLS tree (NVLS inside each NVLink domain, trees across them), CollNet chain and
 /// PAT (parallel aggregated trees, all-gather / reduce-scatter with one GPU per node).
+// clang-format off
 #define TUTTI_NCCL_ALGO_VALUES(X)                                                              \
   X(Ring, "ring") X(Tree, "tree") X(Nvls, "nvls") X(CollNet, "collnet") X(NvlsTree, "nvls_tree") \
   X(CollNetChain, "collnet_chain") X(Pat, "pat")
+// clang-format on
 TUTTI_ENUM(NcclAlgo, std::uint8_t, TUTTI_NCCL_ALGO_VALUES);
 constexpr int kNumNcclAlgos = 7;
 /// Hardware class of a step (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
@@ -129,8 +138,8 @@ struct NcclAlgorithm {
   /// [hw][proto]: latency per algorithm step (s).
   std::array<std::array<double, kNumProtos>, 3> step_latency_s{};
   /// Per protocol: payload fraction of the bus bandwidth this algorithm reaches (NCCL's per
-  /// algorithm/protocol refinements in ncclTopoTuneModel: tree x0.92, tree LL /3.8, PAT x0.75, ...).
-  /// 0 = the protocol's bandwidth_efficiency. File key "bandwidth_factor" (optional).
+  /// algorithm/protocol refinements in ncclTopoTuneModel: tree x0.92, tree LL /3.8, PAT x0.75,
+  /// ...). 0 = the protocol's bandwidth_efficiency. File key "bandwidth_factor" (optional).
   std::array<double, kNumProtos> bandwidth_factor{};
   bool supports(NcclProto p) const { return base_latency_s[static_cast<int>(p)] >= 0; }
 };
@@ -172,8 +181,9 @@ struct NcclModel {
 
 /// What one object of the profile was fitted to: its "fitted_to" array. Entries are
 /// "case:<validation case id>", "source:<source key>" or "file:<repo-relative path>" (a file that
-/// must exist, e.g. sim/calibration/microbench/gemm-mamf.json). `tutti validate` scores cases that a
-/// constant was fitted to apart from the rest; `tutti calibrate defaults` refits the "file:" ones.
+/// must exist, e.g. sim/calibration/microbench/gemm-mamf.json). `tutti validate` scores cases that
+/// a constant was fitted to apart from the rest; `tutti calibrate defaults` refits the "file:"
+/// ones.
 struct FittedTo {
   std::string path;                  ///< Key path of the object ("compute.gemm"; "" = the root).
   std::vector<std::string> targets;  ///< The entries, in file order.
@@ -226,10 +236,11 @@ void to_json(nlohmann::json& j, const CalibrationProfile& p);
 /// One value of the compute or collective model that device `gpu` takes from a generic default:
 /// neither the device's own override nor a microbenchmark of that device stands behind it.
 struct CalibrationDefault {
-  std::string key;    ///< Profile key path: "compute.attention.flops_efficiency_max", ...
-  std::string what;   ///< What it models: "attention (fused, fwd+bwd)", "BF16 GEMM", ...
-  double value = 0;   ///< The value the device gets.
-  std::string basis;  ///< Where the generic value comes from: "measured on h100-sxm-80gb", "estimate".
+  std::string key;   ///< Profile key path: "compute.attention.flops_efficiency_max", ...
+  std::string what;  ///< What it models: "attention (fused, fwd+bwd)", "BF16 GEMM", ...
+  double value = 0;  ///< The value the device gets.
+  std::string
+      basis;  ///< Where the generic value comes from: "measured on h100-sxm-80gb", "estimate".
 };
 
 /// The one place that decides which compute and collective model values are defaults for `gpu`
@@ -239,13 +250,15 @@ struct CalibrationDefault {
 /// training dtype the GPU has a peak for (bf16, fp8 and the block-scaled ones), fused attention,
 /// memory-bound kernels (HBM), and, where the GPU has a scale-up link, the NVLink/xGMI tier's
 /// bandwidth efficiency and (NVIDIA) the NVLS efficiency. Deterministic order.
-std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& profile, const GpuSpec& gpu);
+std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& profile,
+                                                     const GpuSpec& gpu);
 
 /// "fused attention efficiency 0.55 (estimate); ..." ("" when none).
 std::string calibration_defaults_text(const std::vector<CalibrationDefault>& d);
 /// "b200: calibration defaults used (...): <calibration_defaults_text>" or "" when none: the
 /// one-line notice the commands print (stderr beside text output).
-std::string calibration_defaults_line(const std::string& gpu_id, const std::vector<CalibrationDefault>& d);
+std::string calibration_defaults_line(const std::string& gpu_id,
+                                      const std::vector<CalibrationDefault>& d);
 
 /// The JSON field the commands emit: [{"key", "what", "value", "basis"}, ...].
 nlohmann::json calibration_defaults_json(const std::vector<CalibrationDefault>& d);

@@ -85,10 +85,12 @@ namespace tutti {
 /// NCCL's algorithms (Ring, Tree, Nvls, NvlsTree, CollNet = CollNet direct, CollNetChain, Pat;
 /// Chain is NCCL's ring broadcast), tutti's all-to-all and p2p schedules (what NCCL's send/recv
 /// groups do), and Hierarchical, which NCCL does not have (opt-in: "non_nccl_algorithms").
+// clang-format off
 #define TUTTI_COLL_ALGO_VALUES(X)                                                                 \
   X(Ring, "ring") X(Tree, "tree") X(Nvls, "nvls") X(NvlsTree, "nvls_tree") X(CollNet, "collnet_direct") \
   X(CollNetChain, "collnet_chain") X(Pat, "pat") X(Hierarchical, "hierarchical (non-NCCL)")         \
   X(Direct, "direct") X(Pairwise, "pairwise") X(Chain, "chain") X(P2P, "p2p")
+// clang-format on
 TUTTI_ENUM(CollAlgo, std::uint8_t, TUTTI_COLL_ALGO_VALUES);  // to_string from the table
 /// False for algorithms NCCL does not have (Hierarchical).
 bool is_nccl_algorithm(CollAlgo a);
@@ -107,8 +109,8 @@ struct CollectivePlan {
   CollAlgo algo = CollAlgo::Ring;
   NcclProto proto = NcclProto::Simple;
   int channels = 1;
-  double fixed_latency_s = 0;   ///< NCCL software latency (base + per-step), added once.
-  double estimate_s = 0;        ///< The tuner's uncontended alpha-beta estimate.
+  double fixed_latency_s = 0;  ///< NCCL software latency (base + per-step), added once.
+  double estimate_s = 0;       ///< The tuner's uncontended alpha-beta estimate.
   std::vector<CollPhase> phases;
 };
 
@@ -116,10 +118,10 @@ struct CollectivePlan {
 struct CollectiveContext {
   const Topology* topo = nullptr;
   const CalibrationProfile* profile = nullptr;
-  bool nvls = false;            ///< NVSwitch nodes with in-switch reduction (H100 and later).
-  bool sharp = false;           ///< Fabric switches with in-network reduction (SHARP).
-  double intra_bw_Bps = 0;      ///< Per-GPU bandwidth to another GPU of its node (effective).
-  double inter_bw_Bps = 0;      ///< Per-GPU bandwidth to the same GPU of another node (effective).
+  bool nvls = false;        ///< NVSwitch nodes with in-switch reduction (H100 and later).
+  bool sharp = false;       ///< Fabric switches with in-network reduction (SHARP).
+  double intra_bw_Bps = 0;  ///< Per-GPU bandwidth to another GPU of its node (effective).
+  double inter_bw_Bps = 0;  ///< Per-GPU bandwidth to the same GPU of another node (effective).
   double intra_lat_s = 0, inter_lat_s = 0;  ///< Path latencies of those routes.
   NcclHw intra_hw = NcclHw::NVLink;
 };

@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "tutti/models/program.hpp"
 #include "tutti/core/progress.hpp"
+#include "tutti/models/program.hpp"
 #include "tutti/sim/calibration.hpp"
 #include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/result.hpp"
@@ -56,7 +56,7 @@ struct SimOptions {
   std::uint64_t seed = 1;         ///< ECMP hash seed.
   bool check_memory = true;       ///< false: predict even when the memory estimate exceeds HBM
                                   ///< (validation of runs known to have fit).
-  ProgressFn progress;            ///< SimGrid engine: (ops done, ops) as they finish; empty = silent.
+  ProgressFn progress;  ///< SimGrid engine: (ops done, ops) as they finish; empty = silent.
 };
 
 /// The hardware an engine needs, independent of how the cluster file is written.
@@ -85,8 +85,8 @@ SimResult simulate(const Workload& workload, const Cluster& cluster, const Layou
 struct ProgramSimOptions {
   double compute_slowdown = 1.0;
   std::uint64_t seed = 1;
-  TraceOptions trace;  ///< Written by the native engine (trace.hpp); path empty = none.
-  double tokens_to_train = 0;   ///< For time_to_train_s (0: use samples_to_train).
+  TraceOptions trace;          ///< Written by the native engine (trace.hpp); path empty = none.
+  double tokens_to_train = 0;  ///< For time_to_train_s (0: use samples_to_train).
   double samples_to_train = 0;
   int max_bottleneck_links = 10;
   /// Native engine: one timeline per data-parallel replica instead of one per group of replicas
@@ -109,7 +109,8 @@ struct ProgramSimOptions {
 /// options.trace.max_bytes (check_trace, before simulating); InternalError if the Program
 /// deadlocks (unmatched send/recv, dependency cycle).
 SimResult simulate_program(const Program& program, const SimCluster& cluster,
-                           const CalibrationProfile& profile, const ProgramSimOptions& options = {});
+                           const CalibrationProfile& profile,
+                           const ProgramSimOptions& options = {});
 
 /// Analytic engine on a Program (closed forms over its ops; see AnalyticJob).
 SimResult simulate_program_analytic(const Program& program, const SimCluster& cluster,
@@ -121,19 +122,20 @@ SimResult simulate_program_analytic(const Program& program, const SimCluster& cl
 /// Per pipeline stage, per micro-batch (and per virtual chunk when interleaved, summed over
 /// chunks): seconds on the critical path of the compute stream.
 struct AnalyticStage {
-  double fwd_s = 0;            ///< Forward compute + exposed blocking comm (TP/CP/EP) of one micro-batch.
-  double bwd_s = 0;            ///< Backward (incl. recompute) + exposed blocking comm.
-  double p2p_s = 0;            ///< One activation send/recv between stages (0 for the last stage).
-  double dp_comm_s = 0;        ///< Gradient/parameter collectives per iteration (alpha-beta).
+  double fwd_s = 0;      ///< Forward compute + exposed blocking comm (TP/CP/EP) of one micro-batch.
+  double bwd_s = 0;      ///< Backward (incl. recompute) + exposed blocking comm.
+  double p2p_s = 0;      ///< One activation send/recv between stages (0 for the last stage).
+  double dp_comm_s = 0;  ///< Gradient/parameter collectives per iteration (alpha-beta).
   EnumArray<GroupDim, double> dp_comm_dim_s{};  ///< dp_comm_s by group (DP, DPxCP, EDP).
-  double dp_overlap_s = 0;     ///< Backward time available to hide dp_comm_s behind.
-  double optimizer_s = 0;      ///< Optimizer step and other per-iteration compute.
-  EnumArray<GroupDim, double> exposed_s{};  ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
+  double dp_overlap_s = 0;  ///< Backward time available to hide dp_comm_s behind.
+  double optimizer_s = 0;   ///< Optimizer step and other per-iteration compute.
+  EnumArray<GroupDim, double>
+      exposed_s{};  ///< Blocking comm per GroupDim inside fwd_s + bwd_s (for the breakdown).
   EnumArray<MoePart, double> moe_s{};  ///< Busy time per MoePart over the iteration.
   // Per-iteration busy time of the stage's streams (all micro-batches), for the power model:
-  double gemm_busy_s = 0;      ///< Compute-bound ops (GEMM, attention).
-  double memory_busy_s = 0;    ///< Memory-bound ops (norms, activations, optimizer).
-  double comm_busy_s = 0;      ///< Collectives and pipeline sends (summed; streams may overlap).
+  double gemm_busy_s = 0;    ///< Compute-bound ops (GEMM, attention).
+  double memory_busy_s = 0;  ///< Memory-bound ops (norms, activations, optimizer).
+  double comm_busy_s = 0;    ///< Collectives and pipeline sends (summed; streams may overlap).
 };
 
 struct AnalyticJob {
@@ -145,7 +147,7 @@ struct AnalyticJob {
 
 struct AnalyticTime {
   double iteration_s = 0;
-  double compute_s = 0;    ///< On the critical stage.
+  double compute_s = 0;  ///< On the critical stage.
   double bubble_s = 0;
   EnumArray<GroupDim, double> exposed_s{};
   double other_s = 0;
@@ -164,16 +166,18 @@ void record_analytic_time(const AnalyticTime& t, SimResult& r);
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
                          const CollectiveContext& ctx);
 
-/// One collective in every group of `dim` of the stage whose first rank is `first`, at once: one max-min run on an
-/// idle fabric (simulate_collectives, ECMP seed `seed`), concurrent groups sharing NICs and switch links. With pp = 1,
-/// simulate_program_analytic list-schedules the class's ops on their streams with these times and attributes the
-/// timeline with the native engine's rules (attribute_timeline); collectives of two streams sharing links (a DP-stream
-/// gather beside an EP all-to-all) are not modelled.
-double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout, int first,
-                               const CollectiveContext& ctx, std::uint64_t seed = 1);
+/// One collective in every group of `dim` of the stage whose first rank is `first`, at once: one
+/// max-min run on an idle fabric (simulate_collectives, ECMP seed `seed`), concurrent groups
+/// sharing NICs and switch links. With pp = 1, simulate_program_analytic list-schedules the class's
+/// ops on their streams with these times and attributes the timeline with the native engine's rules
+/// (attribute_timeline); collectives of two streams sharing links (a DP-stream gather beside an EP
+/// all-to-all) are not modelled.
+double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout,
+                               int first, const CollectiveContext& ctx, std::uint64_t seed = 1);
 
-/// Summarises a Program into an AnalyticJob (pp > 1 and the planner): collectives timed alone, in one
-/// group (collective_time_s; all groups per configuration would cost the planner minutes). `seed` unused.
+/// Summarises a Program into an AnalyticJob (pp > 1 and the planner): collectives timed alone, in
+/// one group (collective_time_s; all groups per configuration would cost the planner minutes).
+/// `seed` unused.
 AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
                          const CalibrationProfile& profile, double compute_slowdown = 1.0,
                          std::uint64_t seed = 1);

@@ -90,7 +90,7 @@ class FlowNetwork {
     std::uint32_t mark = 0;
     std::uint32_t off = 0, n = 0;  // hops hop_link_/hop_pos_[off, off + n)
     bool frozen = false;
-    bool fresh = false;  // joined the sharing since the last solve
+    bool fresh = false;      // joined the sharing since the last solve
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     double remaining = 0, t_ref = 0, t_fin = kNever;
     std::uint32_t set = 0, version = 0, hpos = kNoPos, hop_cap = 0;
@@ -107,9 +107,7 @@ class FlowNetwork {
   struct TimedFlow {
     double t;
     std::uint32_t flow, version;
-    bool operator>(const TimedFlow& o) const {
-      return t != o.t ? t > o.t : flow > o.flow;
-    }
+    bool operator>(const TimedFlow& o) const { return t != o.t ? t > o.t : flow > o.flow; }
   };
   using MinHeap = std::priority_queue<TimedFlow, std::vector<TimedFlow>, std::greater<TimedFlow>>;
 
@@ -128,7 +126,9 @@ class FlowNetwork {
   // Flow paths in one pool: hop_link_[h] is the link, hop_pos_[h] the index of the flow's entry
   // in link_flows_[hop_link_[h]] while it is active.
   std::vector<std::uint32_t> hop_link_, hop_pos_;
-  std::span<const std::uint32_t> path(const Flow& fl) const { return {hop_link_.data() + fl.off, fl.n}; }
+  std::span<const std::uint32_t> path(const Flow& fl) const {
+    return {hop_link_.data() + fl.off, fl.n};
+  }
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<Set> sets_;

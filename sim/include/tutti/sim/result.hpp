@@ -16,7 +16,7 @@ namespace tutti {
 struct Breakdown {
   double compute_s = 0;
   EnumArray<GroupDim, double> exposed_comm_s{};  ///< One slot per GroupDim (its table sizes it).
-  double bubble_s = 0;                     ///< Pipeline fill/drain idle time.
+  double bubble_s = 0;                           ///< Pipeline fill/drain idle time.
   double other_s = 0;
   /// Busy seconds per iteration of the MoE layers' parts on the rank class (pipeline stage) with
   /// the most MoE busy time (the critical stage above may hold only dense layers), indexed by
@@ -58,8 +58,8 @@ struct SimResult {
 };
 
 /// JSON with keys iteration_time_s, tokens_per_s_per_gpu, samples_per_s, tflops_per_gpu, mfu,
-/// breakdown{compute_s, exposed_comm_s{one key per GroupDim name}, bubble_s, other_s}, bottleneck_links,
-/// iterations, time_to_train_s, engine.
+/// breakdown{compute_s, exposed_comm_s{one key per GroupDim name}, bubble_s, other_s},
+/// bottleneck_links, iterations, time_to_train_s, engine.
 void to_json(nlohmann::json& j, const SimResult& r);
 
 }  // namespace tutti

@@ -53,21 +53,23 @@ struct TraceOptions {
 /// Parses an index list such as "0-7,64" (ranges inclusive, in any order, overlaps allowed) into
 /// ranges. Throws InputError naming `flag` for an empty list, a negative or non-numeric bound, or
 /// a range whose end is before its start.
-std::vector<std::pair<long long, long long>> parse_index_ranges(const std::string& text, const std::string& flag);
+std::vector<std::pair<long long, long long>> parse_index_ranges(const std::string& text,
+                                                                const std::string& flag);
 
 /// The three trace flags' values (empty strings: that filter's default). `ops` is a comma list of
 /// op kinds (gemm, attention, membound, collective, send, recv), the groups "compute"
 /// (gemm, attention, membound) and "p2p" (send, recv), and op names or name prefixes ("moe.*").
-/// Throws InputError naming --trace-ranks, --trace-ops or --trace-iterations for bad syntax; whether
-/// a rank exists or a name occurs in the Program is checked by estimate_trace.
-TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops, const std::string& iterations);
+/// Throws InputError naming --trace-ranks, --trace-ops or --trace-iterations for bad syntax;
+/// whether a rank exists or a name occurs in the Program is checked by estimate_trace.
+TraceFilter parse_trace_filter(const std::string& ranks, const std::string& ops,
+                               const std::string& iterations);
 
 /// One engine timeline and the ranks it stands for: [first_rank, first_rank + nranks).
 struct TraceTimeline {
   const RankClass* rc = nullptr;
   int first_rank = 0;
   int nranks = 1;
-  const double* start_s = nullptr;       ///< Per op, as OpTimeline (unused by estimate_trace).
+  const double* start_s = nullptr;  ///< Per op, as OpTimeline (unused by estimate_trace).
   const double* end_s = nullptr;
   const double* rendezvous_s = nullptr;  ///< A communication op's transfer start (-1: none).
 };
@@ -88,12 +90,13 @@ TraceEstimate estimate_trace(const Program& program, const std::vector<TraceTime
 
 /// Estimates the trace, passes the estimate to options.note, and throws InputError when it is over
 /// options.max_bytes and not options.force. Engines call it before they simulate.
-void check_trace(const Program& program, const std::vector<TraceTimeline>& timelines, const TraceOptions& options,
-                 double run_iterations = 0);
+void check_trace(const Program& program, const std::vector<TraceTimeline>& timelines,
+                 const TraceOptions& options, double run_iterations = 0);
 
 /// Writes the trace of `timelines` (timed: start_s, end_s, rendezvous_s set) with `filter`; the
 /// iteration lasts `iteration_s`. Throws InputError when the file cannot be written.
-void write_trace(const std::string& path, const Program& program, const std::vector<TraceTimeline>& timelines,
-                 const TraceFilter& filter, double iteration_s);
+void write_trace(const std::string& path, const Program& program,
+                 const std::vector<TraceTimeline>& timelines, const TraceFilter& filter,
+                 double iteration_s);
 
 }  // namespace tutti

@@ -75,7 +75,8 @@ class Catalog {
   const std::vector<FacilitySpec>& facilities() const { return facilities_; }
   const std::vector<TransportSpec>& transports() const { return transports_; }
 
-  /// The kinds parsed into spec structs: gpu, node, nic, switch, optic, storage, facility, transport.
+  /// The kinds parsed into spec structs: gpu, node, nic, switch, optic, storage, facility,
+  /// transport.
   static const std::vector<std::string>& kinds();
   /// Ids of every entry of `kind` (InputError for an unknown kind).
   std::vector<std::string> ids(std::string_view kind) const;
@@ -92,7 +93,7 @@ class Catalog {
   std::vector<std::string> files() const;
 
  private:
-  void add(const File& f);   ///< join's step: f's ids (unique), entries and document
+  void add(const File& f);  ///< join's step: f's ids (unique), entries and document
   void check_references() const;
 
   std::vector<GpuSpec> gpus_;
@@ -105,7 +106,8 @@ class Catalog {
   std::vector<TransportSpec> transports_;
   std::map<std::string, Doc, std::less<>> docs_;  ///< by file stem
   /// id -> (kind, file stem, index in that file's entries)
-  std::map<std::string, std::pair<std::string, std::pair<std::string, std::size_t>>, std::less<>> index_;
+  std::map<std::string, std::pair<std::string, std::pair<std::string, std::size_t>>, std::less<>>
+      index_;
 };
 
 /// The embedded catalog files as (file name, JSON text), sorted by name. Generated at build time.

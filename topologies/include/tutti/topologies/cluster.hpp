@@ -25,12 +25,13 @@ namespace tutti {
 /// One line of a bill of materials.
 struct BomLine {
   std::string category;  ///< "switch", "transceiver", "cable", "nic", "node", "storage"
-  std::string role;      ///< "leaf", "spine", "core", "router", "switch side", "node side", tier name...
+  std::string
+      role;  ///< "leaf", "spine", "core", "router", "switch side", "node side", tier name...
   std::string id, name;  ///< Catalog entry.
   long long count = 0;
   double unit_price_usd = 0, unit_power_W = 0;
-  bool network = false;  ///< Counted in network capex/power (switches, optics, cables).
-  bool estimate = false; ///< The catalog marks the unit price as an estimate.
+  bool network = false;   ///< Counted in network capex/power (switches, optics, cables).
+  bool estimate = false;  ///< The catalog marks the unit price as an estimate.
   PriceOrigin origin = PriceOrigin::Catalog;  ///< Where unit_price_usd came from (None: no price).
   double price_usd() const { return unit_price_usd * static_cast<double>(count); }
   double power_W() const { return unit_power_W * static_cast<double>(count); }
@@ -39,9 +40,12 @@ struct BomLine {
 struct Bom {
   std::vector<BomLine> lines;
   double network_capex_usd = 0, network_power_W = 0;  ///< Switches, transceivers, cables.
-  double compute_capex_usd = 0, compute_power_W = 0;  ///< Nodes (GPUs and NICs included), nameplate.
+  double compute_capex_usd = 0,
+         compute_power_W = 0;  ///< Nodes (GPUs and NICs included), nameplate.
   double storage_capex_usd = 0, storage_power_W = 0;
-  double total_capex_usd() const { return network_capex_usd + compute_capex_usd + storage_capex_usd; }
+  double total_capex_usd() const {
+    return network_capex_usd + compute_capex_usd + storage_capex_usd;
+  }
   long long transceivers = 0, cables = 0, switches = 0;
   /// Origins of the three sums (combine() over their lines).
   PriceOrigin network_origin = PriceOrigin::Catalog, compute_origin = PriceOrigin::Catalog,
@@ -62,7 +66,7 @@ struct PriceOrigins {
 struct AppliedFailures {
   std::vector<std::string> cables;    ///< "leaf0-spine1#0", in link-id order.
   std::vector<std::string> switches;  ///< "spine3", in device order.
-  std::string request;                ///< The flags as given ("--fail link=... --fail-rate ... --seed 1").
+  std::string request;  ///< The flags as given ("--fail link=... --fail-rate ... --seed 1").
   /// Scale-out cables down (failed switches' cables not counted), as a fraction of all of them.
   double cable_fraction = 0;
   bool empty() const { return request.empty(); }
@@ -73,23 +77,24 @@ struct Cluster {
   GpuSpec gpu;
   NodeSpec node;
   int nodes = 1;
-  int gpus_per_node = 8;            ///< node.gpus unless the file sets gpus_per_node (cpu-node ranks).
+  int gpus_per_node = 8;  ///< node.gpus unless the file sets gpus_per_node (cpu-node ranks).
   NicSpec nic;
-  FabricSpec fabric;                ///< As resolved (planes, link speed, switch ids filled in).
-  FabricFacts facts;                ///< Switch counts, cables, bisection, diameter.
-  TransportSpec transport;          ///< Catalog preset with the file's overrides.
+  FabricSpec fabric;        ///< As resolved (planes, link speed, switch ids filled in).
+  FabricFacts facts;        ///< Switch counts, cables, bisection, diameter.
+  TransportSpec transport;  ///< Catalog preset with the file's overrides.
   SwitchSpec leaf_switch, spine_switch, core_switch;
   OpticSpec switch_optic, node_optic, cable;  ///< id empty = none (integrated cables).
-  StorageSpec storage;              ///< id empty = none.
+  StorageSpec storage;                        ///< id empty = none.
   int storage_units = 0;
-  FacilitySpec facility;            ///< Preset with the file's overrides applied.
+  FacilitySpec facility;  ///< Preset with the file's overrides applied.
   int nodes_per_rack = 1;
-  int racks = 1;                    ///< Compute racks (network and storage racks not counted).
+  int racks = 1;  ///< Compute racks (network and storage racks not counted).
   std::shared_ptr<const Topology> topology;
   Bom bom;
   double rack_usd_per_s = 0;  ///< Rack space / colocation per compute rack (0 = not charged).
   PriceOrigins price_origins;
-  AppliedFailures failures;   ///< Empty unless apply_failures ran (the topology then routes around them).
+  AppliedFailures
+      failures;  ///< Empty unless apply_failures ran (the topology then routes around them).
 
   int gpus() const { return nodes * gpus_per_node; }
   /// GPUs per NVLink domain (72 on NVL72; the node's GPUs otherwise).
@@ -115,17 +120,17 @@ Cluster parse_cluster(const Doc& doc);
 /// Parameters for make_cluster (the common knobs; anything else through `sets`).
 struct ClusterParams {
   std::string name = "generated";
-  std::string node = "dgx-h100";        ///< Catalog node id.
+  std::string node = "dgx-h100";  ///< Catalog node id.
   int nodes = 1;
   std::string fabric = "rail_optimized";  ///< FabricKind name ("none" for one node).
   double oversubscription = 1.0;
-  std::string transport = "infiniband";   ///< "infiniband" or "roce".
-  std::string switch_id;                  ///< "" = the default switch for the NIC and transport.
-  int nodes_per_su = 0;                   ///< 0 = the rail leaf's catalog scalable unit (else 32).
-  std::string facility = "";              ///< "" = air-cooled, or liquid-cooled for liquid nodes.
-  std::string storage = "";               ///< "" = none.
+  std::string transport = "infiniband";  ///< "infiniband" or "roce".
+  std::string switch_id;                 ///< "" = the default switch for the NIC and transport.
+  int nodes_per_su = 0;                  ///< 0 = the rail leaf's catalog scalable unit (else 32).
+  std::string facility = "";             ///< "" = air-cooled, or liquid-cooled for liquid nodes.
+  std::string storage = "";              ///< "" = none.
   int storage_units = 1;
-  std::vector<std::string> sets;          ///< Extra `key.path=value` overrides.
+  std::vector<std::string> sets;  ///< Extra `key.path=value` overrides.
 };
 /// Builds a cluster from parameters, through the same parser and checks as load_cluster.
 Cluster make_cluster(const ClusterParams& p);
@@ -136,8 +141,8 @@ nlohmann::json cluster_document(const ClusterParams& p);
 /// diameter, cables, transceivers, bom, network_capex_usd, network_power_W, ...
 nlohmann::json to_json(const Cluster& c);
 
-/// The default scale-out switch id for a NIC and transport: the NIC's catalog "switch" entry ("" when
-/// it names none; the cluster must then name fabric.switch).
+/// The default scale-out switch id for a NIC and transport: the NIC's catalog "switch" entry (""
+/// when it names none; the cluster must then name fabric.switch).
 std::string default_switch(const NicSpec& nic, const std::string& transport_kind);
 
 }  // namespace tutti

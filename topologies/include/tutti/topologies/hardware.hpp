@@ -14,8 +14,9 @@ namespace tutti {
 
 struct GpuSpec {
   std::string id, name;
-  std::string vendor;                 ///< "nvidia", "amd", "intel", "cpu".
-  std::array<double, kNumDTypes> peak_flops{};  ///< Dense FLOP/s indexed by DType (0 = unsupported).
+  std::string vendor;  ///< "nvidia", "amd", "intel", "cpu".
+  std::array<double, kNumDTypes>
+      peak_flops{};  ///< Dense FLOP/s indexed by DType (0 = unsupported).
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
   double scaleup_bw_Bps = 0;  ///< NVLink/xGMI bandwidth per GPU, per direction (0 = none).
@@ -38,25 +39,28 @@ struct GpuSpec {
 /// fully connected (xGMI, Gaudi RoCE, NVLink mesh); PCIe: through the host PCIe tree (one root
 /// device per node); SharedMemory: CPU ranks of one host sharing memory (the "cpu-node" for local
 /// MPI runs).
+// clang-format off
 #define TUTTI_SCALE_UP_VALUES(X) \
   X(NVSwitch, "nvswitch") X(Mesh, "mesh") X(PCIe, "pcie") X(SharedMemory, "shared_memory")
+// clang-format on
 TUTTI_ENUM(ScaleUp, int, TUTTI_SCALE_UP_VALUES);
 
 struct NodeSpec {
-  std::string id, name, gpu;    ///< gpu: GpuSpec id.
+  std::string id, name, gpu;  ///< gpu: GpuSpec id.
   int gpus = 8;
   ScaleUp scaleup = ScaleUp::NVSwitch;
-  int nvlink_domain_gpus = 8;    ///< GPUs sharing one NVLink domain (72 for GB200 NVL72).
-  int nvswitch_chips = 0;        ///< NVSwitch ASICs per node (informational, BOM).
-  int nics = 8;                  ///< Scale-out NICs (one per GPU on DGX).
-  std::string nic;               ///< NicSpec id.
-  int nic_transceivers = 8;      ///< Scale-out transceiver cages on the node (4 twin-port OSFP on DGX H100).
-  double pcie_bw_Bps = 0;        ///< GPU<->NIC/host PCIe bandwidth per direction.
-  double overhead_power_W = 0;   ///< CPUs, memory, fans, NICs, drives at load (excl. GPUs).
-  double max_power_W = 0;        ///< Nameplate system power.
-  double price_usd = 0;          ///< Whole server including GPUs.
+  int nvlink_domain_gpus = 8;  ///< GPUs sharing one NVLink domain (72 for GB200 NVL72).
+  int nvswitch_chips = 0;      ///< NVSwitch ASICs per node (informational, BOM).
+  int nics = 8;                ///< Scale-out NICs (one per GPU on DGX).
+  std::string nic;             ///< NicSpec id.
+  int nic_transceivers =
+      8;  ///< Scale-out transceiver cages on the node (4 twin-port OSFP on DGX H100).
+  double pcie_bw_Bps = 0;       ///< GPU<->NIC/host PCIe bandwidth per direction.
+  double overhead_power_W = 0;  ///< CPUs, memory, fans, NICs, drives at load (excl. GPUs).
+  double max_power_W = 0;       ///< Nameplate system power.
+  double price_usd = 0;         ///< Whole server including GPUs.
   int rack_units = 8;
-  int nodes_per_rack = 0;        ///< Reference-design density (0 = derive from rack power).
+  int nodes_per_rack = 0;  ///< Reference-design density (0 = derive from rack power).
   /// NVLink SHARP (NVLS): the NVSwitch reduces in the switch (third-generation NVSwitch, Hopper,
   /// and later). NCCL's NVLS algorithm then spans the whole NVLink domain (72 GPUs on NVL72).
   bool nvls = false;
@@ -67,11 +71,12 @@ struct NodeSpec {
 struct NicSpec {
   std::string id, name;
   double bandwidth_Bps = 0;  ///< Per direction, all ports together.
-  int ports = 1;             ///< Network ports (each at bandwidth_Bps / ports); a fabric gives each its own plane.
-  double latency_s = 0;      ///< NIC traversal (host to wire), one way.
+  int ports =
+      1;  ///< Network ports (each at bandwidth_Bps / ports); a fabric gives each its own plane.
+  double latency_s = 0;  ///< NIC traversal (host to wire), one way.
   double power_W = 0, price_usd = 0;
-  std::string transport;     ///< "infiniband", "ethernet" or "vpi" (either).
-  std::string optic;         ///< Default OpticSpec id for its cage ("" = integrated cable).
+  std::string transport;  ///< "infiniband", "ethernet" or "vpi" (either).
+  std::string optic;      ///< Default OpticSpec id for its cage ("" = integrated cable).
   /// The switch a fabric on this NIC uses unless the cluster names one (catalog "switch", per
   /// transport; "" = none stated: the cluster must name its switch).
   std::string ib_switch, eth_switch;
@@ -81,16 +86,16 @@ struct NicSpec {
 
 struct SwitchSpec {
   std::string id, name;
-  int radix = 64;          ///< Ports at port_bw_Bps.
-  double port_bw_Bps = 0;  ///< Per direction.
+  int radix = 64;              ///< Ports at port_bw_Bps.
+  double port_bw_Bps = 0;      ///< Per direction.
   double min_port_bw_Bps = 0;  ///< Slowest breakout speed supported (radix grows as speed drops).
-  int cages = 0;           ///< Transceiver cages (QM9700: 32 OSFP cages of 2 x 400G).
+  int cages = 0;               ///< Transceiver cages (QM9700: 32 OSFP cages of 2 x 400G).
   double latency_s = 0;
   double power_W = 0, price_usd = 0;  ///< Without optics (optics are separate BOM lines).
-  bool sharp = false;      ///< In-network reduction (SHARP) capable.
-  std::string transport;   ///< "infiniband" or "ethernet".
-  std::string optic;       ///< Default OpticSpec id for its cages.
-  std::string cable;       ///< Default OpticSpec id of the cable plugged into those optics.
+  bool sharp = false;                 ///< In-network reduction (SHARP) capable.
+  std::string transport;              ///< "infiniband" or "ethernet".
+  std::string optic;                  ///< Default OpticSpec id for its cages.
+  std::string cable;  ///< Default OpticSpec id of the cable plugged into those optics.
   int rack_units = 1;
   /// Nodes per scalable unit (node ports of each rail leaf) in the vendor reference architecture
   /// that uses this switch as the rail leaf (catalog `nodes_per_su`, cited in `source`); the
@@ -105,15 +110,15 @@ struct SwitchSpec {
 
 struct OpticSpec {
   std::string id, name;
-  std::string kind;        ///< "transceiver", "fiber", "dac" or "aoc" (cables with integrated ends).
+  std::string kind;  ///< "transceiver", "fiber", "dac" or "aoc" (cables with integrated ends).
   /// "multimode" or "singlemode" (transceivers: both ends of a link must match), "fiber" (a patch
   /// cable of either), "copper" (DAC) or "integrated" (AOC).
   std::string media;
   double bandwidth_Bps = 0;
-  int ports = 1;           ///< Network ports one transceiver serves (2 for twin-port OSFP).
+  int ports = 1;  ///< Network ports one transceiver serves (2 for twin-port OSFP).
   double power_W = 0, price_usd = 0;  ///< Per transceiver (optic) or per cable.
-  double latency_s = 0;    ///< Propagation + retiming added to a link using it.
-  bool is_cable = false;   ///< kind != "transceiver".
+  double latency_s = 0;               ///< Propagation + retiming added to a link using it.
+  bool is_cable = false;              ///< kind != "transceiver".
   std::string source;
   std::vector<std::string> estimates;
 };
@@ -132,11 +137,11 @@ struct FacilitySpec {
   std::string id, name;
   bool liquid = false;
   double pue = 1.3;
-  double rack_power_W = 40e3;       ///< Power (and heat) a rack may draw.
-  double rack_cooling_W = 40e3;     ///< Heat the room can remove per rack.
-  double total_cooling_W = 0;       ///< 0 = unlimited beyond per-rack.
+  double rack_power_W = 40e3;    ///< Power (and heat) a rack may draw.
+  double rack_cooling_W = 40e3;  ///< Heat the room can remove per rack.
+  double total_cooling_W = 0;    ///< 0 = unlimited beyond per-rack.
   double electricity_usd_per_J = 0;
-  double buildout_usd_per_W = 0;    ///< Facility capex per watt of IT capacity.
+  double buildout_usd_per_W = 0;  ///< Facility capex per watt of IT capacity.
   std::string source;
   std::vector<std::string> estimates;
 };

@@ -5,8 +5,8 @@
 //   {"source": "Vendor quote Q-1, 2026-11",
 //    "gpus": {"h100-sxm": {"price": "$22000", "cloud": "$2.10/h"}},
 //    "nodes": {"dgx-h100": "$260000"}, "switches": {"qm9700": "$24000"},
-//    "nics": {"cx7": "$1800"}, "optics": {"osfp-400g-sr4": "$700"}, "storage": {"ddn-ai400x2": "$300k"},
-//    "electricity": "$0.06/kWh", "buildout": "$9/W", "rack_space_per_month": "$1500"}
+//    "nics": {"cx7": "$1800"}, "optics": {"osfp-400g-sr4": "$700"}, "storage": {"ddn-ai400x2":
+//    "$300k"}, "electricity": "$0.06/kWh", "buildout": "$9/W", "rack_space_per_month": "$1500"}
 //
 // Every price a run uses then carries its origin (PriceOrigin): the catalog's cited value, a
 // catalog value marked as an estimate, the user's quote, or none (no price anywhere: reported as
@@ -21,8 +21,10 @@
 
 namespace tutti {
 
+// clang-format off
 #define TUTTI_PRICE_ORIGIN_VALUES(X) \
   X(Catalog, "catalog") X(Estimate, "estimate") X(User, "user") X(None, "no price")
+// clang-format on
 /// Where a money figure came from. For a sum of several prices: the weakest part's origin
 /// (None over Estimate over User over Catalog), see combine().
 TUTTI_ENUM(PriceOrigin, std::uint8_t, TUTTI_PRICE_ORIGIN_VALUES);
@@ -47,8 +49,8 @@ struct Prices {
   std::map<std::string, GpuQuote> gpus;
   std::map<std::string, double> nodes_usd, switches_usd, nics_usd, optics_usd, storage_usd;
   std::optional<double> electricity_usd_per_J;
-  std::optional<double> buildout_usd_per_W;    ///< Facility build-out per W of IT capacity.
-  std::optional<double> rack_usd_per_s;        ///< Rack space / colocation, per rack.
+  std::optional<double> buildout_usd_per_W;  ///< Facility build-out per W of IT capacity.
+  std::optional<double> rack_usd_per_s;      ///< Rack space / colocation, per rack.
   bool empty() const;
 };
 

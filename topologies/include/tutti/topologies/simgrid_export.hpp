@@ -35,7 +35,8 @@ std::uint64_t simgrid_export_hash(int src, int dst);
 ///  - for every ordered GPU pair (src != dst) a route with symmetrical="NO" listing the links of
 ///    Topology::route(src, dst, hash(src, dst)) (hash empty: simgrid_export_hash).
 /// Throws InputError when the topology has more than kSimgridExportMaxGpus GPUs.
-void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out, const RouteHash& hash = {});
+void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out,
+                            const RouteHash& hash = {});
 
 /// The same for a cluster: its topology, each GPU at the dense BF16 peak of the cluster's GPU
 /// (FP32 peak when the GPU has no BF16 rate).

@@ -12,23 +12,28 @@ namespace tutti {
 /// GPU: an accelerator (device id == GPU index == rank). NVSwitch: one per NVLink domain (the
 /// node's NVSwitch chips act as one non-blocking crossbar). NIC: a scale-out NIC. Switch: a
 /// fabric switch or router. Host: a node's PCIe root / shared-memory bus (PCIe-tree and CPU nodes).
+// clang-format off
 #define TUTTI_DEVICE_KIND_VALUES(X) X(GPU, "gpu") X(NVSwitch, "nvswitch") X(NIC, "nic") X(Switch, "switch") X(Host, "host")
+// clang-format on
 TUTTI_ENUM(DeviceKind, std::uint8_t, TUTTI_DEVICE_KIND_VALUES);
 
 /// Link tiers, for reporting utilisation hot spots and bills of materials.
 /// NVLink: GPU <-> NVSwitch (or GPU <-> GPU in a mesh); PCIe: GPU <-> NIC inside a node; Access:
 /// NIC <-> leaf switch; LeafSpine: leaf <-> spine; SpineCore: spine <-> core (3-tier); Local and
 /// Global: dragonfly intra- and inter-group; Torus: torus neighbour link.
+// clang-format off
 #define TUTTI_TIER_VALUES(X)                                                                      \
   X(NVLink, "nvlink") X(PCIe, "pcie") X(Access, "access") X(LeafSpine, "leaf_spine")              \
   X(SpineCore, "spine_core") X(Local, "local") X(Global, "global") X(Torus, "torus")
+// clang-format on
 TUTTI_ENUM(Tier, std::uint8_t, TUTTI_TIER_VALUES);
 
 struct Device {
   DeviceKind kind;
   std::uint32_t index;  ///< Index among devices of its kind (GPU index == rank).
   std::uint8_t level;   ///< Switch level (0 leaf, 1 spine, 2 core); 0 otherwise.
-  std::uint32_t node = 0;  ///< Node of a GPU/NIC/Host (NVSwitch: first node of its domain); 0 for switches.
+  std::uint32_t node =
+      0;  ///< Node of a GPU/NIC/Host (NVSwitch: first node of its domain); 0 for switches.
 };
 
 /// One direction of a cable or internal connection.
@@ -61,7 +66,8 @@ class Topology {
   /// Clears `out` and fills it with the link ids of the path from GPU `src` to GPU `dst`
   /// (src != dst). `hash` picks among equal-cost paths (ECMP), deterministically.
   /// Must be O(path length) and allocation-free once `out` has capacity.
-  virtual void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const = 0;
+  virtual void route(int src, int dst, std::uint64_t hash,
+                     std::vector<std::uint32_t>& out) const = 0;
 
   /// Paths a flow from GPU `src` to GPU `dst` is split over: 1 under ECMP and d-mod-k routing;
   /// under adaptive routing or packet spraying (Routing::Adaptive / Spray on Clos fabrics) the
@@ -73,7 +79,8 @@ class Topology {
   virtual int max_paths() const { return 1; }
   /// Like route(), for path `part` (0 <= part < paths(src, dst)) of a split flow. With one path
   /// it is route(src, dst, hash, out).
-  virtual void route_path(int src, int dst, std::uint64_t hash, int /*part*/, std::vector<std::uint32_t>& out) const {
+  virtual void route_path(int src, int dst, std::uint64_t hash, int /*part*/,
+                          std::vector<std::uint32_t>& out) const {
     route(src, dst, hash, out);
   }
 
@@ -82,8 +89,8 @@ class Topology {
   /// avoid them: ECMP (and adaptive/spray splitting) over the equal-cost paths that remain; a
   /// pair left without a path throws InputError ("--fail") when it is routed. Modelled on Clos
   /// fabrics; elsewhere, or for an id that is not a scale-out link or a switch, InputError.
-  virtual std::shared_ptr<const Topology> with_failures(const std::vector<std::uint32_t>& links,
-                                                        const std::vector<std::uint32_t>& switches) const;
+  virtual std::shared_ptr<const Topology> with_failures(
+      const std::vector<std::uint32_t>& links, const std::vector<std::uint32_t>& switches) const;
 
   /// Human description ("rail-optimized fat-tree, 3 tiers, 1:1").
   virtual std::string describe() const = 0;

@@ -8,16 +8,18 @@
 // Microbenchmark file (sim/calibration/microbench/*.json; schemas/microbench.schema.json):
 //   {
 //     "kind": "gemm" | "collective",
-//     "source_key": "ml-engineering-mamf", "source": "where the numbers come from (URL, table, commit)",
-//     "cluster": "topologies/dgx-h100-single.json",       // collective files only
+//     "source_key": "ml-engineering-mamf", "source": "where the numbers come from (URL, table,
+//     commit)", "cluster": "topologies/dgx-h100-single.json",       // collective files only
 //     "points": [
 //       // gemm: one GEMM C[m,n] = A[m,k] B[k,n] on one GPU (a catalog GPU id), its measured rate
-//       {"id": "h100-bf16", "gpu": "h100-sxm-80gb", "dtype": "bf16", "m": 2048, "n": 2048, "k": 13312,
+//       {"id": "h100-bf16", "gpu": "h100-sxm-80gb", "dtype": "bf16", "m": 2048, "n": 2048, "k":
+//       13312,
 //        "tflops": 794.5, "source": "..."},
 //       // optional "best_of": {"min": 256, "max": 20224, "step": 256}: the rate is the best of a
 //       // search over every m, n, k on that grid (mamf-finder); the model is then compared at its
 //       // own fastest shape of the grid (so it never exceeds the measured best anywhere on it)
-//       // collective: one NCCL collective on the first `gpus` GPUs of the cluster, forced algorithm
+//       // collective: one NCCL collective on the first `gpus` GPUs of the cluster, forced
+//       algorithm
 //       // and protocol, its measured bus or algorithm bandwidth (nccl-tests terms)
 //       {"id": "ring-8", "op": "all_reduce", "algo": "ring", "proto": "simple", "gpus": 8,
 //        "bytes": "4GiB", "busbw": "367GB/s", "source": "..."}
@@ -44,20 +46,21 @@ namespace tutti {
 /// One point of a microbenchmark file, measured vs the model under the refitted profile.
 struct MicrobenchPoint {
   std::string file, id;
-  std::string what;         ///< "gemm 2048x2048x13312 bf16 on h100-sxm-80gb", "all_reduce ring/simple 8 GPUs 4GiB"
-  std::string metric;       ///< "TFLOP/s", "busbw GB/s" or "algbw GB/s"
-  double measured = 0;      ///< In `metric` units.
-  double predicted = 0;     ///< Under the refitted profile.
+  std::string
+      what;  ///< "gemm 2048x2048x13312 bf16 on h100-sxm-80gb", "all_reduce ring/simple 8 GPUs 4GiB"
+  std::string metric;             ///< "TFLOP/s", "busbw GB/s" or "algbw GB/s"
+  double measured = 0;            ///< In `metric` units.
+  double predicted = 0;           ///< Under the refitted profile.
   std::vector<std::string> fits;  ///< Constants fitted to it (empty: a check only).
 };
 
 /// One refitted constant.
 struct ConstantFit {
-  std::string constant;      ///< Key path in the profile file.
-  std::string file;          ///< Repo-relative microbenchmark file.
-  std::string holder;        ///< Key path of the object holding it (where its fitted_to is).
-  double current = 0;        ///< Value in the profile passed in.
-  double fitted = 0;         ///< Least-squares value.
+  std::string constant;  ///< Key path in the profile file.
+  std::string file;      ///< Repo-relative microbenchmark file.
+  std::string holder;    ///< Key path of the object holding it (where its fitted_to is).
+  double current = 0;    ///< Value in the profile passed in.
+  double fitted = 0;     ///< Least-squares value.
   int points = 0;
   double rms_log_error = 0;  ///< Over its points, at the fitted value.
   /// True when the profile's object holding this constant lists "file:<file>" in fitted_to.
@@ -77,7 +80,8 @@ struct DefaultsFit {
 DefaultsFit fit_defaults(const CalibrationProfile& base, const std::vector<std::string>& files,
                          const std::string& root);
 
-/// The microbenchmark files under `root`/sim/calibration/microbench, sorted by name (repo-relative).
+/// The microbenchmark files under `root`/sim/calibration/microbench, sorted by name
+/// (repo-relative).
 std::vector<std::string> microbench_files(const std::string& root);
 
 /// The value of fittable constant `key` in `p` (InputError naming `key` when it is not one).

@@ -47,13 +47,19 @@ namespace tutti {
 
 struct Cluster;
 
+// clang-format off
 #define TUTTI_SCHEDULER_KIND_VALUES(X)                                                       \
   X(Fifo, "fifo") X(Easy, "easy-backfill") X(Conservative, "conservative-backfill")         \
   X(FairShare, "fair-share") X(Gang, "gang")
+// clang-format on
 TUTTI_ENUM(SchedulerKind, std::uint8_t, TUTTI_SCHEDULER_KIND_VALUES);
+// clang-format off
 #define TUTTI_PLACEMENT_KIND_VALUES(X) X(Packed, "packed") X(Spread, "spread") X(Topology, "topology")
+// clang-format on
 TUTTI_ENUM(PlacementKind, std::uint8_t, TUTTI_PLACEMENT_KIND_VALUES);
+// clang-format off
 #define TUTTI_ALLOC_UNIT_VALUES(X) X(Node, "node") X(Gpu, "gpu")
+// clang-format on
 TUTTI_ENUM(AllocUnit, std::uint8_t, TUTTI_ALLOC_UNIT_VALUES);
 /// Parse the CLI spellings (also "easy", "conservative"); InputError (file `flag`) listing them.
 SchedulerKind parse_scheduler(const std::string& s, const std::string& flag = "--scheduler");
@@ -64,23 +70,23 @@ struct ClusterSimOptions {
   SchedulerKind scheduler = SchedulerKind::Easy;
   PlacementKind placement = PlacementKind::Topology;
   AllocUnit alloc = AllocUnit::Node;
-  std::string engine = "analytic";   ///< Engine timing workload jobs: "analytic" or "native".
-  std::string calibration;           ///< Profile path for the engine ("" = default).
-  bool failures = true;              ///< Node failures from the reliability profile.
+  std::string engine = "analytic";  ///< Engine timing workload jobs: "analytic" or "native".
+  std::string calibration;          ///< Profile path for the engine ("" = default).
+  bool failures = true;             ///< Node failures from the reliability profile.
   std::string reliability_profile = "llama3";  ///< topologies/catalog/reliability.json id.
-  double repair_s = 4 * 3600.0;      ///< A failed node's time out of service (estimate).
-  double restart_s = -1;             ///< Per restart; < 0: the profile's restart time.
+  double repair_s = 4 * 3600.0;                ///< A failed node's time out of service (estimate).
+  double restart_s = -1;                       ///< Per restart; < 0: the profile's restart time.
   double checkpoint_write_s = 60;    ///< Per checkpoint (estimate when the trace has no workload).
   double checkpoint_interval_s = 0;  ///< 0: Young's sqrt(2 C M) with M the job's own MTBF.
   bool interference = true;
-  bool fair_share_by_team = false;   ///< fair-share: by team (Slurm account) instead of user.
+  bool fair_share_by_team = false;  ///< fair-share: by team (Slurm account) instead of user.
   double fair_share_half_life_s = 7 * 86400.0;  ///< Slurm PriorityDecayHalfLife default (7 days).
   /// Elastic jobs (JobSpec min_gpus/max_gpus) grow and shrink; off: every job runs on `gpus`.
   bool elastic = false;
-  int backfill_depth = 500;          ///< Jobs scanned per pass (Slurm bf_max_job_test default 500).
-  int timeline_points = 200;         ///< Utilisation samples over the makespan.
+  int backfill_depth = 500;   ///< Jobs scanned per pass (Slurm bf_max_job_test default 500).
+  int timeline_points = 200;  ///< Utilisation samples over the makespan.
   std::uint64_t seed = 1;
-  ProgressFn progress;               ///< (jobs finished, jobs) as they finish; empty = silent.
+  ProgressFn progress;  ///< (jobs finished, jobs) as they finish; empty = silent.
 };
 
 /// What happened to one job.
@@ -88,14 +94,14 @@ struct JobOutcome {
   std::string id;
   int user = 0, team = 0, gpus = 0;
   double submit_s = 0, start_s = -1, end_s = -1;  ///< First start; -1 = never.
-  double wait_s = 0;       ///< First start - submit.
-  double jct_s = 0;        ///< End - submit.
-  double solo_s = 0;       ///< Run time alone on the cluster (placement of its last run).
-  double slowdown = 1;     ///< Mean iteration-time stretch from link sharing while it ran.
+  double wait_s = 0;                              ///< First start - submit.
+  double jct_s = 0;                               ///< End - submit.
+  double solo_s = 0;    ///< Run time alone on the cluster (placement of its last run).
+  double slowdown = 1;  ///< Mean iteration-time stretch from link sharing while it ran.
   int restarts = 0, preemptions = 0;
-  int nodes = 0, domains = 0, groups = 0;  ///< Spanned by its last placement.
-  int min_gpus_used = 0, max_gpus_used = 0; ///< Elastic jobs: range of GPUs worked on (0: rigid).
-  int resizes = 0;                          ///< Elastic grow/shrink steps.
+  int nodes = 0, domains = 0, groups = 0;    ///< Spanned by its last placement.
+  int min_gpus_used = 0, max_gpus_used = 0;  ///< Elastic jobs: range of GPUs worked on (0: rigid).
+  int resizes = 0;                           ///< Elastic grow/shrink steps.
 };
 
 struct Percentiles {
@@ -111,13 +117,16 @@ struct UserSummary {
 
 /// GPU-hours no job turned into work, by cause (allocated or not).
 struct IdleHours {
-  double fragmentation = 0;  ///< Free GPUs while the queue head would fit by count but not by shape.
+  double fragmentation =
+      0;  ///< Free GPUs while the queue head would fit by count but not by shape.
   double head_blocking = 0;  ///< Free GPUs while the queue head waits for more GPUs to free up.
   double no_demand = 0;      ///< Free GPUs with an empty queue.
-  double failures = 0;       ///< Down nodes, lost work since the last checkpoint, restarts, checkpoints.
-  double preemption = 0;     ///< Work lost by preempted jobs.
-  double interference = 0;   ///< Allocated GPUs slowed by link sharing.
-  double total() const { return fragmentation + head_blocking + no_demand + failures + preemption + interference; }
+  double failures = 0;  ///< Down nodes, lost work since the last checkpoint, restarts, checkpoints.
+  double preemption = 0;    ///< Work lost by preempted jobs.
+  double interference = 0;  ///< Allocated GPUs slowed by link sharing.
+  double total() const {
+    return fragmentation + head_blocking + no_demand + failures + preemption + interference;
+  }
 };
 
 struct UtilPoint {
@@ -130,7 +139,7 @@ struct ClusterResult {
   int gpus = 0, nodes = 0, jobs = 0, completed = 0;
   double makespan_s = 0;
   double allocated_utilization = 0, busy_utilization = 0;  ///< Over the makespan.
-  double goodput = 0;                ///< Useful GPU-hours / allocated GPU-hours.
+  double goodput = 0;  ///< Useful GPU-hours / allocated GPU-hours.
   double gpu_hours = 0, allocated_gpu_hours = 0, useful_gpu_hours = 0;
   IdleHours idle;
   Percentiles wait_s, jct_s, slowdown;
@@ -138,19 +147,20 @@ struct ClusterResult {
   std::vector<UtilPoint> timeline;
   std::vector<JobOutcome> outcomes;
   int failures = 0, restarts = 0, preemptions = 0;
-  int resizes = 0;                   ///< Elastic grow/shrink steps (all jobs).
-  double energy_J = 0;               ///< Facility energy (IT x PUE) over the makespan.
-  double cost_usd = 0;               ///< Amortised capex + electricity over the makespan.
+  int resizes = 0;      ///< Elastic grow/shrink steps (all jobs).
+  double energy_J = 0;  ///< Facility energy (IT x PUE) over the makespan.
+  double cost_usd = 0;  ///< Amortised capex + electricity over the makespan.
   double energy_cost_usd = 0;
-  int runtime_cache_entries = 0;     ///< Distinct (workload, placement shape) simulations.
-  std::vector<std::string> defaults; ///< Every default that applied, as "name = value (why)".
+  int runtime_cache_entries = 0;      ///< Distinct (workload, placement shape) simulations.
+  std::vector<std::string> defaults;  ///< Every default that applied, as "name = value (why)".
   // Wall time (not in the JSON: stdout stays byte-identical).
   double wall_total_s = 0, wall_runtime_s = 0;  ///< Whole run; of which job-runtime simulation.
 };
 
 /// Runs the trace on the cluster. Throws InputError for a job larger than the cluster (naming
 /// it and its source line), a workload that does not fit, or bad options.
-ClusterResult simulate_cluster(const Cluster& cluster, const JobList& jobs, const ClusterSimOptions& o);
+ClusterResult simulate_cluster(const Cluster& cluster, const JobList& jobs,
+                               const ClusterSimOptions& o);
 
 /// The `--json` document (schemas/cluster_result.schema.json); `with_jobs` adds every outcome.
 nlohmann::json to_json(const ClusterResult& r, bool with_jobs = true);

@@ -31,30 +31,30 @@ inline constexpr int kMaxJobGpus = 1 << 24;
 /// A job's runtime source: a workload + layout trained for a number of iterations (timed by
 /// tutti's own simulator for the placement it gets), or a fixed solo duration from a trace.
 struct JobWork {
-  int workload = -1;          ///< Index into JobList::workloads; -1 = fixed duration.
-  double iterations = 0;      ///< With a workload: iterations to run (from iterations or tokens).
-  double tokens = 0;          ///< With a workload: tokens to train (0 = use iterations).
-  double duration_s = 0;      ///< Fixed duration: solo run time, seconds.
+  int workload = -1;      ///< Index into JobList::workloads; -1 = fixed duration.
+  double iterations = 0;  ///< With a workload: iterations to run (from iterations or tokens).
+  double tokens = 0;      ///< With a workload: tokens to train (0 = use iterations).
+  double duration_s = 0;  ///< Fixed duration: solo run time, seconds.
   /// Fixed duration only: share of the run the job's fabric traffic is exposed (0..1); sets how
   /// much link sharing slows it. 0 = no interference (trace jobs whose traffic is unknown).
   double comm_fraction = 0;
 };
 
 struct JobSpec {
-  std::string id;        ///< As in the trace (SWF job number, Slurm JobID, JSON id).
-  int user = 0;          ///< Index into JobList::users.
-  int team = 0;          ///< Index into JobList::teams.
-  double submit_s = 0;   ///< Since the first submission.
-  int gpus = 1;          ///< GPUs requested (>= 1).
-  double walltime_s = 0; ///< Requested time limit (the backfill estimate); 0 = unknown.
-  int priority = 0;      ///< Higher runs first under the `gang` scheduler (and may preempt).
+  std::string id;         ///< As in the trace (SWF job number, Slurm JobID, JSON id).
+  int user = 0;           ///< Index into JobList::users.
+  int team = 0;           ///< Index into JobList::teams.
+  double submit_s = 0;    ///< Since the first submission.
+  int gpus = 1;           ///< GPUs requested (>= 1).
+  double walltime_s = 0;  ///< Requested time limit (the backfill estimate); 0 = unknown.
+  int priority = 0;       ///< Higher runs first under the `gang` scheduler (and may preempt).
   /// Elastic range (fixed-duration jobs; 0 = rigid): with ClusterSimOptions::elastic the job
   /// runs on any GPU count in [min_gpus, max_gpus], growing into free GPUs and shrinking for
   /// queued jobs; `gpus` is the count its `duration` is for. min_gpus <= gpus <= max_gpus.
   int min_gpus = 0, max_gpus = 0;
   bool elastic() const { return max_gpus > 0 && (min_gpus < gpus || max_gpus > gpus); }
   JobWork work;
-  int line = 0;          ///< Source line (1-based; JSON: 0).
+  int line = 0;  ///< Source line (1-based; JSON: 0).
 };
 
 /// A workload a job list names: a workload file and a layout (`--parallel` syntax).
@@ -67,7 +67,7 @@ struct JobList {
   std::vector<JobSpec> jobs;
   std::vector<std::string> users, teams;
   std::vector<JobWorkload> workloads;
-  int skipped = 0;   ///< Trace records left out (zero processors, cancelled before start, steps).
+  int skipped = 0;  ///< Trace records left out (zero processors, cancelled before start, steps).
 };
 
 /// Interns `name` into `names`, returning its index.
@@ -88,14 +88,14 @@ JobList load_jobs(const std::string& path, int processors_per_gpu = 1, int gpus_
 /// Synthetic trace parameters (`--synthetic KEY=VALUE,...`; defaults shown in the output).
 struct SyntheticSpec {
   int jobs = 1000;
-  double span_s = 30 * 86400.0;   ///< Arrivals spread over this window (Poisson rate jobs/span).
-  int min_gpus = 1, max_gpus = 64; ///< Sizes: powers of two, log-uniform in [min, max].
-  double median_s = 2 * 3600.0;   ///< Lognormal duration: median and sigma (of ln).
+  double span_s = 30 * 86400.0;     ///< Arrivals spread over this window (Poisson rate jobs/span).
+  int min_gpus = 1, max_gpus = 64;  ///< Sizes: powers of two, log-uniform in [min, max].
+  double median_s = 2 * 3600.0;     ///< Lognormal duration: median and sigma (of ln).
   double sigma = 1.0;
   double max_duration_s = 14 * 86400.0;  ///< Durations are capped here.
   int users = 8;
-  double comm_fraction = 0.2;     ///< Exposed fabric share of multi-node jobs.
-  double walltime_factor = 1.5;   ///< Requested limit = duration x factor (users over-ask).
+  double comm_fraction = 0.2;    ///< Exposed fabric share of multi-node jobs.
+  double walltime_factor = 1.5;  ///< Requested limit = duration x factor (users over-ask).
 };
 /// Parses `KEY=VALUE,...` (keys: jobs, span, min_gpus, max_gpus, median, sigma, max_duration,
 /// users, comm, walltime_factor; times with units: "30d", "2h"). InputError (file "--synthetic").

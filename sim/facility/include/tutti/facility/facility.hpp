@@ -11,8 +11,8 @@
 // failures/checkpoints -> cost. Each stage is also callable alone for tests and the planner.
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -93,15 +93,15 @@ struct FacilityInputs {
   /// GPUs the job runs on (a job may use part of the cluster: placement fills NVLink domains in
   /// rank order); the other gpus - job_gpus draw idle power all along. 0 = every GPU.
   int job_gpus = 0;
-  int nics = 0;            ///< Scale-out NICs.
-  int switches = 0;        ///< Fabric switches.
+  int nics = 0;      ///< Scale-out NICs.
+  int switches = 0;  ///< Fabric switches.
   /// Switches whose failure disconnects ranks and so stops a synchronous job: the leaves (or
   /// routers) of a single-plane fabric, where each NIC has one path; 0 on a dual-plane fabric (each
   /// NIC on two leaves) and without a fabric. Spines and cores are multi-path (not counted).
   int blocking_switches = 0;
-  int network_links = 0;   ///< Scale-out cables (NIC-leaf, leaf-spine, ...).
-  int racks = 0;           ///< Compute racks as laid out by the topology; 0 = derive.
-  int nodes_per_rack = 0;  ///< 0 = floor(rack_power_W / node_max_power_W), at least 1.
+  int network_links = 0;             ///< Scale-out cables (NIC-leaf, leaf-spine, ...).
+  int racks = 0;                     ///< Compute racks as laid out by the topology; 0 = derive.
+  int nodes_per_rack = 0;            ///< 0 = floor(rack_power_W / node_max_power_W), at least 1.
   int reference_nodes_per_rack = 0;  ///< The node's reference-design density (0 = none); for notes.
 
   GpuPowerModel gpu;
@@ -127,35 +127,36 @@ struct FacilityInputs {
 
   // Prices.
   double gpu_price_usd = 0;
-  double node_price_usd = 0;  ///< Whole server with its GPUs; 0 = gpus_per_node * gpu price.
+  double node_price_usd = 0;     ///< Whole server with its GPUs; 0 = gpus_per_node * gpu price.
   double network_capex_usd = 0;  ///< Switches, NICs, optics, cables (BOM).
   double storage_capex_usd = 0;
   double cloud_usd_per_gpu_hour = 0;  ///< 0 = unknown (no cloud comparison).
-  double rack_usd_per_s = 0;          ///< Rack space / colocation per compute rack (0 = not charged).
+  double rack_usd_per_s = 0;  ///< Rack space / colocation per compute rack (0 = not charged).
   /// Where each price came from (catalog, estimate, user, none): servers (node or GPU price),
   /// network and storage (their BOM lines), build-out, electricity, rental, rack space.
   PriceOrigin servers_origin = PriceOrigin::Catalog, network_origin = PriceOrigin::Catalog,
               storage_origin = PriceOrigin::Catalog, buildout_origin = PriceOrigin::Catalog,
               electricity_origin = PriceOrigin::Catalog, cloud_origin = PriceOrigin::None,
               rack_origin = PriceOrigin::None;
-  std::string prices_file;            ///< The user's prices file applied ("" = catalog only).
+  std::string prices_file;  ///< The user's prices file applied ("" = catalog only).
 
   // Checkpoints and data.
   double checkpoint_bytes = 0;  ///< Model + optimizer state of one checkpoint.
   double storage_read_Bps = 0, storage_write_Bps = 0;  ///< Aggregate; 0 = unknown.
-  double input_bytes_per_token = 4;   ///< Tokenised text, uint32 ids (est.).
+  double input_bytes_per_token = 4;                    ///< Tokenised text, uint32 ids (est.).
   double input_bytes_per_sample = 0;  ///< Used when > 0 instead of per-token bytes.
-  double node_scaleout_Bps = 0;       ///< One node's scale-out NICs together (peer reload, in-memory ckpt).
-  double gpu_host_Bps = 0;            ///< One GPU's PCIe path to host memory (async snapshot).
+  double node_scaleout_Bps =
+      0;                    ///< One node's scale-out NICs together (peer reload, in-memory ckpt).
+  double gpu_host_Bps = 0;  ///< One GPU's PCIe path to host memory (async snapshot).
 };
 
 /// User choices with their defaults (docs/facility.md). All validated by check_options().
 struct FacilityOptions {
-  double hardware_life_years = 5;    ///< Amortisation of servers, network, storage.
-  double facility_life_years = 15;   ///< Amortisation of the build-out (est.).
+  double hardware_life_years = 5;           ///< Amortisation of servers, network, storage.
+  double facility_life_years = 15;          ///< Amortisation of the build-out (est.).
   double maintenance_frac_per_year = 0.05;  ///< Of hardware capex per year (est.).
-  double utilization = 1.0;          ///< Share of hours the owned cluster does paid work.
-  double min_clock_factor = 0.2;     ///< Lowest DVFS clock / nominal before cooling "does not fit".
+  double utilization = 1.0;                 ///< Share of hours the owned cluster does paid work.
+  double min_clock_factor = 0.2;  ///< Lowest DVFS clock / nominal before cooling "does not fit".
   /// Most re-timings the cooling fixed point may take before it answers "did not settle"
   /// (NoAnswerError: exit 1 with the bracket it reached). The bracket halves every two steps.
   int max_retimings = 60;
@@ -211,13 +212,13 @@ struct PowerSegment {
 };
 
 struct PowerResult {
-  double clock_factor = 1;  ///< Clock the timeline ran at (1 = nominal).
+  double clock_factor = 1;             ///< Clock the timeline ran at (1 = nominal).
   std::vector<PowerSegment> timeline;  ///< Covers [0, iteration_s) without gaps.
   double iteration_s = 0;
   double gpu_avg_W = 0, gpu_peak_W = 0, gpu_min_W = 0;
-  double node_avg_W = 0;       ///< One node (its GPUs + overhead), time-averaged.
+  double node_avg_W = 0;  ///< One node (its GPUs + overhead), time-averaged.
   double avg_it_W = 0, peak_it_W = 0, min_it_W = 0;
-  double nameplate_it_W = 0;   ///< Nodes at nameplate + network + storage (provisioning).
+  double nameplate_it_W = 0;  ///< Nodes at nameplate + network + storage (provisioning).
   double network_W = 0, storage_W = 0;
   double facility_W = 0;       ///< avg_it_W * PUE.
   double peak_facility_W = 0;  ///< peak_it_W * PUE.
@@ -247,13 +248,14 @@ struct CoolingResult {
   double heat_per_rack_W = 0;  ///< At the throttled operating point.
   double heat_per_rack_unthrottled_W = 0;
   double rack_cooling_W = 0, total_heat_W = 0, total_cooling_W = 0;  ///< total_cooling 0 = none.
-  double rack_power_W = 0;     ///< Power a rack may draw (the preset's or the file's): sets the density.
-  double throttle_factor = 1;  ///< GPU clock / nominal at the operating point (1 = none).
-  double power_cap_factor = 1; ///< Part of the throttle that comes from the power cap.
-  double compute_slowdown = 1; ///< 1 / throttle_factor: compute ops take this much longer.
-  bool fits = true;            ///< false: even at min_clock_factor the heat exceeds the cooling.
+  double rack_power_W =
+      0;  ///< Power a rack may draw (the preset's or the file's): sets the density.
+  double throttle_factor = 1;   ///< GPU clock / nominal at the operating point (1 = none).
+  double power_cap_factor = 1;  ///< Part of the throttle that comes from the power cap.
+  double compute_slowdown = 1;  ///< 1 / throttle_factor: compute ops take this much longer.
+  bool fits = true;             ///< false: even at min_clock_factor the heat exceeds the cooling.
   int fixed_point_iterations = 0;
-  IterationTimes times;        ///< Iteration at the operating point.
+  IterationTimes times;  ///< Iteration at the operating point.
   double time_to_train_unthrottled_s = 0, time_to_train_s = 0;
 };
 
@@ -284,17 +286,17 @@ StorageResult compute_storage(const FacilityInputs& in, const IterationTimes& t)
 
 /// One failure class of a profile, with its rate per unit (a GPU, a node, a NIC, a link...).
 struct FailureClass {
-  std::string id;     ///< "gpu", "hbm", "software", "network", "host", "nic", ...
+  std::string id;  ///< "gpu", "hbm", "software", "network", "host", "nic", ...
   /// Unit it scales with: "gpu", "node", "nic", "link" (scale-out cable), "switch" (counted in a
   /// cluster as FacilityInputs::blocking_switches: a switch failure stops every rank behind it).
   std::string per;
-  double failures = 0;           ///< Observed count in the source.
-  double rate_per_unit_s = 0;    ///< failures / (units observed * duration).
-  std::string causes;            ///< The source's causes lumped into this class.
+  double failures = 0;         ///< Observed count in the source.
+  double rate_per_unit_s = 0;  ///< failures / (units observed * duration).
+  std::string causes;          ///< The source's causes lumped into this class.
 };
 struct ReliabilityProfile {
   std::string id, name, source;
-  double observed_s = 0;  ///< Observation window.
+  double observed_s = 0;                                          ///< Observation window.
   double gpus = 0, nodes = 0, nics = 0, links = 0, switches = 0;  ///< Units observed.
   double restart_s = 0;
   std::vector<FailureClass> classes;
@@ -313,8 +315,8 @@ double daly_interval_s(double checkpoint_s, double mtbf_s);
 /// `interval_s` of work costing `checkpoint_s`, exponential failures of mean `mtbf_s`, each
 /// costing `restart_s` plus on average half a segment (first order):
 ///   W = work (1 + C/tau) / (1 - (R + (tau + C)/2) / M); +inf when the denominator <= 0.
-double expected_wall_time_s(double work_s, double interval_s, double checkpoint_s,
-                            double restart_s, double mtbf_s);
+double expected_wall_time_s(double work_s, double interval_s, double checkpoint_s, double restart_s,
+                            double mtbf_s);
 
 struct MonteCarloResult {
   int trials = 0;
@@ -330,7 +332,7 @@ MonteCarloResult monte_carlo_time_to_train(double work_s, double interval_s, dou
 
 struct FailureRate {
   std::string id, per, causes;
-  double units = 0;            ///< Units of this kind in the cluster.
+  double units = 0;  ///< Units of this kind in the cluster.
   double failures_per_day = 0;
   /// Share of the expected wall time lost to this class's failures (its share of the restarts
   /// and rework, in proportion to its rate); with ReliabilityResult::checkpoint_loss these sum to
@@ -345,17 +347,19 @@ struct ReliabilityResult {
   double checkpoint_bytes = 0, checkpoint_write_s = 0;
   double checkpoint_interval_s = 0;  ///< Used (Young's unless set).
   double young_interval_s = 0, daly_interval_s = 0;
-  double restart_s = 0;               ///< Recovery per failure: detection + restart + reload.
-  double detect_s = 0, reload_s = 0;  ///< Parts of restart_s when given (0 = inside the restart time).
-  std::string rates_source;           ///< "profile <id>" or "user MTBF".
-  std::string checkpoint_mode;        ///< sync | async | memory.
-  double checkpoint_critical_s = 0;   ///< Checkpoint time on the critical path (what training waits for).
-  double work_s = 0;                  ///< Failure-free time to train.
+  double restart_s = 0;  ///< Recovery per failure: detection + restart + reload.
+  double detect_s = 0,
+         reload_s = 0;          ///< Parts of restart_s when given (0 = inside the restart time).
+  std::string rates_source;     ///< "profile <id>" or "user MTBF".
+  std::string checkpoint_mode;  ///< sync | async | memory.
+  double checkpoint_critical_s =
+      0;              ///< Checkpoint time on the critical path (what training waits for).
+  double work_s = 0;  ///< Failure-free time to train.
   double expected_failures = 0;
-  double goodput = 0;                 ///< work / expected wall time.
+  double goodput = 0;  ///< work / expected wall time.
   double effective_time_to_train_s = 0;
   double checkpoint_overhead_s = 0, rework_s = 0, restart_total_s = 0;  ///< Where time goes.
-  double checkpoint_loss = 0;         ///< Share of the expected wall time spent on checkpoints.
+  double checkpoint_loss = 0;  ///< Share of the expected wall time spent on checkpoints.
   MonteCarloResult monte_carlo;
 };
 /// Scales the profile's per-unit rates to the cluster's counts, then sizes checkpoints.
@@ -371,17 +375,17 @@ struct CostResult {
   double amortized_usd_per_year = 0;    ///< Hardware / life + facility / facility life.
   double electricity_usd_per_year = 0;  ///< At the training draw for `utilization` of the year.
   double maintenance_usd_per_year = 0;
-  double opex_usd_per_year = 0;         ///< Electricity + maintenance.
-  double usd_per_gpu_hour = 0;          ///< Owned, at the options' utilisation.
+  double opex_usd_per_year = 0;  ///< Electricity + maintenance.
+  double usd_per_gpu_hour = 0;   ///< Owned, at the options' utilisation.
   /// Owned cost of the run: (amortised capex + maintenance + rack space) per year / utilisation
   /// for the run's wall time, plus its electricity. The same basis as usd_per_gpu_hour.
   double cost_per_run_usd = 0;
   double energy_cost_per_run_usd = 0;
-  double usd_per_million_tokens = 0;    ///< 0 when the workload has no tokens.
+  double usd_per_million_tokens = 0;  ///< 0 when the workload has no tokens.
   double cloud_usd_per_gpu_hour = 0;
-  double cloud_cost_per_run_usd = 0;    ///< 0 when the catalog has no rental price.
-  double breakeven_utilization = 0;     ///< Owned = rented at this utilisation (> 1: never).
-  double rack_space_usd_per_year = 0;   ///< Racks x rack-space price (part of opex).
+  double cloud_cost_per_run_usd = 0;   ///< 0 when the catalog has no rental price.
+  double breakeven_utilization = 0;    ///< Owned = rented at this utilisation (> 1: never).
+  double rack_space_usd_per_year = 0;  ///< Racks x rack-space price (part of opex).
   /// Origins: capex is the weakest of its four parts; the run's owned cost adds electricity.
   PriceOrigin servers_origin = PriceOrigin::Catalog, network_origin = PriceOrigin::Catalog,
               storage_origin = PriceOrigin::Catalog, facility_origin = PriceOrigin::Catalog,
@@ -424,25 +428,25 @@ struct EnergyAccounting {
   double physical_co2_kg = 0, model_card_co2_kg = 0;
 };
 /// `run_wall_s`: the effective time to train; `energy_it_J`: the run's IT energy.
-EnergyAccounting account_energy(const FacilityInputs& in, const FacilityOptions& o, double run_wall_s,
-                                double energy_it_J);
+EnergyAccounting account_energy(const FacilityInputs& in, const FacilityOptions& o,
+                                double run_wall_s, double energy_it_J);
 
 // ------------------------------------------------------------------------------------------
 // Everything together
 
 struct FacilityResult {
-  PowerResult power;    ///< At the throttled operating point.
+  PowerResult power;  ///< At the throttled operating point.
   CoolingResult cooling;
   StorageResult storage;
   ReliabilityResult reliability;
   CostResult cost;
-  double energy_per_run_J = 0;     ///< Facility energy (IT * PUE) incl. failure overhead.
-  double energy_per_run_it_J = 0;  ///< IT energy incl. failure overhead.
-  double time_to_train_s = 0;      ///< After throttling and data stalls, before failures.
+  double energy_per_run_J = 0;           ///< Facility energy (IT * PUE) incl. failure overhead.
+  double energy_per_run_it_J = 0;        ///< IT energy incl. failure overhead.
+  double time_to_train_s = 0;            ///< After throttling and data stalls, before failures.
   double effective_time_to_train_s = 0;  ///< Including checkpoints, rework and restarts.
-  EnergyAccounting energy;         ///< Physical vs model-card energy, per token, CO2.
-  std::vector<std::string> notes;  ///< Assumptions that matter for this case.
-  FacilityOptions options;         ///< The options used (reported as "assumptions").
+  EnergyAccounting energy;               ///< Physical vs model-card energy, per token, CO2.
+  std::vector<std::string> notes;        ///< Assumptions that matter for this case.
+  FacilityOptions options;               ///< The options used (reported as "assumptions").
 };
 
 // ------------------------------------------------------------------------------------------
@@ -483,8 +487,8 @@ struct SimOptions;
 /// facility_inputs(); when the GPUs throttle, the iteration is re-simulated with
 /// SimOptions::compute_slowdown (x the one already in `so`, no trace) at each fixed-point step.
 /// With so.engine == "simgrid" the iteration is rescaled instead (rescale_times): SimGrid is too
-/// slow to repeat inside the fixed point. `o.seed` is used as given (the CLI passes --seed). Throws what simulate() and
-/// evaluate_facility() throw.
+/// slow to repeat inside the fixed point. `o.seed` is used as given (the CLI passes --seed). Throws
+/// what simulate() and evaluate_facility() throw.
 FacilityResult facility_for_run(const Workload& w, const Cluster& c, const Layout& l,
                                 const SimOptions& so, const SimResult& r, const FacilityOptions& o);
 

@@ -22,16 +22,16 @@
 //      the routed fabric), picks the recommended configuration and builds the report.
 //
 // Units: SI inside (seconds, bytes, watts, joules, US dollars).
-#include "tutti/core/progress.hpp"
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tutti/core/progress.hpp"
 #include "tutti/models/layout.hpp"
 #include "tutti/sim/result.hpp"
 #include "tutti/topologies/prices.hpp"
@@ -40,12 +40,18 @@ namespace tutti {
 
 struct PerfCache;  // Engine figures shared between slices (sim/plan/src/plan_eval.cpp).
 
+// clang-format off
 #define TUTTI_NETWORK_VALUES(X) X(InfiniBand, "infiniband") X(RoCE, "roce")
+// clang-format on
 TUTTI_ENUM(Network, std::uint8_t, TUTTI_NETWORK_VALUES);
+// clang-format off
 #define TUTTI_ACQUISITION_VALUES(X) X(Buy, "buy") X(Rent, "rent")
+// clang-format on
 TUTTI_ENUM(Acquisition, std::uint8_t, TUTTI_ACQUISITION_VALUES);
 /// What "recommended" minimises among the configurations that meet every constraint.
+// clang-format off
 #define TUTTI_OBJECTIVE_VALUES(X) X(Cost, "cost") X(Time, "time") X(Energy, "energy")
+// clang-format on
 TUTTI_ENUM(Objective, std::uint8_t, TUTTI_OBJECTIVE_VALUES);
 
 /// What a bought configuration's cost is, for ranking and the total-cost budget:
@@ -53,7 +59,9 @@ TUTTI_ENUM(Objective, std::uint8_t, TUTTI_OBJECTIVE_VALUES);
 ///             utilisation + the run's opex (the same figure `tutti simulate` reports) [default];
 ///   Purchase  the whole purchase + the run's opex (the run pays for the cluster outright).
 /// A rented configuration costs its rental either way. The capex budget always checks the purchase.
+// clang-format off
 #define TUTTI_COST_BASIS_VALUES(X) X(Run, "run") X(Purchase, "purchase")
+// clang-format on
 TUTTI_ENUM(CostBasis, std::uint8_t, TUTTI_COST_BASIS_VALUES);
 
 /// The parallel layouts to try for each hardware choice. Empty lists take the defaults
@@ -77,9 +85,9 @@ struct RoomLimits {
 struct PlanRequest {
   std::string file = "<request>";  ///< Name used in messages.
   // Workload.
-  std::string workload;            ///< Workload file as given (models/*.json).
-  std::string workload_path;       ///< The same, resolved to an existing file when possible.
-  double tokens = 0;               ///< Tokens to train; 0 = the workload's own figure.
+  std::string workload;       ///< Workload file as given (models/*.json).
+  std::string workload_path;  ///< The same, resolved to an existing file when possible.
+  double tokens = 0;          ///< Tokens to train; 0 = the workload's own figure.
   // Constraints (0 = none).
   double deadline_s = 0;
   double capex_budget_usd = 0;       ///< Purchase price of everything bought.
@@ -88,14 +96,14 @@ struct PlanRequest {
   RoomLimits room;
   int gpus_min = 1, gpus_max = 65536;
   // Options to search.
-  std::vector<int> gpu_counts;        ///< Explicit GPU counts; empty = {1,1.25,1.5} x 2^k nodes.
-  std::vector<std::string> gpus;      ///< GPU or node catalog ids (a GPU id picks its node).
-  std::vector<std::string> fabrics;   ///< Scale-out fabric generators.
+  std::vector<int> gpu_counts;       ///< Explicit GPU counts; empty = {1,1.25,1.5} x 2^k nodes.
+  std::vector<std::string> gpus;     ///< GPU or node catalog ids (a GPU id picks its node).
+  std::vector<std::string> fabrics;  ///< Scale-out fabric generators.
   std::vector<double> oversubscription;
   std::vector<Network> networks;
-  std::vector<std::string> storage;   ///< Storage catalog ids.
+  std::vector<std::string> storage;  ///< Storage catalog ids.
   std::vector<Acquisition> acquisition;
-  std::string facility;               ///< Facility preset id ("" = the catalog default).
+  std::string facility;  ///< Facility preset id ("" = the catalog default).
   LayoutSpace layouts;
   // How to search.
   Objective objective = Objective::Cost;
@@ -104,8 +112,8 @@ struct PlanRequest {
   double utilization = 1.0;               ///< "utilization" (default 1): share of the year in use.
   /// The user's prices: the request's "prices" section, or `--prices FILE` (which replaces it).
   std::optional<Prices> prices;
-  int finalists = 4;   ///< Configurations re-simulated with the flow-level engine.
-  bool prune = true;   ///< Skip hardware choices that provably cannot meet the constraints.
+  int finalists = 4;  ///< Configurations re-simulated with the flow-level engine.
+  bool prune = true;  ///< Skip hardware choices that provably cannot meet the constraints.
 };
 
 /// Reads a request file, applying `KEY.PATH=VALUE` overrides first (strict: unknown keys, wrong
@@ -124,8 +132,8 @@ void to_json(nlohmann::json& j, const PlanRequest& r);
 
 /// One hardware choice: a cluster the planner can build with make_cluster().
 struct HardwareChoice {
-  std::string node;   ///< Node catalog id.
-  std::string gpu;    ///< GPU catalog id of that node.
+  std::string node;  ///< Node catalog id.
+  std::string gpu;   ///< GPU catalog id of that node.
   int nodes = 0;
   int gpus = 0;
   std::string fabric;
@@ -136,14 +144,14 @@ struct HardwareChoice {
 
 /// Constraint violations, as bits of Evaluation::violations.
 enum Violation : std::uint32_t {
-  kMemory = 1u << 0,      ///< Does not fit in GPU memory.
+  kMemory = 1u << 0,  ///< Does not fit in GPU memory.
   kDeadline = 1u << 1,
   kCapex = 1u << 2,
   kTotalCost = 1u << 3,
   kPowerCap = 1u << 4,
-  kRoomRacks = 1u << 5,   ///< Needs more racks than the room has.
-  kRoomCooling = 1u << 6, ///< One node draws more than a rack may draw or the room may cool.
-  kNoPrice = 1u << 7,     ///< Cannot be costed: no rental price (rent), no purchase price (buy).
+  kRoomRacks = 1u << 5,    ///< Needs more racks than the room has.
+  kRoomCooling = 1u << 6,  ///< One node draws more than a rack may draw or the room may cool.
+  kNoPrice = 1u << 7,      ///< Cannot be costed: no rental price (rent), no purchase price (buy).
 };
 constexpr int kNumViolations = 8;
 const char* violation_name(int bit);  ///< "memory", "deadline", ...
@@ -156,7 +164,7 @@ struct Evaluation {
   std::uint64_t index = 0;     ///< Global configuration index (the deterministic order).
   std::uint32_t hardware = 0;  ///< Index into Planner::hardware().
   Acquisition acquisition = Acquisition::Buy;
-  bool native = false;         ///< Timed by the flow-level engine (else analytic).
+  bool native = false;             ///< Timed by the flow-level engine (else analytic).
   std::uint16_t gpu_group = 0;     ///< Index of the hardware's GPU id in PlanRequest::gpus.
   std::uint16_t fabric_group = 0;  ///< Index of its (fabric, oversubscription, network) choice.
   Layout layout;
@@ -167,14 +175,15 @@ struct Evaluation {
   double time_to_train_s = 0;
   double mfu = 0;
   Breakdown breakdown;
-  double capex_usd = 0;        ///< Purchase price (0 when rented).
-  double run_opex_usd = 0;     ///< Electricity and upkeep over the run (buy), rental (rent).
-  double total_cost_usd = 0;   ///< The cost ranked on: by the request's cost basis (see CostBasis).
-  double owned_run_usd = 0;    ///< Owned cost of the run (amortised; buy), 0 when rented.
-  double rental_usd = 0;       ///< Rental for the run at the GPU's rental price (0 = no price).
+  double capex_usd = 0;       ///< Purchase price (0 when rented).
+  double run_opex_usd = 0;    ///< Electricity and upkeep over the run (buy), rental (rent).
+  double total_cost_usd = 0;  ///< The cost ranked on: by the request's cost basis (see CostBasis).
+  double owned_run_usd = 0;   ///< Owned cost of the run (amortised; buy), 0 when rented.
+  double rental_usd = 0;      ///< Rental for the run at the GPU's rental price (0 = no price).
   double breakeven_utilization = 0;  ///< Owned = rented at this utilisation (0 = no rental price).
-  double energy_J = 0;         ///< Facility energy of the run (IT energy x PUE).
-  double energy_J_per_token = 0;  ///< energy_J / training tokens, J per token; 0 = not a token model.
+  double energy_J = 0;               ///< Facility energy of the run (IT energy x PUE).
+  double energy_J_per_token =
+      0;  ///< energy_J / training tokens, J per token; 0 = not a token model.
   double avg_it_power_W = 0;
   double peak_facility_power_W = 0;
   bool feasible() const { return violations == 0; }
@@ -182,15 +191,15 @@ struct Evaluation {
 
 /// What a slice of the search keeps; merges exactly (see merge()).
 struct ScreenResult {
-  std::uint64_t configurations = 0;   ///< Configurations in the slice.
-  std::uint64_t simulated = 0;        ///< Given to the analytic engine (fit in memory, not pruned).
-  std::uint64_t pruned = 0;           ///< Skipped by a bound (provably infeasible).
-  std::uint64_t invalid = 0;          ///< Layouts the workload model rejects (check_layout).
+  std::uint64_t configurations = 0;  ///< Configurations in the slice.
+  std::uint64_t simulated = 0;       ///< Given to the analytic engine (fit in memory, not pruned).
+  std::uint64_t pruned = 0;          ///< Skipped by a bound (provably infeasible).
+  std::uint64_t invalid = 0;         ///< Layouts the workload model rejects (check_layout).
   std::uint64_t feasible = 0;
   std::array<std::uint64_t, kNumViolations> violated{};  ///< Per violation bit.
-  std::vector<Evaluation> pareto;     ///< Feasible and not dominated, by index.
-  std::vector<Evaluation> best;       ///< The best max(finalists, 1) feasible by the objective.
-  std::vector<Evaluation> nearest;    ///< The infeasible configuration closest to feasible (0/1).
+  std::vector<Evaluation> pareto;                        ///< Feasible and not dominated, by index.
+  std::vector<Evaluation> best;     ///< The best max(finalists, 1) feasible by the objective.
+  std::vector<Evaluation> nearest;  ///< The infeasible configuration closest to feasible (0/1).
   /// The best feasible configuration by the objective of each GPU type (gpu_group) and of each
   /// fabric choice (fabric_group), by group: the runners-up on other hardware.
   std::vector<Evaluation> best_per_gpu, best_per_fabric;
@@ -213,22 +222,23 @@ bool better_for(Objective o, const Evaluation& a, const Evaluation& b);
 
 /// The final answer.
 struct PlanResult {
-  bool found = false;                 ///< A configuration meets every constraint.
-  Evaluation recommended;             ///< When found.
+  bool found = false;      ///< A configuration meets every constraint.
+  Evaluation recommended;  ///< When found.
   /// Frontier over (time, total cost, energy), by time, of the configurations finish() timed
   /// with the flow-level engine (the screening frontier, the finalists and the runners-up per GPU
   /// type and fabric): the recommendation, picked from the same set, lies on it. Each row's
   /// Evaluation::native says which engine timed it (analytic where the flow-level engine could not
   /// run it, or with finalists = 0).
   std::vector<Evaluation> pareto;
-  std::vector<Evaluation> finalists;  ///< The best by the objective, re-simulated with the flow-level engine.
+  std::vector<Evaluation>
+      finalists;  ///< The best by the objective, re-simulated with the flow-level engine.
   /// Runners-up on other hardware: the best feasible configuration of each GPU type and of each
   /// fabric choice other than the recommendation's, timed like the rest (by GPU, then by fabric;
   /// no duplicates).
   std::vector<Evaluation> alternatives;
-  std::uint64_t retimed = 0;          ///< Configurations finish() timed with the flow-level engine.
-  ScreenResult screen;                ///< Merged counts.
-  std::string reason;                 ///< When !found: why, with the nearest miss.
+  std::uint64_t retimed = 0;  ///< Configurations finish() timed with the flow-level engine.
+  ScreenResult screen;        ///< Merged counts.
+  std::string reason;         ///< When !found: why, with the nearest miss.
 };
 
 /// Progress callback: (configurations done in this slice, slice size). Called every few
@@ -254,7 +264,8 @@ class Planner {
   std::pair<std::uint64_t, std::uint64_t> hardware_range(std::uint32_t h) const;
 
   /// Screens configurations [begin, end) with the analytic engine. Deterministic; no I/O.
-  ScreenResult screen(std::uint64_t begin, std::uint64_t end, const ProgressFn& progress = {}) const;
+  ScreenResult screen(std::uint64_t begin, std::uint64_t end,
+                      const ProgressFn& progress = {}) const;
   /// Screens several slices (sharing the engine figures between them) and merges them;
   /// `progress` receives the count done over all of them.
   ScreenResult screen(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slices,

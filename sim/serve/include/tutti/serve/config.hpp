@@ -44,15 +44,17 @@ struct Serving {
   int prefill_replicas = 0, decode_replicas = 0;
   DType dtype = DType::BF16;     ///< Weights and activations.
   DType kv_dtype = DType::BF16;  ///< KV cache.
-  int max_batch = 256;                          ///< Running sequences per replica (vLLM max_num_seqs).
-  std::int64_t max_tokens_per_iteration = 8192; ///< vLLM max_num_batched_tokens.
-  int kv_block_tokens = 16;                     ///< Paged KV-cache block size, tokens.
-  double gpu_memory_utilization = 0.9;          ///< Share of HBM for weights + activations + KV.
+  int max_batch = 256;           ///< Running sequences per replica (vLLM max_num_seqs).
+  std::int64_t max_tokens_per_iteration = 8192;  ///< vLLM max_num_batched_tokens.
+  int kv_block_tokens = 16;                      ///< Paged KV-cache block size, tokens.
+  double gpu_memory_utilization = 0.9;           ///< Share of HBM for weights + activations + KV.
   bool chunked_prefill = true;
-  std::string router = "least_loaded";          ///< "least_loaded" | "round_robin".
+  std::string router = "least_loaded";  ///< "least_loaded" | "round_robin".
   bool disaggregated() const { return prefill_replicas > 0; }
   int gpus_per_replica() const { return tp * pp; }
-  int total_replicas() const { return disaggregated() ? prefill_replicas + decode_replicas : replicas; }
+  int total_replicas() const {
+    return disaggregated() ? prefill_replicas + decode_replicas : replicas;
+  }
   int gpus() const { return total_replicas() * gpus_per_replica(); }
 };
 
@@ -71,7 +73,8 @@ struct ServeConfig {
 
 /// Reads a serving configuration file; `overrides` are `--set KEY.PATH=VALUE`. A trace file is
 /// read relative to the configuration's folder. Throws InputError.
-ServeConfig load_serve_config(const std::string& path, const std::vector<std::string>& overrides = {});
+ServeConfig load_serve_config(const std::string& path,
+                              const std::vector<std::string>& overrides = {});
 /// Same from JSON text; `name` stands for the file in messages, `base_dir` resolves trace paths.
 ServeConfig parse_serve_config(const std::string& text, const std::string& name,
                                const std::vector<std::string>& overrides = {},

@@ -17,10 +17,9 @@
 // hardware is taken to serve other traffic; stated in the output). Identical frontier points are
 // listed once (the first in search order).
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "tutti/serve/simulator.hpp"
 
@@ -32,19 +31,19 @@ struct HardwareOption {
 };
 
 struct ServePlanOptions {
-  double attainment = 0.99;                 ///< Share of requests that must meet every SLO.
+  double attainment = 0.99;  ///< Share of requests that must meet every SLO.
   std::vector<int> max_batches = {32, 128, 256};
-  bool rent = false;                        ///< Rank by the rented price instead of owned.
-  bool disaggregation = true;               ///< Also try prefill/decode disaggregation.
-  int max_pp = 8;                           ///< Largest pipeline degree tried (1: no pipelines).
+  bool rent = false;           ///< Rank by the rented price instead of owned.
+  bool disaggregation = true;  ///< Also try prefill/decode disaggregation.
+  int max_pp = 8;              ///< Largest pipeline degree tried (1: no pipelines).
 };
 
 struct ServeCandidate {
   std::string hardware, gpu;
   Serving serving;
   int gpus = 0;
-  bool feasible = false;   ///< Simulated (false: did not fit; `why` says why).
-  bool meets = false;      ///< Feasible and SLO attainment >= the target.
+  bool feasible = false;  ///< Simulated (false: did not fit; `why` says why).
+  bool meets = false;     ///< Feasible and SLO attainment >= the target.
   std::string why;
   double attainment = 0, ttft_p99_s = 0, tpot_p99_s = 0, e2e_p99_s = 0;
   double output_tokens_per_s = 0;
@@ -55,9 +54,9 @@ struct ServeCandidate {
 
 struct ServePlanResult {
   std::vector<ServeCandidate> candidates;  ///< Every configuration in search order.
-  int best = -1;                           ///< Cheapest that meets the SLOs (ties: fewer GPUs, then order).
-  std::vector<int> frontier;               ///< Pareto (cost, p99 e2e, energy/token) among those that meet.
-  int nearest_miss = -1;                   ///< Highest attainment among those that do not meet.
+  int best = -1;              ///< Cheapest that meets the SLOs (ties: fewer GPUs, then order).
+  std::vector<int> frontier;  ///< Pareto (cost, p99 e2e, energy/token) among those that meet.
+  int nearest_miss = -1;      ///< Highest attainment among those that do not meet.
   ServePlanOptions options;
   Slo slo;
 };

@@ -14,14 +14,13 @@
 // Iteration times come from StepModel. Deterministic: same config, model, cluster and seed give
 // the same result byte for byte.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "tutti/facility/facility.hpp"
 #include "tutti/serve/config.hpp"
 #include "tutti/serve/step_model.hpp"
-#include "tutti/facility/facility.hpp"
 
 namespace tutti {
 struct Cluster;
@@ -40,7 +39,8 @@ struct RequestRecord {
   double e2e_s() const { return finish_s - arrival_s; }
   /// (finish - first token) / (output - 1); 0 for one-token outputs.
   double tpot_s() const {
-    return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0;
+    return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1)
+                             : 0;
   }
 };
 
@@ -56,25 +56,28 @@ struct ServeResult {
   Serving serving;
   Slo slo;
   std::uint64_t seed = 1;
-  int gpus = 0;                 ///< GPUs the replicas use.
+  int gpus = 0;  ///< GPUs the replicas use.
   int cluster_gpus = 0;
   ReplicaMemory memory;
   double kv_bytes_per_token_model = 0;
   std::int64_t requests = 0;
-  double makespan_s = 0;        ///< First arrival to last finish.
+  double makespan_s = 0;               ///< First arrival to last finish.
   Percentiles ttft, tpot, e2e, queue;  ///< queue: arrival to first scheduled.
   double output_tokens = 0, prompt_tokens = 0;
-  double output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0, output_tokens_per_s_per_replica = 0;
+  double output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0,
+         output_tokens_per_s_per_replica = 0;
   double total_tokens_per_s = 0;  ///< Prompt + output tokens per second.
   double requests_per_s = 0;
-  double slo_attainment = 0;    ///< Share of requests meeting every SLO.
-  double goodput_rps = 0;       ///< Requests meeting every SLO per second (DistServe's goodput).
-  double kv_occupancy_mean = 0, kv_occupancy_peak = 0;  ///< Used blocks / blocks, time-weighted over replicas.
+  double slo_attainment = 0;  ///< Share of requests meeting every SLO.
+  double goodput_rps = 0;     ///< Requests meeting every SLO per second (DistServe's goodput).
+  double kv_occupancy_mean = 0,
+         kv_occupancy_peak = 0;  ///< Used blocks / blocks, time-weighted over replicas.
   std::int64_t preemptions = 0;
   std::int64_t iterations = 0;
   double mean_batch_sequences = 0, mean_batch_tokens = 0;
   double kv_transfer_s_total = 0, kv_transfer_bytes = 0;
-  // Per-GPU busy time summed over replicas' iterations (seconds; divide by replicas for a mean GPU).
+  // Per-GPU busy time summed over replicas' iterations (seconds; divide by replicas for a mean
+  // GPU).
   double busy_s = 0, gemm_busy_s = 0, memory_busy_s = 0, comm_busy_s = 0;
   std::vector<RequestRecord> records;
   std::vector<std::string> notes;  ///< Defaults and approximations that apply.
@@ -91,19 +94,21 @@ ServeResult simulate_serving(const Workload& w, const ServeConfig& cfg, const Si
 struct ServeFacility {
   PowerResult power;
   CostResult cost;
-  double energy_J = 0;                    ///< Facility energy of the run (IT x PUE).
+  double energy_J = 0;  ///< Facility energy of the run (IT x PUE).
   double energy_per_output_token_J = 0;
   double usd_per_million_output_tokens_owned = 0;
   double usd_per_million_output_tokens_rented = 0;  ///< 0 when the catalog has no rental price.
   FacilityOptions options;
 };
-ServeFacility serve_facility(const ServeResult& r, const Cluster& cluster, const FacilityOptions& o);
+ServeFacility serve_facility(const ServeResult& r, const Cluster& cluster,
+                             const FacilityOptions& o);
 
 /// JSON of the result (schemas/serve_result.schema.json); `with_requests` adds every request.
 nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_requests = false);
 /// The text table of `tutti serve simulate`.
 std::string to_text(const ServeResult& r, const ServeFacility& f);
-/// One row per request: id,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,queue_s,preemptions,replica.
+/// One row per request:
+/// id,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,queue_s,preemptions,replica.
 std::string to_csv(const ServeResult& r);
 
 }  // namespace tutti::serve

@@ -18,8 +18,9 @@
 // LM head GEMM m=S (sequences that emit a token) n=vocab/t k=h, logits all-gather over TP.
 // Pipeline parallelism: one batch passes the pp stages in turn (+ pp-1 activation sends), so an
 // iteration's latency (total_s) is the whole model's; each stage holds layers/pp of the layers, so
-// the replica can start the next batch one stage later (interval_s = the compute of one stage, taken
-// as 1/pp of the whole, plus one send) and holds up to pp batches in flight (vLLM's virtual engines).
+// the replica can start the next batch one stage later (interval_s = the compute of one stage,
+// taken as 1/pp of the whole, plus one send) and holds up to pp batches in flight (vLLM's virtual
+// engines).
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -34,12 +35,12 @@ namespace tutti::serve {
 
 /// What one iteration computes, summed over its sequences.
 struct BatchShape {
-  std::int64_t prefill_tokens = 0;      ///< New tokens of prefill chunks.
-  double prefill_attn_pairs = 0;        ///< sum p_i (c_i + (p_i+1)/2): causal query-key pairs.
-  double prefill_context_tokens = 0;    ///< sum (c_i + p_i): KV the prefill attention reads.
-  std::int64_t decodes = 0;             ///< Sequences decoding one token.
-  double decode_context_tokens = 0;     ///< sum L_j: KV the decode attention reads.
-  std::int64_t logits = 0;              ///< Sequences that emit a token this iteration.
+  std::int64_t prefill_tokens = 0;    ///< New tokens of prefill chunks.
+  double prefill_attn_pairs = 0;      ///< sum p_i (c_i + (p_i+1)/2): causal query-key pairs.
+  double prefill_context_tokens = 0;  ///< sum (c_i + p_i): KV the prefill attention reads.
+  std::int64_t decodes = 0;           ///< Sequences decoding one token.
+  double decode_context_tokens = 0;   ///< sum L_j: KV the decode attention reads.
+  std::int64_t logits = 0;            ///< Sequences that emit a token this iteration.
   std::int64_t tokens() const { return prefill_tokens + decodes; }
 };
 
@@ -62,11 +63,11 @@ struct StepTime {
 
 /// Memory facts of one GPU of a replica.
 struct ReplicaMemory {
-  double weights_bytes = 0;          ///< Parameters / (tp pp) in the serving dtype.
-  double activation_bytes = 0;       ///< Reserve for one iteration's activations and logits (estimate).
-  double kv_bytes = 0;               ///< HBM x utilization - weights - activations.
-  double kv_bytes_per_token = 0;     ///< One token of one sequence, this GPU's layers and KV heads.
-  std::int64_t kv_blocks = 0;        ///< floor(kv_bytes / (block_tokens x kv_bytes_per_token)).
+  double weights_bytes = 0;     ///< Parameters / (tp pp) in the serving dtype.
+  double activation_bytes = 0;  ///< Reserve for one iteration's activations and logits (estimate).
+  double kv_bytes = 0;          ///< HBM x utilization - weights - activations.
+  double kv_bytes_per_token = 0;  ///< One token of one sequence, this GPU's layers and KV heads.
+  std::int64_t kv_blocks = 0;     ///< floor(kv_bytes / (block_tokens x kv_bytes_per_token)).
 };
 
 class StepModel {
@@ -91,7 +92,8 @@ class StepModel {
   /// 1 < ep < tp (groups a training Layout cannot name).
   Program step_program(const BatchShape& b);
   /// KV-cache transfer of `tokens` context tokens from a prefill replica to a decode replica
-  /// (every GPU sends its shard to its peer in parallel; point-to-point plan of the collective model).
+  /// (every GPU sends its shard to its peer in parallel; point-to-point plan of the collective
+  /// model).
   double kv_transfer_s(std::int64_t tokens) const;
   /// The memory of one GPU; kv_blocks <= 0 means the weights do not fit.
   const ReplicaMemory& memory() const { return mem_; }

@@ -43,9 +43,9 @@ double simgrid_flows_per_cpu_second(int gpus);
 
 /// Run statistics of one SimGrid run.
 struct SimgridStats {
-  double flows = 0;           ///< SimGrid comms simulated.
-  double execs = 0;           ///< SimGrid execs simulated.
-  double wall_s = 0;          ///< Wall time of the SimGrid run (platform build + run), in the child.
+  double flows = 0;   ///< SimGrid comms simulated.
+  double execs = 0;   ///< SimGrid execs simulated.
+  double wall_s = 0;  ///< Wall time of the SimGrid run (platform build + run), in the child.
   double peak_rss_bytes = 0;  ///< Peak resident memory of the child process.
 };
 
@@ -55,10 +55,12 @@ struct SimgridStats {
 /// `finish_s` (each plan's finish time) and `stats` when given.
 double simulate_collectives_simgrid(const std::vector<CollectivePlan>& plans, const Topology& topo,
                                     const CalibrationProfile& profile, std::uint64_t seed = 1,
-                                    std::vector<double>* finish_s = nullptr, SimgridStats* stats = nullptr);
+                                    std::vector<double>* finish_s = nullptr,
+                                    SimgridStats* stats = nullptr);
 
 /// Flows the SimGrid engine would simulate for this Program (every rank, every step).
-double simgrid_flow_count(const Program& program, const SimCluster& cluster, const CalibrationProfile& profile);
+double simgrid_flow_count(const Program& program, const SimCluster& cluster,
+                          const CalibrationProfile& profile);
 
 /// The SimGrid counterpart of simulate_program: the same SimResult (engine "simgrid"). The
 /// breakdown is taken on the rank that finishes last (the native engine: the class that finishes
@@ -68,7 +70,8 @@ double simgrid_flow_count(const Program& program, const SimCluster& cluster, con
 /// estimate;
 /// InternalError if the Program deadlocks.
 SimResult simulate_program_simgrid(const Program& program, const SimCluster& cluster,
-                                   const CalibrationProfile& profile, const ProgramSimOptions& options = {},
+                                   const CalibrationProfile& profile,
+                                   const ProgramSimOptions& options = {},
                                    SimgridStats* stats = nullptr);
 
 /// simulate() with engine "simgrid": expands the workload under `layout` and runs
@@ -81,7 +84,7 @@ SimResult simulate_simgrid(const Workload& workload, const Cluster& cluster, con
 /// What SimGrid itself sees in a platform file (for checking exports).
 struct SimgridPlatformProbe {
   int host_count = 0;
-  int link_count = 0;                     ///< Declared links (SimGrid's own __loopback__ not counted).
+  int link_count = 0;  ///< Declared links (SimGrid's own __loopback__ not counted).
   std::vector<std::string> route_links;  ///< Link names of the route src -> dst, in order.
   double route_latency_s = 0;            ///< Summed latency of that route, as SimGrid computes it.
 };

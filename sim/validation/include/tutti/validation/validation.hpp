@@ -22,18 +22,19 @@
 // "case:<id>" or "source:<source_key>") are `fitted`; the headline MAPE and the groups are over
 // the unfitted cases only, and the fitted ones are summarised apart.
 //
-// Metrics: tflops_per_gpu (Megatron's FLOP count with the stated recompute), tokens_per_sec_per_gpu,
-// step_time, mfu (model FLOPs over dense peak, %), images_per_sec and sequences_per_sec (all GPUs),
-// busbw (nccl-tests bus bandwidth, GB/s), hbm_bandwidth (TB/s, triad).
+// Metrics: tflops_per_gpu (Megatron's FLOP count with the stated recompute),
+// tokens_per_sec_per_gpu, step_time, mfu (model FLOPs over dense peak, %), images_per_sec and
+// sequences_per_sec (all GPUs), busbw (nccl-tests bus bandwidth, GB/s), hbm_bandwidth (TB/s,
+// triad).
 //
 // Serving cases (a `serving` and a `load` section instead of `training`; kind "serving") are
 // predicted by the serve simulator through ValidationOptions::serving (sim/serve implements it and
 // cli sets it: sim cannot include sim/serve); without it they are skipped. Their metrics:
 // output_tokens_per_sec, total_tokens_per_sec, requests_per_sec (all GPUs of the case),
 // ttft_{mean,median,p99}_ms, tpot_{mean,median,p99}_ms, e2e_{mean,median}_s.
-#include <nlohmann/json_fwd.hpp>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,7 +58,8 @@ struct ServingCase {
 };
 /// Predicts `metric` of a serving case and appends the defaults it applied to `assumptions`.
 /// Throws InputError when the configuration cannot run (the case is skipped with the message).
-using ServingPredictor = std::function<double(const ServingCase&, std::vector<std::string>& assumptions)>;
+using ServingPredictor =
+    std::function<double(const ServingCase&, std::vector<std::string>& assumptions)>;
 
 struct ValidationOptions {
   std::string engine = "native";  ///< "native" or "analytic" for training cases.
@@ -69,8 +71,8 @@ struct ValidationOptions {
 struct CaseResult {
   std::string id, source_key, metric, unit;
   double measured = 0, predicted = 0;
-  double error_pct = 0;  ///< (predicted - measured) / measured * 100.
-  std::string layout;    ///< Parallel layout used (training cases).
+  double error_pct = 0;        ///< (predicted - measured) / measured * 100.
+  std::string layout;          ///< Parallel layout used (training cases).
   std::string gpu_generation;  ///< "ampere", "hopper", "blackwell", ... (from hardware.gpu_id).
   std::string kind;            ///< "dense", "moe", "microbenchmark" or "serving".
   int gpus = 0;                ///< hardware.num_gpus.
@@ -92,19 +94,20 @@ struct InconsistentCase {
 
 struct ErrorSummary {
   std::string group;  ///< "all", a source key, a metric, a GPU generation, ...
-  int n = 0;      ///< Cases predicted (and scored) in the group.
-  int total = 0;  ///< Cases read in the group: predicted, inconsistent or skipped (coverage n/total).
+  int n = 0;          ///< Cases predicted (and scored) in the group.
+  int total =
+      0;  ///< Cases read in the group: predicted, inconsistent or skipped (coverage n/total).
   double mape_pct = 0, median_abs_error_pct = 0, max_abs_error_pct = 0;
 };
 
 struct ValidationReport {
   std::vector<std::string> files;
-  int total_cases = 0;               ///< Cases read (after --only).
-  std::vector<CaseResult> cases;     ///< Predicted (fitted and unfitted).
+  int total_cases = 0;            ///< Cases read (after --only).
+  std::vector<CaseResult> cases;  ///< Predicted (fitted and unfitted).
   std::vector<SkippedCase> skipped;
   std::vector<InconsistentCase> inconsistent;
-  ErrorSummary summary;              ///< Unfitted cases: the headline figure.
-  ErrorSummary fitted_summary;       ///< Fitted cases (group "fitted").
+  ErrorSummary summary;         ///< Unfitted cases: the headline figure.
+  ErrorSummary fitted_summary;  ///< Fitted cases (group "fitted").
   /// Groups over the unfitted cases.
   std::vector<ErrorSummary> by_source, by_metric, by_gpu_generation, by_kind, by_job_size;
   /// Per catalog GPU of the predicted cases (by id): the calibration values that are defaults for
@@ -117,7 +120,8 @@ inline constexpr double kParamsTolerance = 0.05;
 
 /// Reads the cases of every file in `paths` (ids unique across files) and predicts each. Throws
 /// InputError on a malformed case (see the file comment).
-ValidationReport validate_cases(const std::vector<std::string>& paths, const ValidationOptions& options);
+ValidationReport validate_cases(const std::vector<std::string>& paths,
+                                const ValidationOptions& options);
 ValidationReport validate_cases(const std::string& path, const ValidationOptions& options);
 
 /// The `fitted_to` entries ("case:<id>", "source:<key>", "file:<path>") anywhere in a calibration
@@ -133,8 +137,9 @@ const char* job_size_group(long long gpus);
 /// JSON: {"files", "total_cases", "cases":[{id, source_key, metric, unit, measured, predicted,
 /// error_pct, layout, gpu_generation, kind, gpus, fitted, assumptions}], "skipped":[{id, reason}],
 /// "inconsistent":[{id, stated_params, built_params, difference_pct, assumptions}],
-/// "summary":{n, total, mape_pct, median_abs_error_pct, max_abs_error_pct} (unfitted), "fitted":{...},
-/// "by_source", "by_metric", "by_gpu_generation", "by_kind", "by_job_size":[{group, n, ...}]}.
+/// "summary":{n, total, mape_pct, median_abs_error_pct, max_abs_error_pct} (unfitted),
+/// "fitted":{...}, "by_source", "by_metric", "by_gpu_generation", "by_kind", "by_job_size":[{group,
+/// n, ...}]}.
 nlohmann::json to_json(const ValidationReport& r);
 /// Plain-text table for people; `markdown` writes the docs/validation.md form.
 std::string to_table(const ValidationReport& r, bool markdown);
