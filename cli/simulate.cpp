@@ -126,8 +126,11 @@ Lived lived(const SimResult& r, const FacilityResult& fr) {
 std::string network_lines(const Cluster& c) {
   std::string s;
   if (splits_flows(c.fabric.routing))
-    s += fmt::format("routing    {} (each flow split evenly over its equal-cost paths)\n",
-                     to_string(c.fabric.routing));
+    s += fmt::format("routing    {} (each flow split evenly over its equal-cost paths{})\n",
+                     to_string(c.fabric.routing),
+                     c.transport.multipath && c.fabric.routing == Routing::Spray
+                         ? fmt::format("; the default of transport {}", c.transport.kind)
+                         : "");
   else if (c.fabric.routing == Routing::DModK)
     s += "routing    dmodk (by destination)\n";
   const AppliedFailures& f = c.failures;

@@ -203,3 +203,31 @@ TEST_CASE("cli network: a rail-only fabric needs fewer switches than rail-optimi
   CHECK(bad.rc == 2);
   CHECK(bad.err.find("rail_only") != std::string::npos);
 }
+
+TEST_CASE("cli network: EFA's SRD sprays by default, named in the output, ECMP on request") {
+  // tiny-gpt data-parallel over 64 p5.48xlarge (512 H100), the fabric 2:1 oversubscribed so
+  // that per-flow hashing can collide on the uplinks.
+  auto args = [](std::vector<std::string> sets, bool json) {
+    std::vector<std::string> a;
+    for (auto& s : sets) a.insert(a.end(), {"--set", s});
+    a.insert(a.end(), {"simulate", "--workload", "models/tiny-gpt.json", "--cluster",
+                       "topologies/aws-p5-efa-512.json", "--parallel", "tp=2,pp=1,dp=256,mb=1",
+                       "--global-batch", "512"});
+    if (json) a.push_back("--json");
+    return a;
+  };
+  auto srd = run_tutti(args({"fabric.oversubscription=2"}, true));
+  REQUIRE_MESSAGE(srd.rc == 0, srd.err);
+  CHECK(srd.json()["routing"] == "spray");
+  auto ecmp = run_tutti(args({"fabric.oversubscription=2", "fabric.routing=ecmp"}, true));
+  REQUIRE_MESSAGE(ecmp.rc == 0, ecmp.err);
+  CHECK_FALSE(ecmp.json().contains("routing"));
+  CHECK(iteration(srd) <= iteration(ecmp) * (1 + 1e-9));
+  auto text = run_tutti(args({}, false));
+  REQUIRE_MESSAGE(text.rc == 0, text.err);
+  CHECK(text.out.find("routing    spray (each flow split evenly over its equal-cost paths; the "
+                      "default of transport srd)") != std::string::npos);
+  auto bad = run_tutti(args({"transport.kind=roce"}, true));
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("EFA") != std::string::npos);
+}

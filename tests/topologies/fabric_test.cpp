@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "../support/run.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -492,4 +493,46 @@ TEST_CASE("fabric: both ends of an optical link share one media") {
   CHECK(c.node_optic.bandwidth_Bps >= c.nic.bandwidth_Bps);
   Cluster ib = rail("dgx-h100", 31);
   CHECK(ib.switch_optic.media == ib.node_optic.media);
+}
+
+TEST_CASE("fabric: an EFA node runs SRD, whose multipath transport sprays every flow") {
+  Cluster c = load_cluster(testing::src("topologies/aws-p5-efa-512.json"));
+  CHECK(c.nic.id == "efa-v2-400g");
+  CHECK(c.transport.kind == "srd");
+  CHECK(c.transport.multipath);
+  CHECK(c.fabric.routing == Routing::Spray);
+  CHECK(c.leaf_switch.transport == "ethernet");
+  CHECK(c.gpus() == 512);
+  // The cluster can still name a routing, e.g. to compare with per-flow hashing.
+  Cluster e = load_cluster(testing::src("topologies/aws-p5-efa-512.json"), {"fabric.routing=ecmp"});
+  CHECK(e.fabric.routing == Routing::Ecmp);
+  // A torus has no equal-cost paths to spray over: hashing stays the default there.
+  ClusterParams t;
+  t.node = "aws-p5-48xlarge";
+  t.nodes = 8;
+  t.fabric = "torus";
+  t.transport = "srd";
+  t.sets = {"fabric.dims=[2,2,2]", "fabric.nics_per_router=8"};
+  CHECK(make_cluster(t).fabric.routing == Routing::Ecmp);
+  // SRD needs an EFA NIC, and an EFA NIC speaks nothing else.
+  ClusterParams p;
+  p.node = "aws-p5-48xlarge";
+  p.nodes = 8;
+  p.fabric = "fat_tree";
+  for (const char* tr : {"infiniband", "roce"}) {
+    p.transport = tr;
+    try {
+      make_cluster(p);
+      FAIL("expected an input error for transport " << tr);
+    } catch (const InputError& err) {
+      CHECK(std::string(err.what()).find("\"srd\"") != std::string::npos);
+      CHECK(std::string(err.what()).find("EFA") != std::string::npos);
+    }
+  }
+  ClusterParams d;
+  d.node = "dgx-h100";
+  d.nodes = 8;
+  d.fabric = "fat_tree";
+  d.transport = "srd";
+  CHECK_THROWS_AS(make_cluster(d), InputError);
 }

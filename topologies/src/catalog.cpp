@@ -119,7 +119,7 @@ NicSpec parse_nic(Obj& e) {
   n.latency_s = e.req("latency").quantity(Dim::Time, 0.0, 1e-3);
   n.power_W = e.req("power").quantity(Dim::Power);
   n.price_usd = e.req("price").quantity(Dim::Money);
-  n.transport = e.req("transport").choice({"infiniband", "ethernet", "vpi"});
+  n.transport = e.req("transport").choice({"infiniband", "ethernet", "vpi", "srd"});
   n.optic = e.req("optic").string();
   if (auto sw = e.opt("switch")) {
     Obj o = sw->obj();
@@ -210,9 +210,10 @@ FacilitySpec parse_facility(Obj& e) {
 TransportSpec parse_transport(Obj& e) {
   TransportSpec t;
   read_head(e, t);
-  t.kind = e.req("kind").choice({"infiniband", "roce"});
+  t.kind = e.req("kind").choice({"infiniband", "roce", "srd"});
   t.efficiency = e.req("efficiency").number(0.1, 1.0);
   t.per_hop_latency_s = e.req("per_hop_latency").quantity(Dim::Time, 0.0, 1e-3);
+  t.multipath = e.boolean_or("multipath", false);
   return t;
 }
 

@@ -112,9 +112,15 @@ void build_bom(Cluster& c) {
 }  // namespace
 
 namespace {
-// Which of the NIC's default switches a fabric takes: Ethernet for RoCE or an Ethernet-only NIC.
+// Transports that run over Ethernet switches: RoCE and EFA's SRD.
+bool ethernet_transport(const std::string& transport_kind) {
+  return transport_kind == "roce" || transport_kind == "srd";
+}
+// Which of the NIC's default switches a fabric takes: Ethernet for an Ethernet transport or an
+// Ethernet-only NIC.
 bool ethernet_switch(const NicSpec& nic, const std::string& transport_kind) {
-  return transport_kind == "roce" || nic.transport == "ethernet";
+  return ethernet_transport(transport_kind) || nic.transport == "ethernet" ||
+         nic.transport == "srd";
 }
 }  // namespace
 
@@ -156,11 +162,15 @@ Cluster parse_cluster(const Doc& doc) {
     nodes_v.fail("at most 4,194,304 GPUs in total");
 
   // Transport.
-  std::string tkind = c.nic.transport == "ethernet" ? "roce" : "infiniband";
+  // The NIC's own transport unless the cluster names one: SRD on an EFA NIC, RoCE on an
+  // Ethernet-only NIC, InfiniBand otherwise.
+  std::string tkind = c.nic.transport == "srd"        ? "srd"
+                      : c.nic.transport == "ethernet" ? "roce"
+                                                      : "infiniband";
   std::optional<Obj> tobj;
   if (auto v = root.opt("transport")) {
     tobj = v->obj();
-    tkind = tobj->req("kind").choice({"infiniband", "roce"});
+    tkind = tobj->req("kind").choice({"infiniband", "roce", "srd"});
   }
   c.transport = cat.transport(tkind);
   if (tobj) {
@@ -171,6 +181,14 @@ Cluster parse_cluster(const Doc& doc) {
   }
   if (tkind == "infiniband" && c.nic.transport == "ethernet")
     root.req("transport").fail(fmt::format("\"roce\": NIC \"{}\" is Ethernet-only", c.nic.id));
+  if ((tkind == "srd") != (c.nic.transport == "srd"))
+    root.req("transport")
+        .fail(tkind == "srd"
+                  ? fmt::format("\"{}\": SRD runs only on an EFA NIC, and node \"{}\" has \"{}\"",
+                                c.nic.transport == "ethernet" ? "roce" : "infiniband", c.node.id,
+                                c.nic.id)
+                  : fmt::format("\"srd\": NIC \"{}\" is an EFA adapter, which speaks only SRD",
+                                c.nic.id));
 
   // Fabric.
   Obj fab = root.req("fabric").obj();
@@ -200,7 +218,9 @@ Cluster parse_cluster(const Doc& doc) {
           .fail(fmt::format("at most the NIC bandwidth per plane ({})",
                             detail::gbps(c.nic.bandwidth_Bps / fs.planes)));
     {
-      fs.routing = fab.enumerator_or("routing", Routing::Ecmp);
+      // A multipath transport (EFA's SRD) sprays every flow itself; others hash per flow.
+      fs.routing = fab.enumerator_or(
+          "routing", c.transport.multipath && clos ? Routing::Spray : Routing::Ecmp);
       if (splits_flows(fs.routing) && !clos)
         fab.req("routing").fail(
             fmt::format("\"ecmp\" or \"dmodk\" on a {} fabric (adaptive routing and packet "
@@ -230,10 +250,10 @@ Cluster parse_cluster(const Doc& doc) {
     }
     fs.leaf_switch = c.leaf_switch.id, fs.spine_switch = c.spine_switch.id,
     fs.core_switch = c.core_switch.id;
-    if ((c.leaf_switch.transport == "ethernet") != (tkind == "roce"))
+    if ((c.leaf_switch.transport == "ethernet") != ethernet_transport(tkind))
       fab.req(fab.has("switch") ? "switch" : "kind")
           .fail(fmt::format("a{} switch for transport \"{}\" (\"{}\" is {})",
-                            tkind == "roce" ? "n Ethernet" : "n InfiniBand", tkind,
+                            ethernet_transport(tkind) ? "n Ethernet" : "n InfiniBand", tkind,
                             c.leaf_switch.id, c.leaf_switch.transport));
     fs.cable_latency_s = fab.quantity_or("cable_latency", Dim::Time, 0.0, 0.0, 1e-3);
   }

@@ -124,7 +124,7 @@ struct ClusterParams {
   int nodes = 1;
   std::string fabric = "rail_optimized";  ///< FabricKind name ("none" for one node).
   double oversubscription = 1.0;
-  std::string transport = "infiniband";  ///< "infiniband" or "roce".
+  std::string transport = "infiniband";  ///< "infiniband", "roce" or "srd" (EFA nodes only).
   std::string switch_id;                 ///< "" = the default switch for the NIC and transport.
   int nodes_per_su = 0;                  ///< 0 = the rail leaf's catalog scalable unit (else 32).
   std::string facility = "";             ///< "" = air-cooled, or liquid-cooled for liquid nodes.

@@ -27,7 +27,8 @@
 // spraying (Spray). The last two are modelled the same way, as the fluid limit of per-packet
 // load balancing: every flow is split evenly over its equal-cost paths (Topology::paths /
 // route_path; one subflow per plane and leaf uplink; see src/clos.cpp for the 3-tier case).
-// All are O(path length) formulas, no graph search.
+// A multipath transport (catalog transports.json "multipath": EFA's SRD) makes Spray the default
+// on Clos fabrics. All are O(path length) formulas, no graph search.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -75,7 +75,7 @@ struct NicSpec {
       1;  ///< Network ports (each at bandwidth_Bps / ports); a fabric gives each its own plane.
   double latency_s = 0;  ///< NIC traversal (host to wire), one way.
   double power_W = 0, price_usd = 0;
-  std::string transport;  ///< "infiniband", "ethernet" or "vpi" (either).
+  std::string transport;  ///< "infiniband", "ethernet", "vpi" (either) or "srd" (AWS EFA).
   std::string optic;      ///< Default OpticSpec id for its cage ("" = integrated cable).
   /// The switch a fabric on this NIC uses unless the cluster names one (catalog "switch", per
   /// transport; "" = none stated: the cluster must name its switch).
@@ -150,9 +150,12 @@ struct FacilitySpec {
 /// cluster: link bandwidth = line rate x efficiency; each switch hop adds per_hop_latency_s.
 struct TransportSpec {
   std::string id, name;
-  std::string kind;              ///< "infiniband" or "roce".
+  std::string kind;              ///< "infiniband", "roce" or "srd" (AWS EFA).
   double efficiency = 1.0;       ///< Goodput / line rate (headers, ECN/PFC overhead).
   double per_hop_latency_s = 0;  ///< Added per switch traversal, on top of the switch latency.
+  /// The transport spreads every flow's packets over all equal-cost paths itself (EFA's SRD):
+  /// a Clos fabric on it routes "spray" unless the cluster names a routing.
+  bool multipath = false;
   std::string source;
   std::vector<std::string> estimates;
 };
