@@ -1,6 +1,6 @@
 // Energy both ways (physical timeline vs the model-card convention) and CO2 from a grid carbon
-// intensity (topologies/catalog/grid_carbon.json; docs/facility.md "Energy both ways, per token,
-// CO2").
+// intensity (topologies/catalog/grid_carbon.json).
+// See docs/facility.md "Energy both ways, per token, CO2".
 #include <cmath>
 
 #include "tutti/core/config.hpp"
