@@ -173,6 +173,20 @@ struct ClassState {
   std::vector<std::uint32_t> indeg;
   std::vector<double> start, end, rendezvous;
   std::vector<std::uint8_t> started;
+  // The plans this timeline has used (a few: its collectives and transfers), scanned before the
+  // engine's plan maps (a map look-up per collective was 5.6% of a 16,384-GPU run).
+  struct PlanRef {
+    int coll, group;     // group -1: a transfer to timeline `peer`
+    std::uint32_t peer;  // transfers: the receiving timeline
+    double bytes;
+    const RoutedPlan* plan;
+  };
+  std::vector<PlanRef> plans;
+  const RoutedPlan* find_plan(int coll, int group, std::uint32_t peer, double bytes) const {
+    for (const PlanRef& r : plans)
+      if (r.coll == coll && r.group == group && r.peer == peer && r.bytes == bytes) return r.plan;
+    return nullptr;
+  }
 };
 
 struct Event {
@@ -680,6 +694,9 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
 }
 
 const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
+  if (const RoutedPlan* p =
+          cls_[c].find_plan(static_cast<int>(op.coll), static_cast<int>(op.group), 0, op.bytes))
+    return p;
   auto key = std::make_tuple(c, static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
   auto it = coll_cache_.find(key);
   if (it != coll_cache_.end()) return it->second.get();
@@ -706,10 +723,13 @@ const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
   auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node));
   const RoutedPlan* ptr = rp.get();
   coll_cache_.emplace(key, std::move(rp));
+  cls_[c].plans.push_back(
+      {static_cast<int>(op.coll), static_cast<int>(op.group), 0, op.bytes, ptr});
   return ptr;
 }
 
 const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes) {
+  if (const RoutedPlan* p = cls_[sc].find_plan(-1, -1, dc, bytes)) return p;
   auto key = std::make_tuple(sc, dc, bytes);
   auto it = p2p_cache_.find(key);
   if (it != p2p_cache_.end()) return it->second.get();
@@ -727,6 +747,7 @@ const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes
   rp->fixed_latency_s = prof_.nccl.p2p_latency_s;
   const RoutedPlan* ptr = rp.get();
   p2p_cache_.emplace(key, std::move(rp));
+  cls_[sc].plans.push_back({-1, -1, dc, bytes, ptr});
   return ptr;
 }
 

@@ -18,26 +18,24 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
     lat_[i] = links[i].latency_s + tm.extra_latency_s;
   }
   link_bytes_.assign(cap_.size(), 0.0);
-  link_flows_.resize(cap_.size());
-  link_mark_.assign(cap_.size(), 0);
+  lists_.resize(cap_.size());
+  for (std::size_t i = 0; i < cap_.size(); ++i) lists_[i].cap_Bps = cap_[i];
   link_cnt_.assign(cap_.size(), 0);
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
-  link_n_.assign(cap_.size(), 0);
 }
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
     : cap_(std::move(capacity_Bps)), lat_(std::move(latency_s)) {
   check_internal(cap_.size() == lat_.size(), "FlowNetwork: capacity/latency size mismatch");
   link_bytes_.assign(cap_.size(), 0.0);
-  link_flows_.resize(cap_.size());
-  link_mark_.assign(cap_.size(), 0);
+  lists_.resize(cap_.size());
+  for (std::size_t i = 0; i < cap_.size(); ++i) lists_[i].cap_Bps = cap_[i];
   link_cnt_.assign(cap_.size(), 0);
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
-  link_n_.assign(cap_.size(), 0);
 }
 
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
@@ -62,6 +60,7 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
   Set& s = sets_[set];
   check_internal(s.open && !s.started, "FlowNetwork::add_flow on a started set");
   const std::uint32_t f = take_slot(flows_, free_flows_);
+  if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
   Flow& fl = flows_[f];
   if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
     fl.off = static_cast<std::uint32_t>(hop_link_.size());
@@ -107,7 +106,8 @@ double FlowNetwork::next_event_time() {
   if (!empty_done_.empty()) return now_;
   double t = kNever;
   if (!activations_.empty()) t = activations_.top().t;
-  if (!cheap_.empty()) t = std::min(t, flows_[cheap_[0]].t_fin);
+  heap_settle();
+  if (!cheap_.empty()) t = std::min(t, cheap_[0].t);
   return t;
 }
 
@@ -119,9 +119,17 @@ void FlowNetwork::activate(std::uint32_t f) {
   fresh_.push_back(f);
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
     std::uint32_t l = hop_link_[h];
-    hop_pos_[h] = static_cast<std::uint32_t>(link_flows_[l].size());
-    link_flows_[l].push_back({f, h});
-    ++link_n_[l];
+    LinkList& ll = lists_[l];
+    if (ll.n == ll.room) {  // move the link's block to the end of the pool, twice as large
+      const auto off = static_cast<std::uint32_t>(entries_.size());
+      const std::uint32_t room = std::max<std::uint32_t>(4, 2 * ll.room);
+      entries_.resize(entries_.size() + room);
+      std::copy_n(entries_.begin() + ll.off, ll.n, entries_.begin() + off);
+      ll.off = off;
+      ll.room = room;
+    }
+    hop_pos_[h] = ll.n;
+    entries_[ll.off + ll.n++] = {f, h};
     dirty_links_.push_back(l);
   }
 }
@@ -130,13 +138,11 @@ void FlowNetwork::detach(std::uint32_t f) {
   Flow& fl = flows_[f];
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
     std::uint32_t l = hop_link_[h];
-    auto& v = link_flows_[l];
-    std::uint32_t i = hop_pos_[h];
-    LinkEntry last = v.back();
-    v[i] = last;
+    LinkList& ll = lists_[l];
+    const std::uint32_t i = hop_pos_[h];
+    const LinkEntry last = entries_[ll.off + --ll.n];
+    entries_[ll.off + i] = last;
     hop_pos_[last.hop] = i;
-    v.pop_back();
-    --link_n_[l];
     dirty_links_.push_back(l);
   }
   --n_active_;
@@ -144,7 +150,7 @@ void FlowNetwork::detach(std::uint32_t f) {
 
 void FlowNetwork::finish(std::uint32_t f, std::vector<std::uint64_t>& completed) {
   Flow& fl = flows_[f];
-  if (fl.hpos != kNoPos) heap_remove(f);
+  if (hpos_[f] != kNoPos) heap_remove(f);
   if (fl.state == 2) {
     detach(f);
     resolve_floor_ = std::min(resolve_floor_, fl.rate);
@@ -180,7 +186,8 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
     activate(a.flow);
   }
   // Completions.
-  while (!cheap_.empty() && flows_[cheap_[0]].t_fin <= horizon) finish(cheap_[0], completed);
+  for (heap_settle(); !cheap_.empty() && cheap_[0].t <= horizon; heap_settle())
+    finish(cheap_[0].flow, completed);
   if (!dirty_links_.empty()) resolve(t);
 }
 
@@ -189,7 +196,7 @@ void FlowNetwork::resolve(double now) {
   //    by two or more flows couple flows; a link with a single flow is an upper bound on that
   //    flow's rate (its capacity), kept per flow in `cap`, and is neither traversed nor filled.
   if (epoch_ > 0xF0000000u) {  // about to wrap: reset marks
-    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    for (LinkList& ll : lists_) ll.mark = 0;
     for (auto& fl : flows_) fl.mark = 0;
     epoch_ = 0;
   }
@@ -197,8 +204,8 @@ void FlowNetwork::resolve(double now) {
   comp_links_.clear();
   comp_flows_.clear();
   for (std::uint32_t l : dirty_links_) {
-    if (link_mark_[l] == epoch_) continue;
-    link_mark_[l] = epoch_;
+    if (lists_[l].mark == epoch_) continue;
+    lists_[l].mark = epoch_;
     comp_links_.push_back(l);
   }
   dirty_links_.clear();
@@ -210,7 +217,7 @@ void FlowNetwork::resolve(double now) {
     const Flow& fl = flows_[f];
     if (fl.state != 2) continue;
     for (std::uint32_t l : path(fl))
-      resolve_floor_ = std::min(resolve_floor_, cap_[l] / link_n_[l]);
+      resolve_floor_ = std::min(resolve_floor_, lists_[l].cap_Bps / lists_[l].n);
   }
   fresh_.clear();
   // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
@@ -222,7 +229,7 @@ void FlowNetwork::resolve(double now) {
     std::uint32_t l = comp_links_[i];
     double rem = cap_[l];
     std::uint32_t cnt = 0;
-    for (const LinkEntry& e : link_flows_[l]) {
+    for (const LinkEntry& e : on_link(l)) {
       Flow& fl = flows_[e.flow];
       if (fl.rate < floor && !fl.fresh) {
         rem -= fl.rate;
@@ -235,12 +242,12 @@ void FlowNetwork::resolve(double now) {
       comp_flows_.push_back(e.flow);
       double cap = inf;
       for (std::uint32_t l2 : path(fl)) {
-        if (link_n_[l2] < shared_min) {
-          cap = std::min(cap, cap_[l2]);
+        if (lists_[l2].n < shared_min) {
+          cap = std::min(cap, lists_[l2].cap_Bps);
           continue;
         }
-        if (link_mark_[l2] == epoch_) continue;
-        link_mark_[l2] = epoch_;
+        if (lists_[l2].mark == epoch_) continue;
+        lists_[l2].mark = epoch_;
         comp_links_.push_back(l2);
       }
       fl.cap = cap;
@@ -261,7 +268,7 @@ void FlowNetwork::resolve(double now) {
   active_links_.clear();
   scan_share_.clear();
   for (std::uint32_t l : comp_links_) {
-    if (link_n_[l] < shared_min || link_cnt_[l] == 0) continue;
+    if (lists_[l].n < shared_min || link_cnt_[l] == 0) continue;
     link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
     active_links_.push_back(l);
     scan_share_.push_back(std::max(0.0, link_rem_[l]) / link_cnt_[l]);
@@ -291,14 +298,14 @@ void FlowNetwork::resolve(double now) {
       heap_update(f);
     }
     for (std::uint32_t l2 : path(fl)) {
-      if (link_n_[l2] < shared_min) continue;
+      if (lists_[l2].n < shared_min) continue;
       link_rem_[l2] -= share;
       const std::uint32_t c = --link_cnt_[l2];
       if (scanning) scan_share_[link_pos_[l2]] = c > 0 ? std::max(0.0, link_rem_[l2]) / c : inf;
     }
   };
   auto freeze_link = [&](std::uint32_t l, double share) {
-    for (const LinkEntry& e : link_flows_[l])
+    for (const LinkEntry& e : on_link(l))
       if (!flows_[e.flow].frozen) freeze_flow(e.flow, share);
   };
   // Shares live in a contiguous array parallel to active_links_, so a round's minimum is one
@@ -360,7 +367,7 @@ void FlowNetwork::resolve(double now) {
       // A flow's own bound comes first: freeze it there.
       const std::uint32_t f = flow_caps_[cap_next].flow;
       for (std::uint32_t l2 : path(flows_[f]))
-        if (link_n_[l2] >= shared_min) touched_.push_back(l2);
+        if (lists_[l2].n >= shared_min) touched_.push_back(l2);
       freeze_flow(f, c);
       push_touched(kNoPos);
       continue;
@@ -369,62 +376,93 @@ void FlowNetwork::resolve(double now) {
     ShareEntry s = heap_.back();
     heap_.pop_back();
     // Links whose count or capacity changed since they were pushed get a fresh entry.
-    for (const LinkEntry& e : link_flows_[s.link])
+    for (const LinkEntry& e : on_link(s.link))
       if (!flows_[e.flow].frozen)
         for (std::uint32_t l2 : path(flows_[e.flow]))
-          if (link_n_[l2] >= shared_min) touched_.push_back(l2);
+          if (lists_[l2].n >= shared_min) touched_.push_back(l2);
     freeze_link(s.link, std::max(0.0, s.share));
     push_touched(s.link);
   }
 }
 
-// Indexed binary min-heap of active flows by t_fin (one entry per flow, no stale entries).
-void FlowNetwork::heap_swap(std::size_t a, std::size_t b) {
-  std::swap(cheap_[a], cheap_[b]);
-  flows_[cheap_[a]].hpos = static_cast<std::uint32_t>(a);
-  flows_[cheap_[b]].hpos = static_cast<std::uint32_t>(b);
+// Indexed 4-ary min-heap of active flows by (t_fin, flow): the keys live in the heap entries
+// (a sift compares neighbouring entries, not flows scattered over flows_), the positions in the
+// compact hpos_ array, and a node's four children share a cache line. Keys are lower bounds, kept
+// lazily: a flow whose t_fin moves later keeps its entry where it is (most re-rates slow a flow
+// down and many are undone by later ones), and the entry is re-keyed only when it reaches the top
+// (heap_settle, before every read of the top); a flow whose t_fin moves earlier is sifted up at
+// once. After heap_settle the top's key is exact and no larger, in the total order (t_fin, flow),
+// than any key, hence than any flow's (t_fin, flow): the top and the order of completions are
+// those of an eager heap.
+void FlowNetwork::heap_place(std::size_t i, const HeapEntry& e) {
+  cheap_[i] = e;
+  hpos_[e.flow] = static_cast<std::uint32_t>(i);
 }
-bool FlowNetwork::heap_less(std::size_t a, std::size_t b) const {
-  const Flow& x = flows_[cheap_[a]];
-  const Flow& y = flows_[cheap_[b]];
-  return x.t_fin != y.t_fin ? x.t_fin < y.t_fin : cheap_[a] < cheap_[b];
-}
-void FlowNetwork::heap_sift(std::size_t i) {
+void FlowNetwork::heap_up(std::size_t i) {
+  const HeapEntry e = cheap_[i];
   while (i > 0) {
-    std::size_t p = (i - 1) / 2;
-    if (!heap_less(i, p)) break;
-    heap_swap(i, p);
+    const std::size_t p = (i - 1) / 4;
+    if (!(e < cheap_[p])) break;
+    heap_place(i, cheap_[p]);
     i = p;
   }
+  heap_place(i, e);
+}
+void FlowNetwork::heap_down(std::size_t i) {
+  const HeapEntry e = cheap_[i];
   const std::size_t n = cheap_.size();
   while (true) {
-    std::size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && heap_less(l, m)) m = l;
-    if (r < n && heap_less(r, m)) m = r;
-    if (m == i) break;
-    heap_swap(i, m);
+    const std::size_t c0 = 4 * i + 1;
+    if (c0 >= n) break;
+    std::size_t m = c0;
+    const std::size_t ce = std::min(c0 + 4, n);
+    for (std::size_t c = c0 + 1; c < ce; ++c)
+      if (cheap_[c] < cheap_[m]) m = c;
+    if (!(cheap_[m] < e)) break;
+    heap_place(i, cheap_[m]);
     i = m;
+  }
+  heap_place(i, e);
+}
+void FlowNetwork::heap_settle() {
+  while (!cheap_.empty()) {
+    const double t = flows_[cheap_[0].flow].t_fin;
+    if (cheap_[0].t == t) return;
+    cheap_[0].t = t;  // later than the stale key: down
+    heap_down(0);
   }
 }
 void FlowNetwork::heap_update(std::uint32_t f) {
   Flow& fl = flows_[f];
+  std::uint32_t& pos = hpos_[f];
   if (fl.t_fin == kNever) {
-    if (fl.hpos != kNoPos) heap_remove(f);
+    if (pos != kNoPos) heap_remove(f);
     return;
   }
-  if (fl.hpos == kNoPos) {
-    fl.hpos = static_cast<std::uint32_t>(cheap_.size());
-    cheap_.push_back(f);
-  }
-  heap_sift(fl.hpos);
+  if (pos == kNoPos) {
+    pos = static_cast<std::uint32_t>(cheap_.size());
+    cheap_.push_back({fl.t_fin, f});
+    heap_up(pos);
+  } else if (fl.t_fin < cheap_[pos].t) {
+    cheap_[pos].t = fl.t_fin;
+    heap_up(pos);
+  }  // else: later than the key, which stays a lower bound (heap_settle)
 }
 void FlowNetwork::heap_remove(std::uint32_t f) {
-  std::size_t i = flows_[f].hpos;
-  std::size_t last = cheap_.size() - 1;
-  if (i != last) heap_swap(i, last);
-  cheap_.pop_back();
-  flows_[f].hpos = kNoPos;
-  if (i < cheap_.size()) heap_sift(i);
+  const std::size_t i = hpos_[f];
+  const std::size_t last = cheap_.size() - 1;
+  hpos_[f] = kNoPos;
+  if (i != last) {
+    const HeapEntry moved = cheap_[last];
+    cheap_.pop_back();
+    heap_place(i, moved);
+    if (i > 0 && moved < cheap_[(i - 1) / 4])
+      heap_up(i);
+    else
+      heap_down(i);
+  } else {
+    cheap_.pop_back();
+  }
 }
 
 double FlowNetwork::flow_rate(SetId set, std::size_t index) const {

@@ -18,8 +18,10 @@
 // Link capacity = bandwidth_Bps * the profile's bandwidth efficiency for the link's tier.
 //
 // Cost: one re-solve is O(sum of path lengths in the component * log L) with a heap of link fair
-// shares; flows and paths live in slots reused through free lists, so a steady-state simulation
-// does not allocate. State: O(L + sum of active path lengths).
+// shares; a flow's start and end cost O(path length) (flat per-link lists) plus O(log F) in the
+// completion heap (F active flows; re-rates that delay a flow cost O(1), see heap_settle); flows,
+// paths and per-link list blocks live in pools reused through free lists, so a steady-state
+// simulation does not allocate. State: O(L + sum of active path lengths).
 //
 // `latency_scale` lets one flow stand for R identical lock-step steps (a ring's 2(n-1) steps):
 // scaling every byte count and latency of an isolated flow set by R scales its whole max-min
@@ -93,7 +95,7 @@ class FlowNetwork {
     bool fresh = false;      // joined the sharing since the last solve
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     double remaining = 0, t_ref = 0, t_fin = kNever;
-    std::uint32_t set = 0, version = 0, hpos = kNoPos, hop_cap = 0;
+    std::uint32_t set = 0, version = 0, hop_cap = 0;
   };
   struct Set {
     std::uint64_t tag = 0;
@@ -111,9 +113,15 @@ class FlowNetwork {
   };
   using MinHeap = std::priority_queue<TimedFlow, std::vector<TimedFlow>, std::greater<TimedFlow>>;
 
-  void heap_swap(std::size_t a, std::size_t b);
-  bool heap_less(std::size_t a, std::size_t b) const;
-  void heap_sift(std::size_t i);
+  struct HeapEntry {
+    double t;  // the flow's t_fin
+    std::uint32_t flow;
+    bool operator<(const HeapEntry& o) const { return t != o.t ? t < o.t : flow < o.flow; }
+  };
+  void heap_place(std::size_t i, const HeapEntry& e);
+  void heap_up(std::size_t i);
+  void heap_down(std::size_t i);
+  void heap_settle();
   void heap_update(std::uint32_t f);
   void heap_remove(std::uint32_t f);
   void activate(std::uint32_t f);
@@ -122,9 +130,22 @@ class FlowNetwork {
   void resolve(double now);
 
   std::vector<double> cap_, lat_, link_bytes_;
-  std::vector<std::vector<LinkEntry>> link_flows_;
+  // Active flows per link, flat: link l's entries are entries_[lists_[l].off, + n), in a block
+  // of `room` slots of one pool (a link that outgrows its block moves to a new one at the end, of
+  // twice the size, so the pool stays within twice the sum of per-link peak flow counts). One
+  // 24-byte record per link holds what the hot loops read of it (capacity, offset, count, the
+  // solver's visit mark), so a hop costs one access to it and one to its block.
+  struct LinkList {
+    double cap_Bps = 0;  // = cap_[l]
+    std::uint32_t off = 0, n = 0, room = 0, mark = 0;
+  };
+  std::vector<LinkList> lists_;
+  std::vector<LinkEntry> entries_;
+  std::span<const LinkEntry> on_link(std::uint32_t l) const {
+    return {entries_.data() + lists_[l].off, lists_[l].n};
+  }
   // Flow paths in one pool: hop_link_[h] is the link, hop_pos_[h] the index of the flow's entry
-  // in link_flows_[hop_link_[h]] while it is active.
+  // in link hop_link_[h]'s list while it is active.
   std::vector<std::uint32_t> hop_link_, hop_pos_;
   std::span<const std::uint32_t> path(const Flow& fl) const {
     return {hop_link_.data() + fl.off, fl.n};
@@ -135,7 +156,8 @@ class FlowNetwork {
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
   MinHeap activations_;
-  std::vector<std::uint32_t> cheap_;  // indexed min-heap of active flows by t_fin
+  std::vector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
+  std::vector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
@@ -146,12 +168,10 @@ class FlowNetwork {
     std::uint32_t flow;
   };
   std::vector<FlowCap> flow_caps_;
-  std::vector<std::uint32_t> link_n_;  // active flows per link (= link_flows_[l].size())
   std::vector<std::uint32_t> touched_, active_links_, link_pos_, fresh_;
   std::vector<double> scan_share_;
   // Solver scratch.
-  std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_mark_, link_cnt_,
-      link_ver_;
+  std::vector<std::uint32_t> dirty_links_, comp_links_, comp_flows_, link_cnt_, link_ver_;
   std::vector<double> link_rem_;
   std::uint32_t epoch_ = 0;
   // Lowest rate among the flows that finished since the last solve, and lower bounds of the rates
