@@ -235,12 +235,15 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
         s += fmt::format("  {:<18} {:>12}  {:5.1f}%\n", kParts[enum_index(p)],
                          seconds(r.breakdown.moe_s[p]), 100 * r.breakdown.moe_s[p] / it);
     const auto& t = w.model.tf;
-    s += fmt::format("  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}\n",
-                     t.moe_imbalance, t.moe_imbalance_set ? "stated" : "default: balanced",
-                     t.moe_capacity_factor > 0
-                         ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
-                         : std::string("dropless"),
-                     moe_dispatch_name(w));
+    s += fmt::format(
+        "  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}{}\n", t.moe_imbalance,
+        t.moe_imbalance_set ? "stated" : "default: balanced",
+        t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
+                                  : std::string("dropless"),
+        moe_dispatch_name(w),
+        t.moe_max_nodes > 0
+            ? fmt::format(", at most {} nodes per token (de-duplicated)", t.moe_max_nodes)
+            : std::string());
   }
   if (!r.bottleneck_links.empty()) {
     s += "\nbusiest links\n";
@@ -382,7 +385,8 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
                 {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
                 {"capacity_factor", t.moe_capacity_factor},
                 {"dropless", t.moe_capacity_factor <= 0},
-                {"dispatch_dtype", moe_dispatch_name(w)}};
+                {"dispatch_dtype", moe_dispatch_name(w)},
+                {"max_nodes_per_token", t.moe_max_nodes}};
   }
   j["facility"] = facility_to_json(fr);
   if (!c.price_origins.file.empty())

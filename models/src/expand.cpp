@@ -1254,6 +1254,10 @@ Program expand_program(const Workload& w, const Layout& l) {
   p.tokens_per_iteration = tokens_per_iteration(w);
   p.samples_per_iteration = double(w.training.global_batch);
   p.model_flops_per_iteration = model_flops_per_iteration(w);
+  if (w.model.tf.is_moe() && w.model.tf.moe_max_nodes > 0) {
+    p.moe_top_k = w.model.tf.top_k;
+    p.moe_max_nodes = w.model.tf.moe_max_nodes;
+  }
   p.names.reserve(128);
   Ctx c{w, l, p};
   c.M = microbatches(w, l);

@@ -67,10 +67,11 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
         t.moe_dispatch_dtype = parse_unscaled_dtype(m.req("moe_dispatch_dtype"));
         t.moe_dispatch_dtype_set = true;
       }
+      t.moe_max_nodes = opt_int(m, "moe_max_nodes_per_token", 0, 1, 1 << 16);
     } else {
-      for (const char* k :
-           {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers", "moe_layer_freq",
-            "moe_capacity_factor", "moe_imbalance", "moe_dispatch_dtype"})
+      for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers",
+                            "moe_layer_freq", "moe_capacity_factor", "moe_imbalance",
+                            "moe_dispatch_dtype", "moe_max_nodes_per_token"})
         if (m.has(k)) m.req(k).fail("no MoE keys when \"experts\" is absent or 0");
     }
   }

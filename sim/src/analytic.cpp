@@ -116,7 +116,8 @@ AnalyticJob analytic_job(const Program& program, const SimCluster& cluster,
                          const CalibrationProfile& profile, double compute_slowdown,
                          std::uint64_t) {
   const Topology& topo = *cluster.topology;
-  CollectiveContext ctx = make_collective_context(topo, profile, cluster.nvls, cluster.sharp);
+  CollectiveContext ctx =
+      make_collective_context(topo, profile, cluster.nvls, cluster.sharp, program);
   const Layout& L = program.layout;
   const int per_stage = L.tp * L.cp * L.dp;
   AnalyticJob job;
@@ -263,7 +264,7 @@ bool list_schedule(const Program& program, const SimCluster& cluster,
   if (program.classes.size() != 1 || program.layout.pp != 1) return false;
   const RankClass& rc = program.classes.front();
   const CollectiveContext ctx =
-      make_collective_context(*cluster.topology, profile, cluster.nvls, cluster.sharp);
+      make_collective_context(*cluster.topology, profile, cluster.nvls, cluster.sharp, program);
   const Layout& L = program.layout;
   const int first = rc.stage * L.tp * L.cp * L.dp;
   std::vector<std::tuple<int, int, double, double>> memo;

@@ -9,7 +9,7 @@
 namespace tutti {
 
 bool is_nccl_algorithm(CollAlgo a) {
-  return a != CollAlgo::Hierarchical;
+  return a != CollAlgo::Hierarchical && a != CollAlgo::NodeLimited;  // NodeLimited: DeepEP
 }
 
 namespace {
@@ -158,7 +158,8 @@ double wire_factor(CollAlgo algo, NcclProto proto, const Geo& g, const Collectiv
         (algo == CollAlgo::Tree || algo == CollAlgo::CollNet || algo == CollAlgo::CollNetChain ||
          algo == CollAlgo::Hierarchical || algo == CollAlgo::Pat))
       link = ctx.inter_bw_Bps;
-    if (algo == CollAlgo::Direct || algo == CollAlgo::Pairwise || algo == CollAlgo::P2P)
+    if (algo == CollAlgo::Direct || algo == CollAlgo::Pairwise || algo == CollAlgo::P2P ||
+        algo == CollAlgo::NodeLimited)
       link = g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps;
     w = std::max(w, link / P.max_bandwidth_Bps);
   }
@@ -228,12 +229,31 @@ double fixed_latency(CollAlgo algo, NcclProto proto, Coll coll, const Geo& g,
       return A(NcclAlgo::Pat).base_latency_s[p] + log2i(N) * (inter_lat(NcclAlgo::Pat) / 3.5) +
              n * m.pat_rank_latency_s;
     case CollAlgo::Direct:
+    case CollAlgo::NodeLimited:
     case CollAlgo::P2P:
       return m.p2p_latency_s;
     case CollAlgo::Pairwise:
       return (n - 1) * m.p2p_latency_s;
   }
   return 0;
+}
+
+// Node-limited all-to-all (CollAlgo::NodeLimited): the fraction of a rank's send buffer S (t
+// copies per token, t = top-k) on each fabric flow to a rail peer in another node, and on each
+// NVLink flow to a domain-mate. A token goes once to each of its D destination nodes, D =
+// min(M, N (1 - (1 - 1/N)^t)) (M the node limit; the expected distinct nodes of t uniform picks
+// when M does not bind), its own node among them with probability 1/N per pick (so (N-1)/N of
+// the D remote); the node it reaches forwards its copies to the experts' GPUs over NVLink, and
+// copies for the sender's own node go there directly: all t copies but the 1/k that land on the
+// receiving GPU itself cross NVLink, S/k per domain-mate.
+struct NodeSplit {
+  double inter = 0, intra = 0;
+};
+NodeSplit node_limited_split(const Geo& g, const CollectiveContext& ctx) {
+  const double N = g.N, k = g.k, t = std::max(1, ctx.a2a_topk);
+  const double D =
+      std::min(static_cast<double>(ctx.a2a_max_nodes), N * (1.0 - std::pow(1.0 - 1.0 / N, t)));
+  return {D / (t * N), 1.0 / k};
 }
 
 // Uncontended alpha-beta estimate of the transfer part (seconds), payload bytes S.
@@ -281,6 +301,13 @@ double transfer_estimate(CollAlgo algo, Coll coll, double S, const Geo& g,
       for (const auto& v : g.nodes) k_min = std::min(k_min, v.size());
       const double km = static_cast<double>(k_min);
       return std::max((km - 1) / n * S / ctx.intra_bw_Bps, (n - km) / n * S / ctx.inter_bw_Bps);
+    }
+    case CollAlgo::NodeLimited: {
+      // The fabric carries S D/(t N) to each of the N-1 other nodes; NVLink S/k to each of the
+      // k-1 domain-mates (node_limited_split).
+      const NodeSplit x = node_limited_split(g, ctx);
+      return std::max((k - 1) * x.intra / ctx.intra_bw_Bps, (N - 1) * x.inter / ctx.inter_bw_Bps) *
+             S;
     }
     case CollAlgo::P2P:
       return S / (g.N > 1 ? ctx.inter_bw_Bps : ctx.intra_bw_Bps);
@@ -331,6 +358,8 @@ bool algo_applies(CollAlgo algo, Coll coll, const Geo& g, const CollectiveContex
       return coll == Coll::AllToAll;
     case CollAlgo::Pairwise:
       return coll == Coll::AllToAll;
+    case CollAlgo::NodeLimited:
+      return coll == Coll::AllToAll && g.N > 1 && g.uniform && ctx.a2a_max_nodes > 0;
     case CollAlgo::P2P:
       return false;
   }
@@ -389,7 +418,8 @@ void nvls_flows(const Geo& g, double S, CollPhase& ph) {
         if (i != j) ph.flows.push_back({M[i], M[j], b});
 }
 
-void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, double S_net) {
+void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, double S_net,
+                  const CollectiveContext& ctx) {
   const int n = g.n, N = g.N, k = g.k;
   switch (plan.algo) {
     case CollAlgo::Ring: {
@@ -523,6 +553,31 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       plan.phases.push_back(std::move(ph));
       break;
     }
+    case CollAlgo::NodeLimited: {
+      // One phase: rail-aligned fabric flows to every other node and NVLink flows to every
+      // domain-mate (node_limited_split), each set sampled like Direct's peers above 8 shifts.
+      const NodeSplit x = node_limited_split(g, ctx);
+      CollPhase ph;
+      auto sampled = [&](int shifts, auto&& add) {
+        const int m = std::min(shifts, kDirectSampledShifts);
+        for (int p = 0; p < m; ++p) {
+          const int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / m);
+          const int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / m);
+          add(lo, hi - lo);
+        }
+      };
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < k; ++i) {
+          sampled(N - 1, [&](int d, int w) {
+            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + d) % N][i], S_wire * x.inter * w});
+          });
+          sampled(k - 1, [&](int d, int w) {
+            ph.flows.push_back({g.nodes[j][i], g.nodes[j][(i + d) % k], S_wire * x.intra * w});
+          });
+        }
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
     case CollAlgo::Pairwise: {
       int shifts = n - 1;
       int phases = std::min(shifts, kMaxPairwisePhases);
@@ -553,7 +608,7 @@ CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const Collective
       bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
   plan.fixed_latency_s = fixed_latency(algo, proto, coll, g, ctx, bytes);
   plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, wire, g, ctx, net);
-  build_phases(plan, coll, wire, g, net);
+  build_phases(plan, coll, wire, g, net, ctx);
   return plan;
 }
 
@@ -615,6 +670,14 @@ CollectiveContext make_collective_context(const Topology& topo, const Calibratio
   return c;
 }
 
+CollectiveContext make_collective_context(const Topology& topo, const CalibrationProfile& profile,
+                                          bool nvls, bool sharp, const Program& program) {
+  CollectiveContext c = make_collective_context(topo, profile, nvls, sharp);
+  c.a2a_topk = program.moe_top_k;
+  c.a2a_max_nodes = program.moe_max_nodes;
+  return c;
+}
+
 CollectivePlan plan_collective_with(Coll coll, double bytes, const std::vector<int>& group,
                                     const CollectiveContext& ctx, CollAlgo algo, NcclProto proto) {
   Geo g = geometry(group, *ctx.topo);
@@ -631,7 +694,9 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
   CollectivePlan best;
   if (g.n <= 1) return best;
   if (coll == Coll::AllToAll) {
-    CollAlgo a = g.n <= kMaxDirectRanks ? CollAlgo::Direct : CollAlgo::Pairwise;
+    CollAlgo a = algo_applies(CollAlgo::NodeLimited, coll, g, ctx) ? CollAlgo::NodeLimited
+                 : g.n <= kMaxDirectRanks                          ? CollAlgo::Direct
+                                                                   : CollAlgo::Pairwise;
     return make_plan(coll, bytes, g, ctx, a, NcclProto::Simple);
   }
   double best_t = std::numeric_limits<double>::infinity();

@@ -235,7 +235,7 @@ class Des {
         opt_(o),
         topo_(*c.topology),
         net_(topo_, prof),
-        ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp)) {}
+        ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp, p)) {}
 
   SimResult run();
 

@@ -2,14 +2,17 @@
 // all-to-all, load imbalance, capacity, FP8 dispatch; every engine fills the MoE breakdown.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
+#include "tutti/sim/collective_model.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
+#include "tutti/topologies/catalog.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;
@@ -153,6 +156,82 @@ TEST_CASE("moe: an all-to-all across NVLink domains is slower than one inside") 
   CHECK(part(b, MoePart::AllToAll) > 2.0 * part(a, MoePart::AllToAll));
 }
 
+TEST_CASE("moe: node-limited routing sends each token once per node across the fabric") {
+  // 4 DGX nodes, an all-to-all over all 32 GPUs of top-8 tokens limited to 2 nodes:
+  // D = min(2, 4 (1 - (3/4)^8)) = 2 nodes per token, 3/4 of them remote. Each GPU sends
+  // S D/(t N) = S/16 to its rail peer in each of the 3 other nodes (S 3/16 across, against
+  // S 24/32 without the limit) and S/8 to each of its 7 domain-mates over NVLink.
+  const Cluster c = dgx(4);
+  const SimCluster sc = sim_cluster(c);
+  const CalibrationProfile& prof = default_calibration();
+  CollectiveContext ctx = make_collective_context(*sc.topology, prof, sc.nvls, sc.sharp);
+  std::vector<int> g(32);
+  for (int i = 0; i < 32; ++i) g[i] = i;
+  const double S = 64e6;
+  const CollectivePlan plain = plan_collective(Coll::AllToAll, S, g, ctx);
+  CHECK(plain.algo == CollAlgo::Direct);
+  ctx.a2a_topk = 8;
+  ctx.a2a_max_nodes = 2;
+  const CollectivePlan lim = plan_collective(Coll::AllToAll, S, g, ctx);
+  REQUIRE(lim.algo == CollAlgo::NodeLimited);
+  CHECK_FALSE(is_nccl_algorithm(CollAlgo::NodeLimited));
+  REQUIRE(lim.phases.size() == 1);
+  auto sent = [&](const CollectivePlan& p, int gpu, bool cross) {
+    double b = 0;
+    for (const auto& ph : p.phases)
+      for (const CollFlow& f : ph.flows)
+        if (f.src_gpu == gpu && (f.dst_gpu / 8 != gpu / 8) == cross) b += f.bytes * ph.repeat;
+    return b;
+  };
+  const double wire = sent(plain, 5, true) / (S * 24 / 32);  // the protocol's wire factor
+  for (int gpu : {0, 13, 31}) {
+    CAPTURE(gpu);
+    CHECK(sent(lim, gpu, true) == doctest::Approx(wire * S * 3 / 16));
+    CHECK(sent(lim, gpu, false) == doctest::Approx(wire * S * 7 / 8));
+    for (const CollFlow& f : lim.phases[0].flows)  // rail-aligned across the fabric
+      if (f.src_gpu / 8 != f.dst_gpu / 8) CHECK(f.src_gpu % 8 == f.dst_gpu % 8);
+  }
+  CHECK(lim.estimate_s < 0.5 * plain.estimate_s);
+  // A limit above the expected distinct nodes still de-duplicates: D = 4 (1 - (3/4)^8).
+  ctx.a2a_max_nodes = 8;
+  const CollectivePlan dedup = plan_collective(Coll::AllToAll, S, g, ctx);
+  const double D = 4 * (1 - std::pow(0.75, 8));
+  CHECK(sent(dedup, 0, true) == doctest::Approx(wire * S * D * 3 / 32));
+  // Inside one NVLink domain there is nothing to limit.
+  std::vector<int> node(g.begin(), g.begin() + 8);
+  CHECK(plan_collective(Coll::AllToAll, S, node, ctx).algo == CollAlgo::Direct);
+}
+
+TEST_CASE("moe: node-limited routing in every engine: less EP time across nodes, engines agree") {
+  const Cluster c = dgx(4);
+  const SimCluster sc = sim_cluster(c);
+  const CalibrationProfile& prof = default_calibration();
+  const Workload w = qwen({"training.global_batch=32"}),
+                 wl = qwen({"training.global_batch=32", "model.moe_max_nodes_per_token=2"});
+  CHECK(wl.model.tf.moe_max_nodes == 2);
+  const Layout l = resolve_layout(w, "tp=1,pp=1,ep=32,zero=1", c.gpus());
+  const Program p = expand_program(w, l), pl = expand_program(wl, l);
+  CHECK(pl.moe_max_nodes == 2);
+  CHECK(pl.moe_top_k == 8);
+  // The Program's bytes are the send buffer either way; the plan carries the limit.
+  CHECK(op_bytes(pl, "moe.dispatch_alltoall") ==
+        doctest::Approx(op_bytes(p, "moe.dispatch_alltoall")));
+  const SimResult n = simulate_program(p, sc, prof), nl = simulate_program(pl, sc, prof);
+  const SimResult al = simulate_program_analytic(pl, sc, prof);
+  const SimResult sl = simulate_program_simgrid(pl, sc, prof);
+  CHECK(part(nl, MoePart::AllToAll) < 0.6 * part(n, MoePart::AllToAll));
+  CHECK(nl.iteration_time_s < n.iteration_time_s);
+  CHECK(part(al, MoePart::AllToAll) == doctest::Approx(part(nl, MoePart::AllToAll)).epsilon(0.02));
+  CHECK(part(sl, MoePart::AllToAll) == doctest::Approx(part(nl, MoePart::AllToAll)).epsilon(0.02));
+  CHECK(al.iteration_time_s == doctest::Approx(nl.iteration_time_s).epsilon(0.02));
+  CHECK(sl.iteration_time_s == doctest::Approx(nl.iteration_time_s).epsilon(0.02));
+  // EP inside one node: the limit changes nothing.
+  const Layout l8 = resolve_layout(w, "tp=1,pp=1,ep=8,zero=1", c.gpus());
+  CHECK(simulate_program(expand_program(wl, l8), sc, prof).iteration_time_s ==
+        doctest::Approx(simulate_program(expand_program(w, l8), sc, prof).iteration_time_s)
+            .epsilon(1e-12));
+}
+
 TEST_CASE("moe: grouped GEMMs with few tokens per expert run below the dense rate") {
   const Cluster c = dgx(1);
   const SimCluster sc = sim_cluster(c);
@@ -183,6 +262,26 @@ TEST_CASE("moe: grouped GEMMs with few tokens per expert run below the dense rat
   CHECK(op_time_s(wgg, sc.gpu, prof) > op_time_s(wg, sc.gpu, prof));
 }
 
+TEST_CASE("moe: an MXFP8 grouped GEMM on GB200 runs at the measured multi-stream cuBLAS rate") {
+  // sim/calibration/microbench/mxfp8-grouped-gb200.csv: 2,672 TFLOP/s at K=7168, N=2048
+  // (8 experts x 4096 tokens assumed); the fp8 value (0.731) alone gave 3,374.
+  const GpuSpec& gb200 = Catalog::builtin().gpu("gb200");
+  const CalibrationProfile& prof = default_calibration();
+  Op g;
+  g.kind = OpKind::Gemm;
+  g.dtype = DType::MXFP8;
+  g.grouped = GroupedDim::M;
+  g.m = 4096;
+  g.n = 2048;
+  g.k = 7168;
+  g.batch = 8;
+  g.flops = 2.0 * 4096 * 2048 * 7168 * 8;
+  CHECK(g.flops / op_time_s(g, gb200, prof) / 1e12 == doctest::Approx(2672).epsilon(0.01));
+  Op f = g;  // per-tensor FP8 keeps the device's FP8 GEMM efficiency
+  f.dtype = DType::FP8;
+  CHECK(f.flops / op_time_s(f, gb200, prof) / 1e12 == doctest::Approx(3374).epsilon(0.01));
+}
+
 TEST_CASE("moe: bad MoE keys are input errors naming the key") {
   auto fails = [](std::vector<std::string> o, const std::string& needle) {
     try {
@@ -196,6 +295,7 @@ TEST_CASE("moe: bad MoE keys are input errors naming the key") {
   fails({"model.moe_imbalance=0.9"}, "moe_imbalance");
   fails({"model.moe_dispatch_dtype=int4"}, "moe_dispatch_dtype");
   fails({"model.moe_layer_freq=0"}, "moe_layer_freq");
+  fails({"model.moe_max_nodes_per_token=0"}, "moe_max_nodes_per_token");
   try {
     load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/llama3-8b.json",
                   {"model.moe_imbalance=1.2"});

@@ -285,7 +285,7 @@ class ProgramRun {
         prof_(prof),
         opt_(o),
         topo_(*c.topology),
-        ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp)) {}
+        ctx_(make_collective_context(topo_, prof, c.nvls, c.sharp, p)) {}
 
   void build();
   std::string run();  // in the child: simulate, return the serialised result

@@ -156,6 +156,9 @@ struct Program {
   double model_flops_per_iteration = 0;     ///< Without recompute (MFU numerator).
   double hardware_flops_per_iteration = 0;  ///< With recompute (HFU numerator).
   DType dtype = DType::BF16;
+  /// Node-limited MoE routing (TransformerSpec::moe_max_nodes, 0 = off) and the top-k it limits:
+  /// the engines' collective model plans the EP all-to-alls with per-node de-duplication.
+  int moe_top_k = 0, moe_max_nodes = 0;
 
   /// Interns a name, returning its index for Op::name.
   std::uint16_t intern(const std::string& name);

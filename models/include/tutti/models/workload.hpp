@@ -64,6 +64,12 @@ struct TransformerSpec {
   /// fp32 scale per 128) and combines in BF16. Defaults to the training dtype.
   DType moe_dispatch_dtype = DType::BF16;
   bool moe_dispatch_dtype_set = false;
+  /// Node-limited routing (DeepSeek-V3 Section 2.1.2, M = 4; Megatron-Core
+  /// --moe-router-group-topk with --moe-router-num-groups = the EP group's nodes; Hugging Face
+  /// `topk_group`) with DeepEP's per-node de-duplication: each token crosses the fabric at most
+  /// once per destination node and at most to this many nodes, then is forwarded over NVLink.
+  /// 0 = off (every top-k copy is its own all-to-all transfer).
+  int moe_max_nodes = 0;
   /// Effective per-expert load over the mean: min(imbalance, capacity) or imbalance if dropless.
   double moe_load_factor() const {
     return moe_capacity_factor > 0 ? std::min(moe_imbalance, moe_capacity_factor) : moe_imbalance;

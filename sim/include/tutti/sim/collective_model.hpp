@@ -53,6 +53,12 @@
 //             (n-1)/8 peers it stands for (every GPU's volume is exact; the spread is sampled).
 //   Pairwise  all_to_all: n-1 phases, shift s sends i -> i+s (S/n bytes). When n-1 > 16 the
 //             phases are sampled: 16 evenly spaced shifts whose repeats add up to n-1.
+//   NodeLimited  all_to_all of MoE tokens under node-limited routing (DeepSeek-V3: each token to
+//             at most M nodes) with DeepEP's de-duplication, N > 1 domains: one phase. Per rank of
+//             top-k t, the send buffer S holds t copies per token; a token crosses the fabric once
+//             per destination node, D = min(M, N(1 - (1 - 1/N)^t)) nodes of which (N-1)/N remote:
+//             S D/(t N) to the same local rank of every other node (rail-aligned RDMA), and is
+//             forwarded (or delivered) over NVLink to its experts' GPUs: S/k to every domain-mate.
 //   Chain     broadcast: pipelined chain root -> ... -> last, every hop carries S (one phase).
 //   P2P       send/recv: one flow of S bytes.
 // Latency (fixed_latency_s) is NCCL's (src/graph/tuning.cc ncclTopoTuneModel) with the profile's
@@ -89,7 +95,8 @@ namespace tutti {
 #define TUTTI_COLL_ALGO_VALUES(X)                                                                 \
   X(Ring, "ring") X(Tree, "tree") X(Nvls, "nvls") X(NvlsTree, "nvls_tree") X(CollNet, "collnet_direct") \
   X(CollNetChain, "collnet_chain") X(Pat, "pat") X(Hierarchical, "hierarchical (non-NCCL)")         \
-  X(Direct, "direct") X(Pairwise, "pairwise") X(Chain, "chain") X(P2P, "p2p")
+  X(Direct, "direct") X(Pairwise, "pairwise") X(Chain, "chain") X(P2P, "p2p")                     \
+  X(NodeLimited, "node_limited")
 // clang-format on
 TUTTI_ENUM(CollAlgo, std::uint8_t, TUTTI_COLL_ALGO_VALUES);  // to_string from the table
 /// False for algorithms NCCL does not have (Hierarchical).
@@ -124,12 +131,18 @@ struct CollectiveContext {
   double inter_bw_Bps = 0;  ///< Per-GPU bandwidth to the same GPU of another node (effective).
   double intra_lat_s = 0, inter_lat_s = 0;  ///< Path latencies of those routes.
   NcclHw intra_hw = NcclHw::NVLink;
+  /// Node-limited MoE routing (Program::moe_max_nodes, 0 = off) and its top-k: all-to-alls
+  /// across NVLink domains are planned as NodeLimited (DeepEP's de-duplicated dispatch).
+  int a2a_topk = 0, a2a_max_nodes = 0;
 };
 
 /// Derives the context by routing GPU 0 -> 1 (intra) and GPU 0 -> gpus_per_node (inter).
 /// `nvls` / `sharp` say what the hardware supports; the profile may still disable them.
 CollectiveContext make_collective_context(const Topology& topo, const CalibrationProfile& profile,
                                           bool nvls, bool sharp);
+/// The same, for running `program`: carries its node-limited MoE routing into the all-to-alls.
+CollectiveContext make_collective_context(const Topology& topo, const CalibrationProfile& profile,
+                                          bool nvls, bool sharp, const Program& program);
 
 /// Plans one collective of `bytes` over the GPUs `group` (any order; regrouped by node).
 /// A group of one GPU gives a plan with no phases and zero latency.
