@@ -4,8 +4,9 @@
 // ~30 s instrumented, a slow input rather than a hang) and no case on more than kMaxGpus GPUs.
 // The GPU bound: most of the time of a prediction is the max-min flow simulation of the
 // collectives that cross the fabric (simulate_collectives), which grows with the GPUs of a
-// pipeline stage: ~50-100 ms per case on 64 GPUs and ~2 s on 512 instrumented, against a few ms
-// for 16 (two 8-GPU servers: the multi-node paths still run). bench/fuzz.md has the trade-off.
+// pipeline stage (one seed each, instrumented, wall on a loaded machine: 0.01-0.4 s on 8-16
+// GPUs, 0.5-0.7 s on 64, 1.2 s on 128, 5 s on 512). 16 GPUs are two 8-GPU servers, so the
+// multi-node paths still run; bench/fuzz.md has the rate and coverage trade-off.
 // Larger files are read and checked in full but not predicted (ValidationOptions::only matching
 // no id); the golden tests predict them. The text is parsed once (Doc::parse) and handed to
 // validate_cases as a document: no temporary file.
