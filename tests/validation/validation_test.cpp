@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "../support/run.hpp"
+#include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/sim/calibration.hpp"
@@ -384,6 +385,44 @@ TEST_CASE("validation: several case files are scored together, ids unique across
   CHECK(dup.rc == 2);
   CHECK(dup.err.find("a.json") != std::string::npos);
   CHECK(dup.err.find("c.json") != std::string::npos);
+}
+
+TEST_CASE("validation: parsed case documents give what the case files give") {
+  // validate_cases(std::vector<Doc>) (the fuzz target's entry, no temporary file) is
+  // validate_cases(paths) after reading each file: same report, same first error.
+  using tutti::Doc;
+  tutti::ValidationOptions o;
+  o.engine = "analytic";
+  json a = json::array({one_case("narayanan21-t1-1.7b-32gpu")});
+  json b = json::array({one_case("korthikanti22-22b-8gpu-sp-selective")});
+  std::string fa = write(a, "doc-a.json"), fb = write(b, "doc-b.json");
+  auto from_files = tutti::validate_cases(std::vector<std::string>{fa, fb}, o);
+  auto from_docs = tutti::validate_cases(std::vector<Doc>{Doc::load(fa), Doc::load(fb)}, o);
+  CHECK(from_docs.cases.size() == 2);
+  CHECK(tutti::to_json(from_docs).dump() == tutti::to_json(from_files).dump());
+  CHECK(tutti::to_table(from_docs, true) == tutti::to_table(from_files, true));
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const tutti::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A duplicate id across files and a malformed case: the same first error either way.
+  json bad = a;
+  bad.push_back(b[0]);
+  bad[1]["parallel"]["tp"] = "eight";
+  std::string fc = write(bad, "doc-c.json");
+  for (const auto& files : std::vector<std::vector<std::string>>{{fa, fc}, {fc, fa}, {fb, fc}}) {
+    std::vector<Doc> docs;
+    for (const auto& f : files) docs.push_back(Doc::load(f));
+    const std::string want = message([&] { (void)tutti::validate_cases(files, o); });
+    CAPTURE(want);
+    CHECK(want != "no error");
+    CHECK(message([&] { (void)tutti::validate_cases(docs, o); }) == want);
+  }
+  CHECK_THROWS_AS(tutti::validate_cases(std::vector<Doc>{}, o), tutti::InputError);
 }
 
 TEST_CASE("validation: cases named by the profile's fitted_to lists are reported apart") {

@@ -1047,41 +1047,43 @@ ValidationReport validate_cases(const std::string& path, const ValidationOptions
   return validate_cases(std::vector<std::string>{path}, options);
 }
 
-ValidationReport validate_cases(const std::vector<std::string>& paths,
-                                const ValidationOptions& options) {
-  if (paths.empty()) throw InputError("tutti validate: no case file given (--cases FILE)");
-  std::vector<CaseFacts> all;
-  std::map<std::string, std::string> seen;  // id -> file
-  for (const auto& path : paths) {
-    Doc doc = Doc::load(path);
-    auto keep = std::make_shared<Json>(doc.json());
-    if (!keep->is_array())
-      throw InputError(path, "(top level)", describe_json(*keep), "an array of cases");
-    for (std::size_t i = 0; i < keep->size(); ++i) {
-      const Json& cj = (*keep)[i];
-      std::string label = std::to_string(i);
-      if (cj.is_object() && cj.contains("id") && cj["id"].is_string())
-        label += " (id \"" + cj["id"].get<std::string>() + "\")";
-      CaseFacts f;
-      try {
-        if (!cj.is_object())
-          throw InputError(path, std::to_string(i), describe_json(cj), "a case object");
-        f = read_case(Value(keep, &cj, path, ""));
-      } catch (const InputError& e) {
-        if (e.key_path().empty() && e.expected().empty()) throw;
-        throw InputError(path + ": case " + label, e.key_path(), e.found(), e.expected());
-      }
-      f.file = path;
-      f.index = i;
-      auto [it, fresh] = seen.emplace(f.id, path);
-      if (!fresh)
-        throw InputError(path + ": case " + label, "id",
-                         "\"" + f.id + "\", already the id of a case in " + it->second,
-                         "a case id unique across the case files");
-      all.push_back(std::move(f));
-    }
-  }
+namespace {
 
+/// Reads every case of one parsed case file into `all` (ids unique across files: `seen`).
+void read_cases(const Doc& doc, std::vector<CaseFacts>& all,
+                std::map<std::string, std::string>& seen) {
+  const std::string& path = doc.name();
+  auto keep = std::make_shared<Json>(doc.json());
+  if (!keep->is_array())
+    throw InputError(path, "(top level)", describe_json(*keep), "an array of cases");
+  for (std::size_t i = 0; i < keep->size(); ++i) {
+    const Json& cj = (*keep)[i];
+    std::string label = std::to_string(i);
+    if (cj.is_object() && cj.contains("id") && cj["id"].is_string())
+      label += " (id \"" + cj["id"].get<std::string>() + "\")";
+    CaseFacts f;
+    try {
+      if (!cj.is_object())
+        throw InputError(path, std::to_string(i), describe_json(cj), "a case object");
+      f = read_case(Value(keep, &cj, path, ""));
+    } catch (const InputError& e) {
+      if (e.key_path().empty() && e.expected().empty()) throw;
+      throw InputError(path + ": case " + label, e.key_path(), e.found(), e.expected());
+    }
+    f.file = path;
+    f.index = i;
+    auto [it, fresh] = seen.emplace(f.id, path);
+    if (!fresh)
+      throw InputError(path + ": case " + label, "id",
+                       "\"" + f.id + "\", already the id of a case in " + it->second,
+                       "a case id unique across the case files");
+    all.push_back(std::move(f));
+  }
+}
+
+ValidationReport predict_cases(const std::vector<std::string>& paths,
+                               const std::vector<CaseFacts>& all,
+                               const ValidationOptions& options) {
   // The profile in use and its fitted_to lists (read from the document: the profile parser may
   // not keep them).
   // The embedded default profile is parsed once per process (it is fixed at build time; parsing
@@ -1206,6 +1208,30 @@ ValidationReport validate_cases(const std::vector<std::string>& paths,
   });
   rep.by_job_size = sizes;
   return rep;
+}
+
+}  // namespace
+
+ValidationReport validate_cases(const std::vector<std::string>& paths,
+                                const ValidationOptions& options) {
+  if (paths.empty()) throw InputError("tutti validate: no case file given (--cases FILE)");
+  std::vector<CaseFacts> all;
+  std::map<std::string, std::string> seen;  // id -> file
+  // One file at a time: a bad case in one file is reported before a later file is opened.
+  for (const auto& path : paths) read_cases(Doc::load(path), all, seen);
+  return predict_cases(paths, all, options);
+}
+
+ValidationReport validate_cases(const std::vector<Doc>& files, const ValidationOptions& options) {
+  if (files.empty()) throw InputError("tutti validate: no case file given (--cases FILE)");
+  std::vector<CaseFacts> all;
+  std::map<std::string, std::string> seen;  // id -> file
+  std::vector<std::string> names;
+  for (const Doc& doc : files) {
+    read_cases(doc, all, seen);
+    names.push_back(doc.name());
+  }
+  return predict_cases(names, all, options);
 }
 
 namespace {

@@ -45,6 +45,7 @@ namespace tutti {
 
 struct Workload;
 struct Cluster;
+class Doc;
 
 /// A serving case as handed to the serving predictor: the model built from the case's fields,
 /// the cluster of its hardware and a serving configuration document in the form `tutti serve
@@ -123,6 +124,11 @@ inline constexpr double kParamsTolerance = 0.05;
 ValidationReport validate_cases(const std::vector<std::string>& paths,
                                 const ValidationOptions& options);
 ValidationReport validate_cases(const std::string& path, const ValidationOptions& options);
+/// The same on case files already read and parsed (Doc::parse; the document's name stands for
+/// the file path in the report and in messages): what validate_cases(paths) does after reading
+/// each file, with the same result and the same first error. For callers that hold the text in
+/// memory (the fuzz target), which then need no temporary file.
+ValidationReport validate_cases(const std::vector<Doc>& files, const ValidationOptions& options);
 
 /// The `fitted_to` entries ("case:<id>", "source:<key>", "file:<path>") anywhere in a calibration
 /// profile document, in document order.
