@@ -1,5 +1,6 @@
 #include "tutti/core/schema.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -207,6 +208,32 @@ std::string format_schema_errors(const std::vector<SchemaError>& errors) {
   for (const auto& e : errors)
     s += (e.path.empty() ? "(top level)" : e.path) + ": " + e.message + "\n";
   return s;
+}
+
+void require_schema(const Json& schema, const Json& doc, const std::string& schema_name,
+                    const std::string& source, const std::string& at) {
+  const auto errors = validate_schema(schema, doc);
+  if (errors.empty()) return;
+  // The first violation names the key and what was found against what the schema expects; up to 4
+  // more follow in the message.
+  const auto key = [&](const std::string& path) {
+    if (at.empty()) return path.empty() ? std::string("(top level)") : path;
+    return path.empty() ? at : at + "." + path;
+  };
+  const SchemaError& e = errors.front();
+  std::string found = e.message, expected = "a document matching schemas/" + schema_name;
+  const auto cut = found.find(", expected ");
+  if (found.rfind("got ", 0) == 0 && cut != std::string::npos) {
+    expected = found.substr(cut + 11) + " (schemas/" + schema_name + ")";
+    found = found.substr(4, cut - 4);
+  }
+  const std::size_t shown = std::min<std::size_t>(errors.size(), 5);
+  std::string more;
+  for (std::size_t i = 1; i < shown; ++i)
+    more += "; " + key(errors[i].path) + ": " + errors[i].message;
+  if (errors.size() > shown) more += "; and " + std::to_string(errors.size() - shown) + " more";
+  if (!more.empty()) expected += " [also" + more.substr(1) + "]";
+  throw InputError(source, key(e.path), found, expected);
 }
 
 }  // namespace tutti

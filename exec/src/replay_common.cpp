@@ -10,6 +10,7 @@
 
 #include "tutti/core/error.hpp"
 #include "tutti/exec/session.hpp"
+#include "tutti/models/kind_key.hpp"
 
 namespace tutti::exec {
 
@@ -170,11 +171,6 @@ void finish_result(const Session& s, const RankTimings& mine, ReplayResult& res)
       res.iteration_times_s.empty()
           ? 0
           : *std::max_element(res.iteration_times_s.begin(), res.iteration_times_s.end());
-}
-
-std::string kind_key(const Op& op) {
-  if (op.kind == OpKind::Collective) return std::string("collective.") + to_string(op.group);
-  return to_string(op.kind);
 }
 
 std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r,

@@ -771,8 +771,9 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     throw InputError("", "architectures", data.is_object() ? "no such array" : describe_json(data),
                      "a comparison document with an \"architectures\" array");
   const double tokens = get(data, "/workload/tokens_to_train");
-  // Every simulation the report reads is typed first (schemas/simulation_result.schema.json): a
-  // wrong or missing key is exit 2 naming it, never an n/a cell.
+  // Every simulation and topology the report reads is typed first
+  // (schemas/simulation_result.schema.json, schemas/topology_result.schema.json): a wrong or
+  // missing key is exit 2 naming it, never an n/a cell.
   const json& archs = data.at("architectures");
   for (std::size_t i = 0; i < archs.size(); ++i) {
     const json& a = archs[i];
@@ -780,14 +781,21 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     if (a.is_object() && a.value("ok", false))
       check_result(a.contains("simulation") ? a.at("simulation") : json(),
                    "simulation_result.schema.json", "", at + ".simulation");
+    if (a.is_object() && a.contains("topology"))
+      check_result(a.at("topology"), "topology_result.schema.json", "", at + ".topology");
     if (!a.is_object() || !a.contains("oversubscription") ||
         !a.at("oversubscription").contains("points"))
       continue;
     const json& pts = a.at("oversubscription").at("points");
-    for (std::size_t k = 0; pts.is_array() && k < pts.size(); ++k)
-      if (pts[k].is_object() && pts[k].value("ok", false) && pts[k].contains("simulation"))
+    for (std::size_t k = 0; pts.is_array() && k < pts.size(); ++k) {
+      if (!pts[k].is_object()) continue;
+      const std::string pt = fmt::format("{}.oversubscription.points.{}", at, k);
+      if (pts[k].value("ok", false) && pts[k].contains("simulation"))
         check_result(pts[k].at("simulation"), "simulation_result.schema.json", "",
-                     fmt::format("{}.oversubscription.points.{}.simulation", at, k));
+                     pt + ".simulation");
+      if (pts[k].contains("topology"))
+        check_result(pts[k].at("topology"), "topology_result.schema.json", "", pt + ".topology");
+    }
   }
   std::vector<Arch> as;
   for (const auto& a : archs) as.push_back(read_arch(a, tokens));

@@ -279,6 +279,10 @@ Attempt calibrate_and_validate() {
   INFO("validate: " << v.out << v.err);
   REQUIRE((v.rc == 0 || v.rc == 1));
   auto j = v.json();
+  // The output contract (schemas/replay_validation_result.schema.json).
+  const auto errors = tutti::validate_schema(
+      tutti::load_schema(src("schemas/replay_validation_result.schema.json")), j);
+  CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
   a.err_pct = j["iteration"]["error_pct"];
   a.validate_rc = v.rc;
   MESSAGE("calibrated prediction vs measured median iteration time: "

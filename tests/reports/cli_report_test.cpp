@@ -118,8 +118,9 @@ TEST_CASE("cli: report plan and render refuse a malformed plan, naming the file 
   }
 }
 
-// Each simulation inside a comparison is read through schemas/simulation_result.schema.json: a key
-// of the wrong type or a missing one is exit 2 naming where it sits (issue 23).
+// Each simulation inside a comparison is read through schemas/simulation_result.schema.json, each
+// topology through schemas/topology_result.schema.json: a key of the wrong type or a missing one is
+// exit 2 naming where it sits (issue 23).
 TEST_CASE(
     "cli: report render refuses a comparison whose simulation breaks its schema, naming the key") {
   const json good = json::parse(slurp(src("tests/reports/fixtures/compare-two.json")));
@@ -137,7 +138,13 @@ TEST_CASE(
       {"/architectures/0/simulation/schema_version", 2,
        "architectures.0.simulation.schema_version"},
       {"/architectures/0/oversubscription/points/1/simulation/iteration_time_s", 0,
-       "architectures.0.oversubscription.points.1.simulation.iteration_time_s"}};
+       "architectures.0.oversubscription.points.1.simulation.iteration_time_s"},
+      // ... and so is each topology (schemas/topology_result.schema.json).
+      {"/architectures/1/topology/network_capex_usd", "x",
+       "architectures.1.topology.network_capex_usd"},
+      {"/architectures/0/topology/bom/0/count", -1, "architectures.0.topology.bom.0.count"},
+      {"/architectures/0/oversubscription/points/2/topology/network_capex_usd", json(),
+       "architectures.0.oversubscription.points.2.topology.network_capex_usd"}};
   auto saved = run_tutti(
       {"report", "render", src("tests/reports/fixtures/compare-two.json"), "--format", "json"});
   REQUIRE_MESSAGE(saved.rc == 0, saved.err);

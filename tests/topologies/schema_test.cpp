@@ -207,3 +207,27 @@ TEST_CASE("schema: every catalog file of a spec kind validates, mutations agree 
   CHECK(files == 8);
   MESSAGE(mutants << " catalog mutants checked");
 }
+
+// The output contract of `tutti topo --json` (and of each `topology` in a `tutti report compare`
+// document): to_json(Cluster) of every shipped cluster matches schemas/topology_result.schema.json,
+// and writes every key the schema types (`storage` only when the cluster names a storage system).
+TEST_CASE("schema: to_json(Cluster) of every shipped cluster matches the topology result schema") {
+  const json schema = load_schema(src("schemas/topology_result.schema.json"));
+  for (const auto& f : json_files("topologies")) {
+    CAPTURE(f);
+    const Cluster c = load_cluster(f);
+    const json j = to_json(c);
+    auto errs = validate_schema(schema, j);
+    CHECK_MESSAGE(errs.empty(), format_schema_errors(errs));
+    CHECK(j.at("schema_version") == 1);
+    for (const auto& [key, type] : schema.at("properties").items())
+      if (key != "storage") CHECK_MESSAGE(j.contains(key), key);
+    CHECK(j.contains("storage") == !c.storage.id.empty());
+    // A wrong type where a report reads is a violation naming the key.
+    json bad = j;
+    bad["network_capex_usd"] = "cheap";
+    errs = validate_schema(schema, bad);
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "network_capex_usd");
+  }
+}

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/run.hpp"
+#include "tutti/core/schema.hpp"
 
 using namespace tutti::testing;
 using nlohmann::json;
@@ -30,6 +31,11 @@ TEST_CASE("cli: tutti topo --json on the 1-SU SuperPOD") {
   auto d = json_diff(r.json(), expected, 1e-9);
   CHECK_MESSAGE(d.empty(), d);
   CHECK(r.json()["bom"].is_array());
+  // The output contract (schemas/topology_result.schema.json).
+  const auto errors = tutti::validate_schema(
+      tutti::load_schema(src("schemas/topology_result.schema.json")), r.json());
+  CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
+  CHECK(r.json().at("schema_version") == 1);
 }
 
 TEST_CASE("cli: tutti topo applies --set overrides through the same checks, and reads tables") {

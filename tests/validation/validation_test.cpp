@@ -43,12 +43,19 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// Every document these tests read matches its output schema
+// (schemas/validation_result.schema.json).
 json validate(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"validate", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = run_tutti(args);
   REQUIRE_MESSAGE(r.rc == 0, r.err);
-  return r.json();
+  json j = r.json();
+  static const json schema = tutti::load_schema(src("schemas/validation_result.schema.json"));
+  const auto errors = tutti::validate_schema(schema, j);
+  CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
+  CHECK(j.at("schema_version") == 1);
+  return j;
 }
 
 json one_case(const std::string& id) {

@@ -522,6 +522,7 @@ Cluster make_cluster(const ClusterParams& p) {
 
 Json to_json(const Cluster& c) {
   Json j;
+  j["schema_version"] = 1;  // schemas/topology_result.schema.json
   j["name"] = c.name;
   j["file"] = c.file;
   j["gpu"] = c.gpu.id;

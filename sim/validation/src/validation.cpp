@@ -1355,6 +1355,7 @@ Json to_json(const ValidationReport& r) {
             {"cases", cases},
             {"skipped", skipped},
             {"inconsistent", inconsistent}};
+  j["schema_version"] = 1;  // schemas/validation_result.schema.json
   Json s = summary_json(r.summary);
   s.erase("group");
   j["summary"] = s;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tutti/models/kind_key.hpp"
 #include "tutti/models/program.hpp"
 
 namespace tutti::exec {
@@ -70,8 +71,8 @@ ReplayResult replay_gpu(const Session& s, const Program& p, const ReplayOptions&
 /// "collective.tp", "collective.dp", ... "send", "recv". Seconds per iteration.
 std::vector<std::pair<std::string, double>> measured_by_kind(const ReplayResult& r,
                                                              const Program& p);
-/// Key of an op in measured_by_kind ("collective.dp", "gemm", ...).
-std::string kind_key(const Op& op);
+// The key of an op in measured_by_kind ("collective.dp", "gemm", ...) is kind_key
+// (models/kind_key.hpp), shared with live validation's prediction.
 
 /// Result JSON: device, libraries, world, iterations, iteration_time_s (median), min, max,
 /// iteration_times_s, check{ops, wrong_elements}, by_kind{...}, ops (per class: name, kind,

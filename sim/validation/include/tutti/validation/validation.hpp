@@ -140,12 +140,12 @@ ErrorSummary summarize_errors(const std::vector<CaseResult>& cases, const std::s
 /// Job-size bucket of a GPU count: "1-8", "9-256", "257-2048", ">2048" ("not stated" for 0).
 const char* job_size_group(long long gpus);
 
-/// JSON: {"files", "total_cases", "cases":[{id, source_key, metric, unit, measured, predicted,
-/// error_pct, layout, gpu_generation, kind, gpus, fitted, assumptions}], "skipped":[{id, reason}],
-/// "inconsistent":[{id, stated_params, built_params, difference_pct, assumptions}],
-/// "summary":{n, total, mape_pct, median_abs_error_pct, max_abs_error_pct} (unfitted),
-/// "fitted":{...}, "by_source", "by_metric", "by_gpu_generation", "by_kind", "by_job_size":[{group,
-/// n, ...}]}.
+/// JSON (schemas/validation_result.schema.json): {"schema_version": 1, "files", "total_cases",
+/// "cases":[{id, source_key, metric, unit, measured, predicted, error_pct, layout, gpu_generation,
+/// kind, gpus, fitted, assumptions}], "skipped":[{id, reason}], "inconsistent":[{id, stated_params,
+/// built_params, difference_pct, assumptions}], "summary":{n, total, mape_pct,
+/// median_abs_error_pct, max_abs_error_pct} (unfitted), "fitted":{...}, "by_source", "by_metric",
+/// "by_gpu_generation", "by_kind", "by_job_size":[{group, n, ...}]}.
 nlohmann::json to_json(const ValidationReport& r);
 /// Plain-text table for people; `markdown` writes the docs/validation.md form.
 std::string to_table(const ValidationReport& r, bool markdown);

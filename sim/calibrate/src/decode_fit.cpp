@@ -1,5 +1,5 @@
-// Decode-regime calibration from serve replay documents (calibrate_decode.hpp).
-#include "calibrate_decode.hpp"
+// Decode-regime calibration from serve replay documents (decode_fit.hpp).
+#include "tutti/calibrate/decode_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,16 +10,16 @@
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/topologies/catalog.hpp"
 
-namespace tutti::cli {
+namespace tutti::calibrate {
 
-DecodeSamples decode_samples(const std::vector<exec::MeasurementDoc>& docs, double tile) {
+DecodeSamples decode_samples(const std::vector<Measurements>& docs, double tile) {
   DecodeSamples s;
   for (const auto& d : docs) {
-    if (!d.replay || !d.replay->serve || d.replay->serve->phase != "decode") continue;
-    s.dtype = parse_enum<DType>(d.replay->serve->dtype).value_or(DType::BF16);
+    if (!d.replay || d.replay->serve_phase != "decode") continue;
+    s.dtype = parse_enum<DType>(d.replay->serve_dtype).value_or(DType::BF16);
     s.cpu = s.cpu || d.replay->device == "cpu";
     const double eb = dtype_bytes(s.dtype);
-    for (const exec::ReplayOp& op : d.replay->ops) {
+    for (const ReplayedOp& op : d.replay->ops) {
       if (op.time_s <= 0) continue;
       if (op.kind == "gemm" && op.m > 0 && tile > 0 && static_cast<double>(op.m) < tile) {
         const double m = static_cast<double>(op.m), n = static_cast<double>(op.n),
@@ -130,4 +130,4 @@ void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& 
   report["decode"] = r;
 }
 
-}  // namespace tutti::cli
+}  // namespace tutti::calibrate

@@ -1,7 +1,7 @@
 #pragma once
 // Least-squares fits of the simulator's compute and communication parameters to measurements.
-// The fits are model-shaped but engine-neutral (exec/ never includes sim/): cli/calibrate.cpp
-// writes them into the engine's calibration profile.
+// The fits are model-shaped but engine-neutral: fit_measurements (measurement_fit.hpp) writes them
+// into the engine's calibration profile. (They lived in exec/ until issue 23.)
 //
 // GEMM model (the engine's roofline for compute-bound ops):
 //   t = flops / (peak * eff_max * f/(f + half_flops) * d/(d + half_dim)) + launch_overhead,
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace tutti::exec {
+namespace tutti::calibrate {
 
 struct GemmSample {
   double m = 0, n = 0, k = 0, time_s = 0;
@@ -64,4 +64,4 @@ struct AlphaBetaFit {
 /// Fits t = alpha + size * bus_factor / busbw (alpha >= 0, busbw > 0). >= 2 samples.
 AlphaBetaFit fit_alpha_beta(const std::vector<CollSample>& s, double bus_factor);
 
-}  // namespace tutti::exec
+}  // namespace tutti::calibrate

@@ -3,14 +3,14 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
-#include "tutti/exec/measurements.hpp"
+#include "tutti/calibrate/measurements.hpp"
 #include "tutti/sim/calibration.hpp"
 
 namespace tutti {
 struct Cluster;
 }
 
-namespace tutti::cli {
+namespace tutti::calibrate {
 
 /// Decode-step samples of serve replay documents (phase decode): GEMMs below one output tile of
 /// `tile` rows (the GEMV regime; bytes counted as sim's gemv_time_s counts them, in the serving
@@ -22,7 +22,7 @@ struct DecodeSamples {
   bool cpu = false;  ///< Replayed on CPU ranks (every dtype runs as one sgemm).
   bool empty() const { return gemv_time_s.empty() && mem_time_s.empty(); }
 };
-DecodeSamples decode_samples(const std::vector<exec::MeasurementDoc>& docs, double tile);
+DecodeSamples decode_samples(const std::vector<Measurements>& docs, double tile);
 
 /// Fits the decode-regime terms into `prof` and `dev` (the device override of the measured GPU),
 /// each a line t = bytes / bandwidth + fixed (fixed >= 0) that reproduces the samples' measured
@@ -37,4 +37,4 @@ DecodeSamples decode_samples(const std::vector<exec::MeasurementDoc>& docs, doub
 void fit_decode(const DecodeSamples& s, const GpuSpec* gpu, CalibrationProfile& prof,
                 DeviceOverride& dev, nlohmann::json& report);
 
-}  // namespace tutti::cli
+}  // namespace tutti::calibrate

@@ -1,4 +1,4 @@
-#include "tutti/exec/fit.hpp"
+#include "tutti/calibrate/fit.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "tutti/core/error.hpp"
 
-namespace tutti::exec {
+namespace tutti::calibrate {
 
 namespace {
 
@@ -174,4 +174,4 @@ AlphaBetaFit fit_alpha_beta(const std::vector<CollSample>& s, double bus_factor)
   return f;
 }
 
-}  // namespace tutti::exec
+}  // namespace tutti::calibrate
