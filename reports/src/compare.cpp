@@ -167,7 +167,8 @@ Cell num_best(double v, bool best, std::string hint = {}) {
 
 std::string tokens_text(double t) {
   if (!std::isfinite(t)) return "an unstated number of";
-  return t >= 1e12 ? format_sig(t / 1e12) + "T" : format_sig(t / 1e9) + "B";
+  static constexpr Rung kTokens[] = {{1e12, 1, 1e12, sig(), "T"}, {kBelowAll, 1, 1e9, sig(), "B"}};
+  return format_si(t, {.rungs = kTokens, .sep = "", .magnitude = false});
 }
 
 // --- BOM --------------------------------------------------------------------------------------
