@@ -11,6 +11,7 @@
 #include "exec_shared.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/core/flags.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/exec/backend.hpp"
 #include "tutti/exec/bench.hpp"
@@ -68,10 +69,11 @@ struct BenchCli {
 };
 
 std::string human_bytes(double b) {
-  if (b >= 1 << 30) return fmt::format("{:.0f}G", b / (1 << 30));
-  if (b >= 1 << 20) return fmt::format("{:.0f}M", b / (1 << 20));
-  if (b >= 1 << 10) return fmt::format("{:.0f}K", b / (1 << 10));
-  return fmt::format("{:.0f}", b);
+  static constexpr Rung kBinary[] = {{1 << 30, 1, 1 << 30, fixed(0), "G"},
+                                     {1 << 20, 1, 1 << 20, fixed(0), "M"},
+                                     {1 << 10, 1, 1 << 10, fixed(0), "K"},
+                                     {kBelowAll, 1, 1, fixed(0), ""}};
+  return format_si(b, {.rungs = kBinary, .sep = "", .magnitude = false});
 }
 
 std::string bench_table(const nlohmann::json& doc) {

@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/progress.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/facility/facility.hpp"
@@ -88,11 +89,12 @@ nlohmann::json workload_overrides(Workload& w, const SimulateOptions& o) {
 }
 
 std::string seconds(double s) {
-  if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
-  if (s >= 3600) return fmt::format("{:.2f} h", s / 3600);
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} us", s * 1e6);
+  static constexpr Rung kTime[] = {{86400 * 2, 1, 86400, fixed(1), "days"},
+                                   {3600, 1, 3600, fixed(2), "h"},
+                                   {1, 1, 1, fixed(3), "s"},
+                                   {1e-3, 1e3, 1, fixed(3), "ms"},
+                                   {kBelowAll, 1e6, 1, fixed(3), "us"}};
+  return format_si(s, {.rungs = kTime, .magnitude = false});
 }
 
 std::string placement_line(const Cluster& c, int job_gpus) {

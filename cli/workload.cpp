@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 #if __has_include("tutti/topologies/catalog.hpp")
 #include "tutti/topologies/catalog.hpp"
@@ -57,7 +58,8 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
 }
 
 std::string gib(double b) {
-  return fmt::format("{:.2f} GiB", b / kGiB);
+  static constexpr Rung kGiBRung[] = {{kBelowAll, 1, kGiB, fixed(2), "GiB"}};
+  return format_si(b, {kGiBRung});
 }
 
 int run_show(const Globals& g, const ShowOptions& o) {

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
+#include "tutti/core/format.hpp"
 #include "tutti/core/limits.hpp"
 
 namespace tutti {
@@ -201,11 +203,12 @@ std::optional<double> parse_quantity_unchecked(std::string_view text, Dim d) {
 }
 
 std::string format_quantity(double v, Dim d) {
-  auto scaled = [&](std::initializer_list<std::pair<double, const char*>> steps) {
-    for (auto [f, name] : steps)
-      if (std::fabs(v) >= f) return fmt::format("{:.4g} {}", v / f, name);
-    auto last = *(steps.end() - 1);
-    return fmt::format("{:.4g} {}", v / last.first, last.second);
+  // Four significant digits ("%.4g"), a space, then the largest unit the value reaches; the
+  // ladders are format.hpp's (one formatter for every human-facing value).
+  auto scaled = [&](std::initializer_list<std::pair<double, std::string_view>> steps) {
+    std::vector<Rung> rungs;
+    for (auto [f, name] : steps) rungs.push_back({f, 1, f, general(4), name});
+    return format_si(v, {rungs});
   };
   switch (d) {
     case Dim::Bytes:
@@ -231,11 +234,11 @@ std::string format_quantity(double v, Dim d) {
     case Dim::Money:
       return scaled({{1e9, "B$"}, {1e6, "M$"}, {1e3, "k$"}, {1, "$"}});
     case Dim::EnergyPrice:
-      return fmt::format("${:.4g}/kWh", v * kJoulePerKWh);
+      return "$" + format_number(v * kJoulePerKWh, general(4)) + "/kWh";
     case Dim::MoneyRate:
-      return fmt::format("${:.4g}/h", v * kHour);
+      return "$" + format_number(v * kHour, general(4)) + "/h";
     case Dim::Ratio:
-      return fmt::format("{:.4g}%", v * 100);
+      return format_number(v * 100, general(4)) + "%";
   }
   return fmt::format("{}", v);
 }

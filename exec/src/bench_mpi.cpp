@@ -13,44 +13,9 @@
 
 namespace tutti::exec {
 
-const char* to_string(CollOp op) {
-  switch (op) {
-    case CollOp::AllReduce:
-      return "all_reduce";
-    case CollOp::AllGather:
-      return "all_gather";
-    case CollOp::ReduceScatter:
-      return "reduce_scatter";
-    case CollOp::AllToAll:
-      return "alltoall";
-    case CollOp::SendRecv:
-      return "sendrecv";
-  }
-  return "?";
-}
-
 CollOp parse_coll_op(const std::string& s) {
-  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll,
-                    CollOp::SendRecv})
-    if (s == to_string(op)) return op;
-  throw InputError("--op", "", "\"" + s + "\"",
-                   "one of all_reduce, all_gather, reduce_scatter, alltoall, sendrecv");
-}
-
-double bus_factor(CollOp op, int n) {
-  switch (op) {  // the collectives: the one formula (models/program.hpp)
-    case CollOp::AllReduce:
-      return tutti::bus_factor(Coll::AllReduce, n);
-    case CollOp::AllGather:
-      return tutti::bus_factor(Coll::AllGather, n);
-    case CollOp::ReduceScatter:
-      return tutti::bus_factor(Coll::ReduceScatter, n);
-    case CollOp::AllToAll:
-      return tutti::bus_factor(Coll::AllToAll, n);
-    case CollOp::SendRecv:
-      return n > 0 ? 1.0 : 0.0;  // one message: busbw = algbw
-  }
-  return 0;
+  if (auto op = parse_enum<CollOp>(s)) return *op;
+  throw InputError("--op", "", "\"" + s + "\"", "one of " + enum_names<CollOp>(", "));
 }
 
 namespace {

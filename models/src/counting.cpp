@@ -8,6 +8,7 @@
 
 #include "shapes.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/limits.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
@@ -699,7 +700,8 @@ std::string structural_problem(const Workload& w, const Layout& l) {
 }
 
 std::string gib(double bytes) {
-  return fmt::format("{:.1f} GiB", bytes / kGiB);
+  static constexpr Rung kGiBRung[] = {{kBelowAll, 1, kGiB, fixed(1), "GiB"}};
+  return format_si(bytes, {kGiBRung});
 }
 
 /// Cheap pre-filter for the suggestion search: enough layers and heads for the degrees.

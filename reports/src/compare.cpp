@@ -11,6 +11,7 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/reports/columns.hpp"
 #include "tutti/reports/format.hpp"
 #include "tutti/reports/result_schema.hpp"
 
@@ -167,7 +168,8 @@ Cell num_best(double v, bool best, std::string hint = {}) {
 
 std::string tokens_text(double t) {
   if (!std::isfinite(t)) return "an unstated number of";
-  return t >= 1e12 ? format_sig(t / 1e12) + "T" : format_sig(t / 1e9) + "B";
+  static constexpr Rung kTokens[] = {{1e12, 1, 1e12, sig(), "T"}, {kBelowAll, 1, 1e9, sig(), "B"}};
+  return format_si(t, {.rungs = kTokens, .sep = "", .magnitude = false});
 }
 
 // --- BOM --------------------------------------------------------------------------------------
@@ -190,13 +192,12 @@ Table bom_table(const Arch& a) {
   Table t;
   t.id = "bom-" + a.name;
   t.title = "Bill of materials: " + a.name;
-  t.columns = {
-      {"item", "Item", Unit::Text, "Part and where it sits"},
-      {"kind", "Kind", Unit::Text, "Switch, NIC, optic, cable..."},
-      {"count", "Count", Unit::Count, ""},
-      {"unit_price_usd", "Unit price", Unit::Usd, "Estimate from the catalog (see its source)"},
-      {"cost_usd", "Cost", Unit::Usd, "count × unit price"},
-      {"power_W", "Power", Unit::Watts, "Total power of these parts"}};
+  t.columns = {column("item", "Part and where it sits"),
+               column("kind", "Switch, NIC, optic, cable..."),
+               column("count"),
+               column("unit_price_usd", "Estimate from the catalog (see its source)"),
+               column("cost_usd", "count × unit price"),
+               column("power_W", "Total power of these parts")};
   const json& bom = a.topo.contains("bom") ? a.topo.at("bom") : json();
   auto add = [&](const std::string& key, const json& e) {
     if (!e.is_object()) return;
@@ -250,24 +251,21 @@ Section summary_section(const std::vector<Arch>& as, const json& data) {
   t.id = "summary";
   t.title = "Architectures side by side";
   t.columns = {
-      {"architecture", "Architecture", Unit::Text, "Cluster name"},
-      {"cluster_file", "Cluster file", Unit::Text, ""},
-      {"status", "Status", Unit::Text, "ok, or why the simulation failed"},
-      {"gpus", "GPUs", Unit::Count, ""},
-      {"layout", "Layout", Unit::Text, "Parallel layout used on this cluster"},
-      {"iteration_time_s", "Iteration", Unit::Seconds, "Simulated time of one training iteration"},
-      {"time_to_train_s", "Time to train", Unit::Seconds,
-       "Iterations × iteration time (before failures)"},
-      {"tokens_per_s_per_gpu", "Tokens/s/GPU", Unit::Number, ""},
-      {"mfu", "MFU", Unit::Fraction, "Model FLOPs utilisation"},
-      {"exposed_comm_s", "Exposed comm", Unit::Seconds,
-       "Communication not hidden behind compute, per iteration"},
-      {"network_capex_usd", "Network capex", Unit::Usd, "Switches, NICs, optics and cables"},
-      {"network_power_W", "Network power", Unit::Watts, "Switches, NICs and optics"},
-      {"cost_per_run_usd", "Cost per run", Unit::Usd,
-       "Amortised capex + opex over the training run"},
-      {"usd_per_million_tokens", "$/M tokens", Unit::Usd, "Cost per run / tokens trained × 1e6"},
-      {"energy_per_run_J", "Energy per run", Unit::Joules, "Facility energy of the training run"},
+      column("architecture", "Cluster name"),
+      column("cluster_file"),
+      column("status", "ok, or why the simulation failed"),
+      column("gpus"),
+      column("layout", "Parallel layout used on this cluster"),
+      column("iteration_time_s", "Simulated time of one training iteration"),
+      column("time_to_train_s", "Iterations × iteration time (before failures)"),
+      column("tokens_per_s_per_gpu"),
+      column("mfu", "Model FLOPs utilisation"),
+      column("exposed_comm_s", "Communication not hidden behind compute, per iteration"),
+      column("network_capex_usd", "Switches, NICs, optics and cables"),
+      column("network_power_W", "Switches, NICs and optics"),
+      column("cost_per_run_usd", "Amortised capex + opex over the training run"),
+      column("usd_per_million_tokens", "Cost per run / tokens trained × 1e6"),
+      column("energy_per_run_J", "Facility energy of the training run"),
   };
   int b_iter = best_index(as, &Arch::iter_s), b_ttt = best_index(as, &Arch::ttt_s);
   int b_exp = best_index(as, &Arch::exposed_s), b_net = best_index(as, &Arch::net_capex_usd);
@@ -344,16 +342,15 @@ Section iteration_section(const std::vector<Arch>& as) {
   Table t;
   t.id = "breakdown";
   t.title = "Iteration breakdown";
-  t.columns = {
-      {"architecture", "Architecture", Unit::Text, ""},
-      {"iteration_time_s", "Iteration", Unit::Seconds, ""},
-      {"compute_s", "Compute", Unit::Seconds, ""},
-      {"exposed_comm_s", "Exposed comm", Unit::Seconds, "Sum over the parallel dimensions"},
-      {"bubble_s", "Bubble", Unit::Seconds, "Pipeline fill and drain"},
-      {"other_s", "Other", Unit::Seconds, ""},
-      {"tflops_per_gpu", "TFLOP/s per GPU", Unit::Number, "Model FLOPs per GPU per second / 1e12"},
-      {"mfu", "MFU", Unit::Fraction, ""},
-      {"memory_per_gpu_bytes", "Memory per GPU", Unit::Bytes, ""}};
+  t.columns = {column("architecture"),
+               column("iteration_time_s"),
+               column("compute_s"),
+               column("exposed_comm_s", "Sum over the parallel dimensions"),
+               column("bubble_s", "Pipeline fill and drain"),
+               column("other_s"),
+               column("tflops_per_gpu", "Model FLOPs per GPU per second / 1e12"),
+               column("mfu"),
+               column("memory_per_gpu_bytes")};
   for (const Arch* a : oks)
     t.rows.push_back({Cell::str(a->name), Cell::num(a->iter_s), Cell::num(a->compute_s),
                       Cell::num(a->exposed_s), Cell::num(a->bubble_s), Cell::num(a->other_s),
@@ -396,12 +393,12 @@ Section comm_section(const std::vector<Arch>& as) {
   Table t;
   t.id = "exposed-comm";
   t.title = "Exposed communication per iteration";
-  t.columns = {{"architecture", "Architecture", Unit::Text, ""}};
+  t.columns = {column("architecture")};
   for (GroupDim d : kDims)
     t.columns.push_back({std::string(to_string(d)) + "_s", dim_label(d), Unit::Seconds,
                          "Exposed " + dim_label(d) + " communication"});
-  t.columns.push_back({"total_s", "Total", Unit::Seconds, ""});
-  t.columns.push_back({"share_of_iteration", "Share of iteration", Unit::Fraction, ""});
+  t.columns.push_back(column("total_s"));
+  t.columns.push_back(column("share_of_iteration"));
   for (const Arch* a : oks) {
     std::vector<Cell> row = {Cell::str(a->name)};
     for (double v : a->dims_s) row.push_back(Cell::num(v));
@@ -479,13 +476,12 @@ Section links_section(const std::vector<Arch>& as) {
   Table t;
   t.id = "hot-links";
   t.title = "Hot spots by tier";
-  t.columns = {{"architecture", "Architecture", Unit::Text, ""},
-               {"tier", "Tier", Unit::Text, ""},
-               {"busiest_link", "Busiest link", Unit::Text, ""},
-               {"utilization", "Utilisation", Unit::Fraction, "Of the iteration time"},
-               {"bytes_per_iteration_B", "Bytes per iteration", Unit::Bytes, ""},
-               {"links_listed", "Links listed", Unit::Count,
-                "Bottleneck links of this tier in the engine's list"}};
+  t.columns = {column("architecture"),
+               column("tier"),
+               column("busiest_link"),
+               column("utilization", "Of the iteration time"),
+               column("bytes_per_iteration_B"),
+               column("links_listed", "Bottleneck links of this tier in the engine's list")};
   for (const Arch* a : oks)
     for (const auto& tier : tiers) {
       auto it = hot.find({tier, a->name});
@@ -542,22 +538,19 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   Table t;
   t.id = "cost";
   t.title = "Run cost";
-  t.columns = {
-      {"architecture", "Architecture", Unit::Text, ""},
-      {"time_to_train_s", "Time to train", Unit::Seconds, "Before failures"},
-      {"effective_time_to_train_s", "With failures", Unit::Seconds,
-       "Including checkpoints, rework and restarts (reliability model)"},
-      {"goodput", "Goodput", Unit::Fraction, "Useful share of the wall time"},
-      {"energy_per_run_J", "Energy", Unit::Joules, "Facility energy of the run"},
-      {"energy_J_per_token", "Energy per token", Unit::Joules,
-       "Facility energy of the run per training token"},
-      {"avg_it_W", "Average IT power", Unit::Watts, ""},
-      {"capex_usd", "Cluster capex", Unit::Usd,
-       "Everything bought: GPUs, servers, network, storage, build-out"},
-      {"cost_per_run_usd", "Cost per run", Unit::Usd, "Amortised capex + opex over the run"},
-      {"usd_per_million_tokens", "$/M tokens", Unit::Usd, ""},
-      {"cloud_cost_per_run_usd", "Cloud cost per run", Unit::Usd,
-       "Same run at the catalog's rental prices"}};
+  t.columns = {column("architecture"),
+               column("time_to_train_s", "Before failures"),
+               column("effective_time_to_train_s",
+                      "Including checkpoints, rework and restarts (reliability model)"),
+               column("goodput", "Useful share of the wall time"),
+               column_as("energy_per_run_J", "Energy", "Facility energy of the run"),
+               column("energy_J_per_token", "Facility energy of the run per training token"),
+               column("avg_it_W"),
+               column_as("capex_usd", "Cluster capex",
+                         "Everything bought: GPUs, servers, network, storage, build-out"),
+               column("cost_per_run_usd", "Amortised capex + opex over the run"),
+               column("usd_per_million_tokens"),
+               column("cloud_cost_per_run_usd", "Same run at the catalog's rental prices")};
   int b_cost = best_index(as, &Arch::cost_run_usd), b_tok = best_index(as, &Arch::usd_per_mtok);
   bool any_cost = false;
   for (const Arch* a : oks) {
@@ -622,16 +615,14 @@ Section oversub_section(const std::vector<Arch>& as) {
   Table t;
   t.id = "oversubscription";
   t.title = "Oversubscription sweep";
-  t.columns = {
-      {"architecture", "Architecture", Unit::Text, ""},
-      {"oversubscription", "Oversubscription", Unit::Text, "Downlinks : uplinks at the leaves"},
-      {"ratio", "Ratio", Unit::Number, ""},
-      {"iteration_time_s", "Iteration", Unit::Seconds, ""},
-      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
-      {"slowdown_pct", "vs as built", Unit::Percent,
-       "Time to train relative to the cluster as described"},
-      {"network_capex_usd", "Network capex", Unit::Usd, ""},
-      {"cost_per_run_usd", "Cost per run", Unit::Usd, ""}};
+  t.columns = {column("architecture"),
+               column("oversubscription", "Downlinks : uplinks at the leaves"),
+               column("ratio"),
+               column("iteration_time_s"),
+               column("time_to_train_s"),
+               column("slowdown_pct", "Time to train relative to the cluster as described"),
+               column("network_capex_usd"),
+               column("cost_per_run_usd")};
   std::vector<std::string> unsupported;
   for (const auto& a : as) {
     if (!a.ok) continue;
@@ -732,7 +723,7 @@ Table price_origins_table(const std::vector<std::pair<std::string, nlohmann::jso
   Table t;
   t.id = "price-origins";
   t.title = "Where each price comes from";
-  t.columns = {{"name", "Configuration", Unit::Text, ""}};
+  t.columns = {column("name")};
   for (const auto& [key, label] : kFigures) t.columns.push_back({key, label, Unit::Text, ""});
   for (const auto& [name, origins] : rows) {
     if (!origins.is_object()) continue;

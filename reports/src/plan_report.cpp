@@ -8,6 +8,7 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/reports/columns.hpp"
 #include "tutti/reports/compare.hpp"
 #include "tutti/reports/format.hpp"
 #include "tutti/reports/result_schema.hpp"
@@ -113,25 +114,21 @@ bool same_config(const json& a, const json& b) {
 
 std::vector<Column> config_columns(bool with_delta) {
   std::vector<Column> cols = {
-      {"configuration", "Configuration", Unit::Text,
-       "GPUs × GPU type · fabric · network · buy or rent"},
-      {"gpus", "GPUs", Unit::Count, ""},
-      {"layout", "Layout", Unit::Text, "Parallel layout"},
-      {"time_to_train_s", "Time to train", Unit::Seconds, ""},
-      {"total_cost_usd", "Total cost", Unit::Usd, "Capex (or rental) + the run's opex"},
-      {"capex_usd", "Capex", Unit::Usd, "Purchase price of everything bought"},
-      {"energy_J", "Energy", Unit::Joules, "Facility energy of the run"},
-      {"energy_J_per_token", "Energy per token", Unit::Joules,
-       "Facility energy of the run per training token"},
-      {"peak_facility_power_W", "Peak facility power", Unit::Watts, ""},
-      {"mfu", "MFU", Unit::Fraction, ""},
-      {"bottleneck", "Bottleneck", Unit::Text, "Largest part of the iteration breakdown"},
-      {"engine", "Timed by", Unit::Text, "native = flow-level engine, analytic = screening"}};
+      column("configuration", "GPUs × GPU type · fabric · network · buy or rent"),
+      column("gpus"),
+      column("layout", "Parallel layout"),
+      column("time_to_train_s"),
+      column("total_cost_usd", "Capex (or rental) + the run's opex"),
+      column("capex_usd", "Purchase price of everything bought"),
+      column("energy_J", "Facility energy of the run"),
+      column("energy_J_per_token", "Facility energy of the run per training token"),
+      column("peak_facility_power_W"),
+      column("mfu"),
+      column("bottleneck", "Largest part of the iteration breakdown"),
+      column("engine", "native = flow-level engine, analytic = screening")};
   if (with_delta) {
-    cols.push_back({"time_vs_recommended_pct", "Time vs rec.", Unit::Percent,
-                    "Relative to the recommendation"});
-    cols.push_back({"cost_vs_recommended_pct", "Cost vs rec.", Unit::Percent,
-                    "Relative to the recommendation"});
+    cols.push_back(column("time_vs_recommended_pct", "Relative to the recommendation"));
+    cols.push_back(column("cost_vs_recommended_pct", "Relative to the recommendation"));
   }
   return cols;
 }
@@ -230,9 +227,7 @@ Table breakdown_table(const json& rec) {
   Table t;
   t.id = "recommended-breakdown";
   t.title = "Iteration breakdown of the recommendation";
-  t.columns = {{"part", "Part", Unit::Text, ""},
-               {"time_s", "Time per iteration", Unit::Seconds, ""},
-               {"share", "Share", Unit::Fraction, "Of the iteration time"}};
+  t.columns = {column("part"), column("time_s"), column("share", "Of the iteration time")};
   double iter = num(rec, {"/iteration_time_s"});
   auto add = [&](const std::string& name, double v) {
     if (!std::isfinite(v) || v == 0) return;
@@ -253,10 +248,7 @@ Table bom_table(const json& rec) {
   Table t;
   t.id = "recommended-bom";
   t.title = "Bill of materials of the recommendation";
-  t.columns = {{"item", "Item", Unit::Text, ""},
-               {"count", "Count", Unit::Count, ""},
-               {"cost_usd", "Cost", Unit::Usd, ""},
-               {"power_W", "Power", Unit::Watts, ""}};
+  t.columns = {column("item"), column("count"), column("cost_usd"), column("power_W")};
   if (!rec.is_object()) return t;
   // `tutti plan --json`: bill_of_materials{..., items[]}; older shapes: bom[].
   const json* src = nullptr;
@@ -396,8 +388,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   pt.id = "pareto";
   pt.title = "Configurations on the frontier (fastest first)";
   pt.columns = config_columns(rec != nullptr);
-  pt.columns.insert(pt.columns.begin(),
-                    Column{"point", "#", Unit::Text, "The point's tag in the chart"});
+  pt.columns.insert(pt.columns.begin(), column("point", "The point's tag in the chart"));
   std::vector<const json*> order;
   for (const auto& p : pareto) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
@@ -424,7 +415,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     Table kv;
     kv.id = "recommended";
     kv.title = config_label(*rec);
-    kv.columns = {{"field", "Field", Unit::Text, ""}, {"value", "Value", Unit::Text, ""}};
+    kv.columns = {column("field"), column("value")};
     auto kvrow = [&](const std::string& k, const std::string& v) {
       if (!v.empty() && v != "n/a") kv.rows.push_back({Cell::str(k), Cell::str(v)});
     };
@@ -507,7 +498,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     Table ct;
     ct.id = "constraints";
     ct.title = "Constraints and search bounds";
-    ct.columns = {{"constraint", "Constraint", Unit::Text, ""}, {"value", "Value", Unit::Text, ""}};
+    ct.columns = {column("constraint"), column("value")};
     for (const auto& c : plan.at("constraints"))
       ct.rows.push_back({Cell::str(str(c, {"/constraint"})), Cell::str(str(c, {"/value"}))});
     ct.caption =
@@ -521,7 +512,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   Table st;
   st.id = "search";
   st.title = "Search counts";
-  st.columns = {{"what", "What", Unit::Text, ""}, {"count", "Count", Unit::Count, ""}};
+  st.columns = {column("what"), column("count")};
   for (const char* k : {"evaluated", "simulated", "pruned", "feasible"}) {
     double v = num(plan, {(std::string("/") + k).c_str()});
     if (std::isfinite(v)) st.rows.push_back({Cell::str(k), Cell::num(v)});

@@ -29,6 +29,7 @@
 #include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/network.hpp"
+#include "tutti/sim/op_graph.hpp"
 #include "tutti/sim/slots.hpp"
 #include "tutti/sim/trace.hpp"
 #include "tutti/topologies/failures.hpp"
@@ -156,20 +157,17 @@ struct RoutedPlan {
   NcclProto proto = NcclProto::Simple;
 };
 
-/// What the timelines of one rank class share: per op, its completion successors (deps), the next
-/// op on its stream, its indegree before the run, and the occurrence index of its name.
-struct ClassOps {
-  std::vector<std::uint32_t> succ_off, succ;
-  std::vector<std::int32_t> stream_next;  // -1 none
-  std::vector<std::uint32_t> indeg0, occurrence;
-};
+/// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
+/// (deps), the next op on its stream, its indegree before the run, and the occurrence index of its
+/// name.
+using ClassOps = OpGraph;
 
 struct ClassState {
   const RankClass* rc = nullptr;
   int first_rank = 0;
   int nranks = 0;   // ranks this timeline stands for (Des::ranks_of; first_rank is the first)
   int replica = 0;  // replica group (Des::rgroups_) this timeline runs; its ranks: Des::ranks_of
-  const struct ClassOps* ops = nullptr;  // the rank class's op tables (shared by its timelines)
+  const ClassOps* ops = nullptr;  // the rank class's op tables (shared by its timelines)
   std::vector<std::uint32_t> indeg;
   std::vector<double> start, end, rendezvous;
   std::vector<std::uint8_t> started;
@@ -279,7 +277,7 @@ class Des {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::uint64_t seq_ = 0;
   double now_ = 0;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> ready_;
+  ReadyOps<std::pair<std::uint32_t, std::uint32_t>> ready_;
   std::vector<CommInstance> insts_;
   TierCounts tier_live_{};    // communication runs in flight that cross each tier
   TierCounts tier_begins_{};  // communication runs begun so far that cross each tier
@@ -573,42 +571,11 @@ void Des::build() {
   for (std::size_t k = 0; k < prog_.classes.size(); ++k) {
     const RankClass& rc = prog_.classes[k];
     ClassOps& co = class_ops_[k];
-    const std::size_t n = rc.ops.size();
-    co.indeg0.assign(n, 0);
-    co.stream_next.assign(n, -1);
-    co.occurrence.assign(n, 0);
-    std::vector<std::uint32_t> cnt(n + 1, 0);
-    std::int32_t last[kNumStreams];
-    std::fill(last, last + kNumStreams, -1);
-    std::map<std::uint16_t, std::uint32_t> occ;
-    for (std::size_t i = 0; i < n; ++i) {
+    co = build_op_graph(rc);
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
-      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(),
-                     "program: dependency range out of bounds");
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-        std::uint32_t dep = rc.deps[op.dep_begin + d];
-        check_internal(dep < i, "program: an op depends on a later op");
-        ++cnt[dep];
-        ++co.indeg0[i];
-      }
-      int st = static_cast<int>(op.stream);
-      if (last[st] >= 0) {
-        co.stream_next[last[st]] = static_cast<std::int32_t>(i);
-        ++co.indeg0[i];
-      }
-      last[st] = static_cast<std::int32_t>(i);
-      co.occurrence[i] = occ[op.name]++;
       if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
         ++xcount[{op.name, co.occurrence[i]}];
-    }
-    co.succ_off.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) co.succ_off[i + 1] = co.succ_off[i] + cnt[i];
-    co.succ.assign(co.succ_off[n], 0);
-    std::vector<std::uint32_t> fill(co.succ_off.begin(), co.succ_off.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Op& op = rc.ops[i];
-      for (std::uint32_t d = 0; d < op.dep_count; ++d)
-        co.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
     }
   }
   for (std::size_t c = 0; c < cls_.size(); ++c) {
@@ -752,26 +719,18 @@ const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes
 }
 
 void Des::release(std::uint32_t c, std::uint32_t i) {
-  check_internal(cls_[c].indeg[i] > 0, "engine: dependency count underflow");
-  if (--cls_[c].indeg[i] == 0) ready_.push_back({c, i});
+  ready_.release(cls_[c].indeg[i], {c, i}, "engine");
 }
 
 void Des::drain_ready() {
-  while (!ready_.empty()) {
-    auto [c, i] = ready_.back();
-    ready_.pop_back();
-    start_op(c, i);
-  }
+  ready_.drain([this](std::pair<std::uint32_t, std::uint32_t> k) { start_op(k.first, k.second); });
 }
 
 void Des::complete_op(std::uint32_t c, std::uint32_t i) {
   ClassState& s = cls_[c];
   s.end[i] = now_;
   ++done_ops_;
-  const ClassOps& co = *s.ops;
-  for (std::uint32_t k = co.succ_off[i]; k < co.succ_off[i + 1]; ++k) release(c, co.succ[k]);
-  if (!is_p2p(s.rc->ops[i].kind) && co.stream_next[i] >= 0)
-    release(c, static_cast<std::uint32_t>(co.stream_next[i]));
+  release_successors(*s.ops, *s.rc, i, [&](std::uint32_t j) { release(c, j); });
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
@@ -984,8 +943,8 @@ SimResult Des::run() {
   }
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
     for (std::uint32_t i = 0; i < cls_[c].indeg.size(); ++i)
-      if (cls_[c].indeg[i] == 0) ready_.push_back({c, i});
-  std::reverse(ready_.begin(), ready_.end());
+      if (cls_[c].indeg[i] == 0) ready_.push({c, i});
+  std::reverse(ready_.list().begin(), ready_.list().end());
   drain_ready();
   std::vector<std::uint64_t> done;
   while (true) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tutti/core/format.hpp"
 #include "tutti/topologies/fabric.hpp"
 #include "tutti/topologies/topology.hpp"
 
@@ -15,7 +16,8 @@ namespace tutti::detail {
 
 /// "400 Gb/s" from bytes per second (for messages).
 inline std::string gbps(double Bps) {
-  return fmt::format("{:g} Gb/s", Bps * 8 / 1e9);
+  static constexpr Rung kGbps[] = {{kBelowAll, 8, 1e9, general(6), "Gb/s"}};
+  return format_si(Bps, {kGbps});
 }
 
 /// splitmix64 finaliser: independent ECMP choices from one flow hash.

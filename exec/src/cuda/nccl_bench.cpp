@@ -12,22 +12,6 @@ namespace tutti::exec {
 using cuda::ck;
 
 namespace {
-Coll to_coll(CollOp op) {
-  switch (op) {
-    case CollOp::AllReduce:
-      return Coll::AllReduce;
-    case CollOp::AllGather:
-      return Coll::AllGather;
-    case CollOp::ReduceScatter:
-      return Coll::ReduceScatter;
-    case CollOp::AllToAll:
-      return Coll::AllToAll;
-    case CollOp::SendRecv:
-      return Coll::AllReduce;  // counts only
-  }
-  return Coll::AllReduce;
-}
-
 void launch(CollOp op, const CollCounts& c, int r, int n, const float* send, float* recv,
             ncclComm_t comm, cudaStream_t st) {
   switch (op) {
@@ -81,7 +65,7 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
     auto elems = static_cast<std::int64_t>(size / 4);
     if (elems < (o.op == CollOp::AllReduce || o.op == CollOp::SendRecv ? 1 : n)) continue;
     CollCounts c =
-        o.op == CollOp::SendRecv ? p2p_counts(size) : coll_counts(to_coll(o.op), size, n);
+        o.op == CollOp::SendRecv ? p2p_counts(size) : coll_counts(*to_coll(o.op), size, n);
     CollPoint p;
     p.count = o.op == CollOp::AllGather || o.op == CollOp::ReduceScatter ? c.block : c.send;
     p.size_bytes = 4.0 * static_cast<double>(o.op == CollOp::AllGather ? c.recv : c.send);
@@ -90,7 +74,7 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
       if (o.op == CollOp::SendRecv)
         fill_p2p(host.data(), c.send, r, 0);
       else
-        fill_coll(to_coll(o.op), c, r, n, host.data());
+        fill_coll(*to_coll(o.op), c, r, n, host.data());
       ck(cudaMemcpy(send, host.data(), static_cast<std::size_t>(c.send) * 4,
                     cudaMemcpyHostToDevice),
          "cudaMemcpy");
@@ -100,7 +84,7 @@ CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& 
                     cudaMemcpyDeviceToHost),
          "cudaMemcpy");
       wrong = o.op == CollOp::SendRecv ? verify_p2p(host.data(), c.recv, (r - 1 + n) % n, 0)
-                                       : verify_coll(to_coll(o.op), c, r, n, host.data());
+                                       : verify_coll(*to_coll(o.op), c, r, n, host.data());
     }
     for (int i = 0; i < o.warmup; ++i) launch(o.op, c, r, n, send, recv, comm, st);
     ck(cudaStreamSynchronize(st), "cudaStreamSynchronize");

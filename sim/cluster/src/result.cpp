@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tutti/cluster/cluster_sim.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 
 namespace tutti {
@@ -14,10 +15,11 @@ nlohmann::json pct(const Percentiles& p) {
 }
 
 std::string dur(double s) {
-  if (s >= 2 * kDay) return fmt::format("{:.1f} d", s / kDay);
-  if (s >= kHour) return fmt::format("{:.1f} h", s / kHour);
-  if (s >= 60) return fmt::format("{:.1f} min", s / 60);
-  return fmt::format("{:.0f} s", s);
+  static constexpr Rung kTime[] = {{2 * kDay, 1, kDay, fixed(1), "d"},
+                                   {kHour, 1, kHour, fixed(1), "h"},
+                                   {60, 1, 60, fixed(1), "min"},
+                                   {kBelowAll, 1, 1, fixed(0), "s"}};
+  return format_si(s, {.rungs = kTime, .magnitude = false});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "tutti/core/error.hpp"
 #include "tutti/core/flags.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 
 namespace tutti {
@@ -375,47 +376,39 @@ std::string fmt(const char* f, double a) {
   std::snprintf(b, sizeof b, f, a);
   return b;
 }
-std::string scaled(double v, const char* unit, const char* const* prefixes, int n, double base) {
-  if (!std::isfinite(v)) return "never";
-  int i = 0;
-  double x = v;
-  while (i + 1 < n && std::abs(x) >= base) {
-    x /= base;
-    ++i;
-  }
-  return fmt("%.3g", x) + " " + prefixes[i] + unit;
-}
+// The facility table's wording: 3 significant digits ("%.3g"), "never" for an infinite value.
+// The ladders are core/format.hpp's.
 std::string watts(double v) {
-  static const char* const p[] = {"", "k", "M", "G"};
-  return scaled(v, "W", p, 4, 1000);
+  if (!std::isfinite(v)) return "never";
+  return ladders::si_prefixed(v, "W", general(3), " ", 'G');
 }
 std::string joules(double v) {
   if (!std::isfinite(v)) return "never";
   if (v >= 3.6e12) return fmt("%.3g GWh", v / 3.6e12);
   if (v >= 3.6e9) return fmt("%.3g MWh", v / 3.6e9);
-  static const char* const p[] = {"", "k", "M", "G"};
-  return scaled(v, "J", p, 4, 1000);
+  return ladders::si_prefixed(v, "J", general(3), " ", 'G');
 }
 std::string bytes(double v) {
-  static const char* const p[] = {"", "k", "M", "G", "T", "P"};
-  return scaled(v, "B", p, 6, 1000);
+  if (!std::isfinite(v)) return "never";
+  return ladders::si_prefixed(v, "B", general(3), " ", 'P');
 }
 std::string rate(double v) {
   return bytes(v) + "/s";
 }
 std::string usd(double v) {
   if (!std::isfinite(v)) return "n/a";
-  if (std::abs(v) >= 1e6) return fmt("$%.3gM", v / 1e6);
-  if (std::abs(v) >= 1e3) return fmt("$%.3gk", v / 1e3);
-  return fmt("$%.3g", v);
+  static constexpr Rung kUsd[] = {
+      {1e6, 1, 1e6, general(3), "M"}, {1e3, 1, 1e3, general(3), "k"}, {0, 1, 1, general(3), ""}};
+  return format_si(v, {.rungs = kUsd, .prefix = "$", .sep = ""});
 }
 std::string duration(double s) {
   if (std::isnan(s)) return "unknown";
   if (!std::isfinite(s)) return "never";
-  if (s >= 2 * 86400) return fmt("%.3g d", s / 86400);
-  if (s >= 2 * 3600) return fmt("%.3g h", s / 3600);
-  if (s >= 120) return fmt("%.3g min", s / 60);
-  return fmt("%.3g s", s);
+  static constexpr Rung kTime[] = {{2 * 86400, 1, 86400, general(3), "d"},
+                                   {2 * 3600, 1, 3600, general(3), "h"},
+                                   {120, 1, 60, general(3), "min"},
+                                   {kBelowAll, 1, 1, general(3), "s"}};
+  return format_si(s, {.rungs = kTime, .magnitude = false});
 }
 std::string origin_tag(PriceOrigin o) {
   return std::string("[") + to_string(o) + "]";

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan_impl.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
 
@@ -147,35 +148,36 @@ Json hardware_choice_json(const HardwareChoice& h, Acquisition a) {
               {"acquisition", to_string(a)}};
 }
 
+// The planner's wording of its figures (one decimal of days, "$465k", "1.20 MW"): core/format.hpp
+// ladders with the planner's digits.
 std::string days(double s) {
-  return fmt::format("{:.1f} d", s / kDay);
+  static constexpr Rung kDays[] = {{0, 1, kDay, fixed(1), "d"}};
+  return format_si(s, {kDays});
 }
 std::string money(double usd) {
-  if (usd >= 1e9) return fmt::format("${:.2f}B", usd / 1e9);
-  if (usd >= 1e6) return fmt::format("${:.1f}M", usd / 1e6);
-  if (usd >= 1e3) return fmt::format("${:.0f}k", usd / 1e3);
-  return fmt::format("${:.0f}", usd);
+  static constexpr Rung kUsd[] = {{1e9, 1, 1e9, fixed(2), "B"},
+                                  {1e6, 1, 1e6, fixed(1), "M"},
+                                  {1e3, 1, 1e3, fixed(0), "k"},
+                                  {kBelowAll, 1, 1, fixed(0), ""}};
+  return format_si(usd, {.rungs = kUsd, .prefix = "$", .sep = "", .magnitude = false});
 }
 std::string energy(double J) {
   double MWh = J / kJoulePerKWh / 1e3;
-  if (MWh >= 1000) return fmt::format("{:.2f} GWh", MWh / 1e3);
-  return fmt::format("{:.0f} MWh", MWh);
+  static constexpr Rung kEnergy[] = {{1000, 1, 1e3, fixed(2), "GWh"},
+                                     {kBelowAll, 1, 1, fixed(0), "MWh"}};
+  return format_si(MWh, {.rungs = kEnergy, .magnitude = false});
 }
 /// Facility energy per training token, joules ("-" for models without tokens).
 std::string per_token(double J) {
   return J > 0 ? fmt::format("{:.3g} J", J) : std::string("-");
 }
 std::string watts(double W) {
-  if (W >= 1e6) return fmt::format("{:.2f} MW", W / 1e6);
-  return fmt::format("{:.0f} kW", W / 1e3);
+  static constexpr Rung kWatts[] = {{1e6, 1, 1e6, fixed(2), "MW"},
+                                    {kBelowAll, 1, 1e3, fixed(0), "kW"}};
+  return format_si(W, {.rungs = kWatts, .magnitude = false});
 }
 std::string thousands(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
+  return format_thousands(static_cast<double>(n));
 }
 std::string pct(double part, double whole) {
   return whole > 0 ? fmt::format("{:.0f}%", 100.0 * part / whole) : "-";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/serve/simulator.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -48,7 +49,8 @@ nlohmann::json pct(const Percentiles& p) {
 }
 
 std::string ms(double s) {
-  return fmt::format("{:.1f} ms", s * 1e3);
+  static constexpr Rung kMs[] = {{kBelowAll, 1e3, 1, fixed(1), "ms"}};
+  return format_si(s, {kMs});
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/network.hpp"
+#include "tutti/sim/op_graph.hpp"
 #include "tutti/sim/slots.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
 #include "tutti/topologies/cluster.hpp"
@@ -268,12 +269,9 @@ void get_stats(std::istringstream& is, SimgridStats* s) {
 
 // ---- Program runner -------------------------------------------------------------------------
 
-struct ClassInfo {
+/// A rank class's op graph (op_graph.hpp, shared with the native engine) and the class itself.
+struct ClassInfo : OpGraph {
   const RankClass* rc = nullptr;
-  std::vector<std::uint32_t> succ_off, succ;
-  std::vector<std::int32_t> stream_next;
-  std::vector<std::uint32_t> indeg0;
-  std::vector<std::uint32_t> occurrence;  // per op: occurrence of its name in this class
 };
 
 class ProgramRun {
@@ -316,7 +314,7 @@ class ProgramRun {
   std::vector<std::size_t> offset_;
   std::vector<std::uint32_t> indeg_;
   std::vector<double> start_, end_, rendezvous_;
-  std::vector<std::pair<int, std::uint32_t>> ready_;
+  ReadyOps<std::pair<int, std::uint32_t>> ready_;
   std::map<std::tuple<int, int, int, double, std::vector<int>>, std::unique_ptr<CollectivePlan>>
       plans_;
   std::map<std::pair<int, std::uint32_t>, std::vector<std::pair<int, std::uint32_t>>> arrivals_;
@@ -343,43 +341,12 @@ void ProgramRun::build() {
     check_internal(rc.stage >= 0 && rc.stage < L.pp, "program: class stage out of range");
     class_of_stage_[rc.stage] = static_cast<std::uint32_t>(c);
     ClassInfo& s = cls_[c];
+    static_cast<OpGraph&>(s) = build_op_graph(rc);
     s.rc = &rc;
-    const std::size_t n = rc.ops.size();
-    s.indeg0.assign(n, 0);
-    s.stream_next.assign(n, -1);
-    s.occurrence.assign(n, 0);
-    std::vector<std::uint32_t> cnt(n + 1, 0);
-    std::int32_t last[kNumStreams];
-    std::fill(last, last + kNumStreams, -1);
-    std::map<std::uint16_t, std::uint32_t> occ;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
-      check_internal(op.dep_begin + op.dep_count <= rc.deps.size(),
-                     "program: dependency range out of bounds");
-      for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-        const std::uint32_t dep = rc.deps[op.dep_begin + d];
-        check_internal(dep < i, "program: an op depends on a later op");
-        ++cnt[dep];
-        ++s.indeg0[i];
-      }
-      const int st = static_cast<int>(op.stream);
-      if (last[st] >= 0) {
-        s.stream_next[last[st]] = static_cast<std::int32_t>(i);
-        ++s.indeg0[i];
-      }
-      last[st] = static_cast<std::int32_t>(i);
-      s.occurrence[i] = occ[op.name]++;
       if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
         ++xexpected_[{op.name, s.occurrence[i]}];
-    }
-    s.succ_off.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) s.succ_off[i + 1] = s.succ_off[i] + cnt[i];
-    s.succ.assign(s.succ_off[n], 0);
-    std::vector<std::uint32_t> fill(s.succ_off.begin(), s.succ_off.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Op& op = rc.ops[i];
-      for (std::uint32_t d = 0; d < op.dep_count; ++d)
-        s.succ[fill[rc.deps[op.dep_begin + d]]++] = static_cast<std::uint32_t>(i);
     }
   }
   for (int st = 0; st < L.pp; ++st)
@@ -452,17 +419,11 @@ double ProgramRun::flow_count() {
 }
 
 void ProgramRun::release(int r, std::uint32_t i) {
-  const std::size_t k = slot(r, i);
-  check_internal(indeg_[k] > 0, "simgrid: dependency count underflow");
-  if (--indeg_[k] == 0) ready_.push_back({r, i});
+  ready_.release(indeg_[slot(r, i)], {r, i}, "simgrid");
 }
 
 void ProgramRun::drain() {
-  while (!ready_.empty()) {
-    auto [r, i] = ready_.back();
-    ready_.pop_back();
-    start_op(r, i);
-  }
+  ready_.drain([this](std::pair<int, std::uint32_t> k) { start_op(k.first, k.second); });
 }
 
 void ProgramRun::complete_op(int r, std::uint32_t i) {
@@ -470,9 +431,7 @@ void ProgramRun::complete_op(int r, std::uint32_t i) {
   end_[slot(r, i)] = World::now();
   ++done_;
   if (opt_.progress) opt_.progress(done_, total_);
-  for (std::uint32_t k = s.succ_off[i]; k < s.succ_off[i + 1]; ++k) release(r, s.succ[k]);
-  if (!is_p2p(s.rc->ops[i].kind) && s.stream_next[i] >= 0)
-    release(r, static_cast<std::uint32_t>(s.stream_next[i]));
+  release_successors(s, *s.rc, i, [&](std::uint32_t j) { release(r, j); });
 }
 
 void ProgramRun::begin(const CollectivePlan* plan,
@@ -562,7 +521,7 @@ std::string ProgramRun::run() {
   for (int r = prog_.world - 1; r >= 0; --r) {
     const ClassInfo& s = cls_[class_of(r)];
     for (std::size_t i = s.indeg0.size(); i-- > 0;)
-      if (s.indeg0[i] == 0) ready_.push_back({r, static_cast<std::uint32_t>(i)});
+      if (s.indeg0[i] == 0) ready_.push({r, static_cast<std::uint32_t>(i)});
   }
   simgrid::kernel::timer::Timer::set(0.0, [this] { drain(); });
   world.run();

@@ -39,7 +39,8 @@ std::string dim_expectation(Dim d);
 /// a well-formed quantity of that dimension (the caller turns that into an InputError).
 std::optional<double> parse_quantity(std::string_view text, Dim d);
 
-/// Formats an SI value for people: format_quantity(4e11/8*8, Dim::Bandwidth) == "400 Gb/s"-like.
+/// Formats an SI value for people with 4 significant digits and the largest unit it reaches
+/// ("50 GB/s", "1.2 MW", "3 d"); one of format.hpp's ladders.
 std::string format_quantity(double si_value, Dim d);
 
 constexpr double kGB = 1e9;

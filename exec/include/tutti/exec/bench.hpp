@@ -14,19 +14,19 @@
 #include <vector>
 
 #include "tutti/exec/device.hpp"
+#include "tutti/models/coll_op.hpp"
 
 namespace tutti::exec {
 
 class Session;
 class Watchdog;
 
-enum class CollOp { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
-/// "all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv".
-const char* to_string(CollOp op);
-/// Parses the names above; throws InputError (file "--op") otherwise.
+/// The benchmarked operations: models' CollOp table (coll_op.hpp), the collectives of the Program
+/// (Coll) that nccl-tests times plus "sendrecv"; to_string(op) and bus_factor(op, n) come with it.
+using tutti::CollOp;
+/// Parses "all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"; throws InputError
+/// (file "--op") otherwise.
 CollOp parse_coll_op(const std::string& s);
-/// nccl-tests' bus bandwidth factor for `n` ranks.
-double bus_factor(CollOp op, int n);
 
 struct CollBenchOptions {
   CollOp op = CollOp::AllReduce;

@@ -3,6 +3,7 @@
 // unless stated. CSV and JSON never use these: they carry the raw value.
 #include <string>
 
+#include "tutti/core/format.hpp"
 #include "tutti/models/program.hpp"
 #include "tutti/reports/document.hpp"
 
@@ -14,14 +15,11 @@ namespace tutti::reports {
 /// Non-finite values give "n/a".
 std::string format_value(double v, Unit u);
 
-/// `v` with 3 significant digits, no exponent for 1e-3 <= |v| < 1e6 ("0.0123", "812", "1.20e+07").
-std::string format_sig(double v, int digits = 3);
-
-/// `v` with up to 3 significant digits and no trailing zeros ("2", "2.5", "0.125").
-std::string format_short(double v);
-
-/// Shortest text that reads back to the same double ("0.1", "1e+21"); "null" for non-finite.
-std::string format_exact(double v);
+// The number formats live in core (one formatter for every human-facing value); reports code
+// calls them as reports::format_sig etc. as before.
+using tutti::format_exact;
+using tutti::format_short;
+using tutti::format_sig;
 
 /// The unit's short name for axis titles and CSV keys ("s", "usd", "W", "J", "B", "Bps", "%").
 const char* unit_suffix(Unit u);
