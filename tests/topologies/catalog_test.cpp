@@ -201,7 +201,7 @@ TEST_CASE(
   for (const NicSpec& n : c.nics()) {
     CAPTURE(n.id);
     const double per_port = n.bandwidth_Bps / n.ports;
-    if (n.transport != "ethernet") {
+    if (n.transport != "ethernet" && n.transport != "srd") {  // EFA (SRD) runs over Ethernet
       REQUIRE(!n.ib_switch.empty());
       const SwitchSpec& s = c.switch_(n.ib_switch);
       CHECK(s.transport == "infiniband");
