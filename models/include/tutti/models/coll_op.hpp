@@ -1,9 +1,10 @@
 #pragma once
 // What a collective microbenchmark times (`tutti exec bench`, measurement files, calibration): the
 // collectives of the Program that nccl-tests times, plus its "sendrecv" ring exchange. The
-// collectives are program.hpp's Coll: CollOp's first enumerators have Coll's values and names
-// (checked at compile time in coll_op.cpp), so to_coll is a cast and the bus factor has one
-// formula (bus_factor(Coll, n)).
+// collectives are program.hpp's Coll: both enums list them from the one table
+// TUTTI_COLL_TIMED_VALUES, so CollOp's first enumerators have Coll's values and names (also checked
+// at compile time in coll_op.cpp), to_coll is a cast and the bus factor has one formula
+// (bus_factor(Coll, n)).
 #include <cstdint>
 #include <optional>
 
@@ -13,12 +14,7 @@
 namespace tutti {
 
 // clang-format off
-#define TUTTI_COLL_OP_VALUES(X)        \
-  X(AllReduce, "all_reduce")           \
-  X(AllGather, "all_gather")           \
-  X(ReduceScatter, "reduce_scatter")   \
-  X(AllToAll, "alltoall")              \
-  X(SendRecv, "sendrecv")
+#define TUTTI_COLL_OP_VALUES(X) TUTTI_COLL_TIMED_VALUES(X) X(SendRecv, "sendrecv")
 // clang-format on
 TUTTI_ENUM(CollOp, std::uint8_t, TUTTI_COLL_OP_VALUES);
 

@@ -36,9 +36,12 @@ namespace tutti {
 TUTTI_ENUM(OpKind, std::uint8_t, TUTTI_OP_KIND_VALUES);
 
 // clang-format off
-#define TUTTI_COLL_VALUES(X)                                                           \
+// The collectives nccl-tests times, in the order both Coll and CollOp (coll_op.hpp) list them:
+// the one table of their names.
+#define TUTTI_COLL_TIMED_VALUES(X)                                                        \
   X(AllReduce, "all_reduce") X(AllGather, "all_gather") X(ReduceScatter, "reduce_scatter") \
-  X(AllToAll, "alltoall") X(Broadcast, "broadcast")
+  X(AllToAll, "alltoall")
+#define TUTTI_COLL_VALUES(X) TUTTI_COLL_TIMED_VALUES(X) X(Broadcast, "broadcast")
 // clang-format on
 TUTTI_ENUM(Coll, std::uint8_t, TUTTI_COLL_VALUES);
 /// nccl-tests' bus bandwidth factor for `n` ranks (its doc/PERFORMANCE.md): busbw = algbw * factor;
