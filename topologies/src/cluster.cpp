@@ -117,10 +117,10 @@ bool ethernet_transport(const std::string& transport_kind) {
   return transport_kind == "roce" || transport_kind == "srd";
 }
 // Which of the NIC's default switches a fabric takes: Ethernet for an Ethernet transport or an
-// Ethernet-only NIC.
+// Ethernet-only NIC. An EFA NIC (transport "srd") needs no case of its own: parse_cluster admits
+// it only with the srd transport, which is an Ethernet one.
 bool ethernet_switch(const NicSpec& nic, const std::string& transport_kind) {
-  return ethernet_transport(transport_kind) || nic.transport == "ethernet" ||
-         nic.transport == "srd";
+  return ethernet_transport(transport_kind) || nic.transport == "ethernet";
 }
 }  // namespace
 
