@@ -76,7 +76,7 @@ TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
   }
   auto bad = [](const std::string& text) { return Catalog::parse({{"gpus.json", text}}); };
   const std::string ok_entry =
-      R"({"id":"x","name":"X","vendor":"nvidia","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
+      R"({"id":"x","name":"X","vendor":"nvidia","generation":"hopper","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
       R"("scaleup_link":"","scaleup_bandwidth":"0GB/s","pcie_gen":4,"tdp":"100W","idle_power":"10W","price":"$1",)"
       R"("source":"a test entry","estimates":[]})";
   CHECK_NOTHROW(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "]}"));
@@ -91,7 +91,15 @@ TEST_CASE("catalog: unknown ids and malformed entries are input errors") {
   est.replace(est.find("\"estimates\":[]"), 14, R"("estimates":["nonsense"])");
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + est + "]}"), InputError);
   CHECK_THROWS_AS(bad(R"({"kind":"gpu","entries":[)" + ok_entry + "," + ok_entry + "]}"),
-                  InputError);  // dup
+                  InputError);    // dup
+  std::string no_gen = ok_entry;  // the generation is a required fact, from a fixed list
+  no_gen.erase(no_gen.find(R"("generation":"hopper",)"), 22);
+  CHECK_THROWS_WITH_AS(bad(R"({"kind":"gpu","entries":[)" + no_gen + "]}"),
+                       doctest::Contains("generation"), InputError);
+  std::string odd_gen = ok_entry;
+  odd_gen.replace(odd_gen.find("hopper"), 6, "kepler");
+  CHECK_THROWS_WITH_AS(bad(R"({"kind":"gpu","entries":[)" + odd_gen + "]}"),
+                       doctest::Contains("kepler"), InputError);
 }
 
 TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
@@ -119,9 +127,23 @@ TEST_CASE("catalog: issue 17 hardware, usual systems and NVLS as data") {
   CHECK_FALSE(c.node("dgx-a100-80gb").nvls);
   CHECK_FALSE(c.node("mi355x-8x").nvls);
   CHECK_THROWS_AS(c.usual_node("h100"), InputError);
+  // Hardware facts are catalog fields, not id prefixes: every GPU states its generation (H800 is
+  // Hopper though its id does not start with "h100"), and the DGX servers their SuperPOD
+  // scalable unit (20 DGX A100, 32 DGX H100), which validate builds a published case's fabric on.
+  for (const GpuSpec& g : c.gpus()) {
+    CAPTURE(g.id);
+    CHECK(!g.generation.empty());
+  }
+  CHECK(c.gpu("h800-sxm-80gb").generation == "hopper");
+  CHECK(c.gpu("gb200").generation == "blackwell");
+  CHECK(c.gpu("a100-sxm4-40gb").generation == "ampere");
+  CHECK(c.gpu("mi355x").generation == "amd-cdna");
+  CHECK(c.node("dgx-a100-80gb").nodes_per_su == 20);
+  CHECK(c.node("dgx-h100").nodes_per_su == 32);
+  CHECK(c.node("hgx-h200").nodes_per_su == 0);  // none cited
   // A usual_node that holds another GPU is an input error naming the key.
   const std::string entry =
-      R"({"id":"x","name":"X","vendor":"nvidia","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
+      R"({"id":"x","name":"X","vendor":"nvidia","generation":"hopper","peak":{"bf16":"1TFLOPS"},"memory":"1GB","memory_bandwidth":"1GB/s",)"
       R"("scaleup_link":"","scaleup_bandwidth":"0GB/s","pcie_gen":4,"tdp":"100W","idle_power":"10W","price":"$1",)"
       R"("usual_node":"nope","source":"a test entry","estimates":[]})";
   try {

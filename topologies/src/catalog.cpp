@@ -80,6 +80,9 @@ GpuSpec parse_gpu(Obj& e) {
   if (g.cloud_usd_per_hour > 0 && g.cloud_price_note.empty())
     e.req("cloud_price_note");  // a dated cloud price must say which offer it is
   g.usual_node = e.string_or("usual_node", "");
+  g.generation =
+      e.req("generation")
+          .choice({"volta", "ampere", "ada", "hopper", "blackwell", "amd-cdna", "gaudi", "cpu"});
   return g;
 }
 
@@ -106,6 +109,7 @@ NodeSpec parse_node(Obj& e) {
   n.rack_units = static_cast<int>(e.req("rack_units").integer(1, 100000));
   n.nodes_per_rack = static_cast<int>(e.req("nodes_per_rack").integer(0, 1000));
   n.nvls = e.boolean_or("nvls", false);
+  n.nodes_per_su = static_cast<int>(e.integer_or("nodes_per_su", 0, 1, 4096));
   if (n.nvls && n.scaleup != ScaleUp::NVSwitch)
     e.req("nvls").fail("false (NVLS needs an NVSwitch scale-up)");
   return n;

@@ -329,22 +329,18 @@ CaseFacts read_case(const Value& cv) {
 
 // ---- Shared facts ------------------------------------------------------------------------------
 
-std::string gpu_generation(const std::string& gpu_id) {
-  if (gpu_id.empty()) return "not stated";
-  auto starts = [&](const char* p) { return gpu_id.rfind(p, 0) == 0; };
-  if (starts("v100")) return "volta";
-  if (starts("a100")) return "ampere";
-  if (starts("h100") || starts("h200") || starts("gh200")) return "hopper";
-  if (starts("b200") || starts("b300") || starts("gb200") || starts("gb300")) return "blackwell";
-  if (starts("mi")) return "amd-cdna";
-  if (starts("tpu")) return "tpu";
-  return "other";
-}
-
 bool catalog_has_gpu(const std::string& gpu_id) {
   for (const auto& g : Catalog::builtin().gpus())
     if (g.id == gpu_id) return true;
   return false;
+}
+
+// The case's GPU generation: the catalog GPU's `generation`; a GPU the catalog lacks has none
+// (such a case is skipped, and counts in the coverage under "not in catalog").
+std::string gpu_generation(const std::string& gpu_id) {
+  if (gpu_id.empty()) return "not stated";
+  if (!catalog_has_gpu(gpu_id)) return "not in catalog";
+  return Catalog::builtin().gpu(gpu_id).generation;
 }
 
 double node_scaleout_gbps_per_gpu(const NodeSpec& n) {
@@ -476,7 +472,9 @@ Cluster case_cluster(const CaseFacts& f, std::vector<std::string>& notes) {
     // collectives stay inside the NVLink domain.
     p.transport = fabric == "roce" ? "roce" : "infiniband";
     p.fabric = "rail_optimized";
-    p.nodes_per_su = node.id.rfind("dgx-a100", 0) == 0 ? 20 : 32;
+    // The server's SuperPOD scalable unit (catalog nodes_per_su: 20 DGX A100, 32 DGX H100); a
+    // server without one cited takes the DGX H100 SuperPOD's 32, as the fabric generator does.
+    p.nodes_per_su = node.nodes_per_su > 0 ? node.nodes_per_su : 32;
     notes.push_back(fmt::format(
         "scale-out topology: rail-optimized fat tree, 1:1, {} nodes per scalable unit, the "
         "transport's default switch (the case format states no topology)",
@@ -1297,8 +1295,8 @@ const DefaultRow kDefaults[] = {
      "the common server of each generation"},
     {"hardware.fabric", "infiniband (multi-node)", "the fabric of NVIDIA's reference clusters"},
     {"(no field) topology",
-     "rail-optimized fat tree, 1:1, 20 (A100) or 32 nodes per scalable unit, the transport's "
-     "default switch",
+     "rail-optimized fat tree, 1:1, the server's scalable unit (catalog nodes_per_su: 20 DGX "
+     "A100, 32 DGX H100; 32 where none is cited), the transport's default switch",
      "NVIDIA's DGX SuperPOD reference designs"},
     {"(no field) placement",
      "a job on several NVL72-class domains: equal segments of whole trays, one per domain",

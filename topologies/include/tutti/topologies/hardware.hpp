@@ -29,6 +29,9 @@ struct GpuSpec {
   /// The system this GPU usually ships in (a NodeSpec id: "dgx-h100", "gb200-nvl72"): what
   /// `validate` assumes when a published case names only the GPU. "" = none in the catalog.
   std::string usual_node;
+  /// The chip's architecture family ("volta", "ampere", "ada", "hopper", "blackwell",
+  /// "amd-cdna", "gaudi", "cpu"): how `validate` groups its cases (catalog `generation`).
+  std::string generation;
   std::string source;
   std::vector<std::string> estimates;  ///< JSON field names whose values are estimates.
   double peak(DType d) const { return peak_flops[static_cast<int>(d)]; }
@@ -64,6 +67,10 @@ struct NodeSpec {
   /// NVLink SHARP (NVLS): the NVSwitch reduces in the switch (third-generation NVSwitch, Hopper,
   /// and later). NCCL's NVLS algorithm then spans the whole NVLink domain (72 GPUs on NVL72).
   bool nvls = false;
+  /// Nodes per scalable unit in the vendor's SuperPOD reference architecture for this server
+  /// (catalog `nodes_per_su`, cited in `source`: 20 for DGX A100, 32 for DGX H100): the unit
+  /// `validate` builds a published case's rail-optimized fabric on. 0 = none cited.
+  int nodes_per_su = 0;
   std::string source;
   std::vector<std::string> estimates;
 };

@@ -74,7 +74,7 @@ struct CaseResult {
   double measured = 0, predicted = 0;
   double error_pct = 0;        ///< (predicted - measured) / measured * 100.
   std::string layout;          ///< Parallel layout used (training cases).
-  std::string gpu_generation;  ///< "ampere", "hopper", "blackwell", ... (from hardware.gpu_id).
+  std::string gpu_generation;  ///< The catalog GPU's generation ("not in catalog", "not stated").
   std::string kind;            ///< "dense", "moe", "microbenchmark" or "serving".
   int gpus = 0;                ///< hardware.num_gpus.
   bool fitted = false;         ///< Named by the calibration profile's fitted_to lists.
