@@ -22,6 +22,18 @@ std::string dur(double s) {
   return format_si(s, {.rungs = kTime, .magnitude = false});
 }
 
+// Energy in MWh with one decimal, at every size (kWh first, as the line has always computed it).
+std::string mwh(double J) {
+  static constexpr Rung kMWh[] = {{kBelowAll, 1, 1e3, fixed(1), "MWh"}};
+  return format_si(J / kJoulePerKWh, {.rungs = kMWh, .magnitude = false});
+}
+
+// Whole dollars, "$1234567".
+std::string usd(double v) {
+  static constexpr Rung kUsd[] = {{kBelowAll, 1, 1, fixed(0), ""}};
+  return format_si(v, {.rungs = kUsd, .prefix = "$", .sep = "", .magnitude = false});
+}
+
 }  // namespace
 
 nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
@@ -135,8 +147,8 @@ std::string cluster_text(const ClusterResult& r) {
   s += fmt::format("failures             {} node failures, {} job restarts, {} preemptions\n",
                    r.failures, r.restarts, r.preemptions);
   if (r.resizes > 0) s += fmt::format("elastic              {} grow/shrink steps\n", r.resizes);
-  s += fmt::format("energy, cost         {:.1f} MWh, ${:.0f} (electricity ${:.0f})\n",
-                   r.energy_J / kJoulePerKWh / 1e3, r.cost_usd, r.energy_cost_usd);
+  s += fmt::format("energy, cost         {}, {} (electricity {})\n", mwh(r.energy_J),
+                   usd(r.cost_usd), usd(r.energy_cost_usd));
   const double tot = r.gpu_hours > 0 ? r.gpu_hours : 1;
   s += fmt::format("\nGPU-hours ({:.0f} in all)\n", r.gpu_hours);
   auto row = [&](const char* name, double h) {

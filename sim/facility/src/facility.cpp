@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -36,10 +35,6 @@ void check_options(const FacilityOptions& o) {
   if (o.monte_carlo_trials < 0 || o.monte_carlo_trials > 1000000)
     bad("monte_carlo_trials", o.monte_carlo_trials, "0..1000000");
 }
-
-namespace {
-std::string fmt(const char* f, double a);
-}  // namespace
 
 FacilityOptions parse_facility_flag(std::string_view text, FacilityOptions o) {
   const std::string flag = "--facility";
@@ -371,11 +366,6 @@ nlohmann::json facility_to_json(const FacilityResult& r, bool with_timeline) {
 
 namespace {
 
-std::string fmt(const char* f, double a) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, a);
-  return b;
-}
 // The facility table's wording: 3 significant digits ("%.3g"), "never" for an infinite value.
 // The ladders are core/format.hpp's.
 std::string watts(double v) {
@@ -384,9 +374,12 @@ std::string watts(double v) {
 }
 std::string joules(double v) {
   if (!std::isfinite(v)) return "never";
-  if (v >= 3.6e12) return fmt("%.3g GWh", v / 3.6e12);
-  if (v >= 3.6e9) return fmt("%.3g MWh", v / 3.6e9);
-  return ladders::si_prefixed(v, "J", general(3), " ", 'G');
+  // Watt-hours from 1 MWh up, joules with SI prefixes below.
+  static constexpr Rung kEnergy[] = {
+      {3.6e12, 1, 3.6e12, general(3), "GWh"}, {3.6e9, 1, 3.6e9, general(3), "MWh"},
+      {1e9, 1, 1e9, general(3), "GJ"},        {1e6, 1, 1e6, general(3), "MJ"},
+      {1e3, 1, 1e3, general(3), "kJ"},        {kBelowAll, 1, 1, general(3), "J"}};
+  return format_si(v, {.rungs = kEnergy});
 }
 std::string bytes(double v) {
   if (!std::isfinite(v)) return "never";
@@ -414,7 +407,7 @@ std::string origin_tag(PriceOrigin o) {
   return std::string("[") + to_string(o) + "]";
 }
 std::string pct(double v) {
-  return std::isnan(v) ? "unknown" : fmt("%.1f%%", 100 * v);
+  return std::isnan(v) ? "unknown" : format_number(100 * v, fixed(1)) + "%";
 }
 
 }  // namespace
@@ -428,7 +421,7 @@ std::string goodput_loss_text(const ReliabilityResult& f) {
   std::string out;
   for (const auto& [id, loss] : parts) {
     if (!out.empty()) out += ", ";
-    out += id + " " + fmt("%.2f%%", 100 * loss);
+    out += id + " " + format_number(100 * loss, fixed(2)) + "%";
   }
   return out;
 }
@@ -451,18 +444,19 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
     const auto& e = r.energy;
     std::string line = "energy both ways: physical " + joules(e.physical_facility_J) +
                        " (timeline x PUE) vs model card " + joules(e.model_card_J) + " (" +
-                       fmt("%.4g", e.gpu_hours) + " GPU-h x " +
+                       format_number(e.gpu_hours, general(4)) + " GPU-h x " +
                        watts(e.gpu_hours > 0 ? e.model_card_J / (e.gpu_hours * 3600) : 0) +
                        " incl. PUE)";
     if (e.physical_J_per_token > 0)
       line += "; per token " + joules(e.physical_J_per_token) + " vs " +
               joules(e.model_card_J_per_token);
     out.push_back(line);
-    out.push_back(
-        "CO2: " + fmt("%.4g", e.physical_co2_kg / 1000) + " t physical, " +
-        fmt("%.4g", e.model_card_co2_kg / 1000) + " t model card at " +
-        fmt("%.3g", e.kg_co2_per_J * 3.6e6) + " kg/kWh (grid " + e.grid + ": " + e.grid_name +
-        (e.grid == "user" ? "" : "; --facility grid=ID or carbon=KG_PER_KWH to change") + ")");
+    out.push_back("CO2: " + format_number(e.physical_co2_kg / 1000, general(4)) + " t physical, " +
+                  format_number(e.model_card_co2_kg / 1000, general(4)) + " t model card at " +
+                  format_number(e.kg_co2_per_J * 3.6e6, general(3)) + " kg/kWh (grid " + e.grid +
+                  ": " + e.grid_name +
+                  (e.grid == "user" ? "" : "; --facility grid=ID or carbon=KG_PER_KWH to change") +
+                  ")");
   }
   std::string cool =
       "cooling (" + (c.facility_name.empty() ? "" : c.facility_name + ", ") +
@@ -470,9 +464,10 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
       " nodes/rack x " + std::to_string(c.racks) + " racks (rack power " + watts(c.rack_power_W) +
       "), heat " + watts(c.heat_per_rack_W) + "/rack vs " + watts(c.rack_cooling_W) + " cooling";
   if (c.throttle_factor < 1)
-    cool += "; GPUs throttle to " + fmt("%.3f", c.throttle_factor) + " clock (unthrottled " +
-            watts(c.heat_per_rack_unthrottled_W) + "/rack), time to train " +
-            duration(c.time_to_train_unthrottled_s) + " -> " + duration(c.time_to_train_s);
+    cool += "; GPUs throttle to " + format_number(c.throttle_factor, fixed(3)) +
+            " clock (unthrottled " + watts(c.heat_per_rack_unthrottled_W) +
+            "/rack), time to train " + duration(c.time_to_train_unthrottled_s) + " -> " +
+            duration(c.time_to_train_s);
   else
     cool += "; no throttling";
   if (!c.fits) cool += "; DOES NOT FIT even at the minimum clock";
@@ -492,23 +487,27 @@ std::vector<std::string> facility_table_lines(const FacilityResult& r) {
       (k.rack_origin != PriceOrigin::None
            ? ", rack space " + usd(k.rack_space_usd_per_year) + "/yr " + origin_tag(k.rack_origin)
            : std::string()) +
-      "); owned " + priced(fmt("$%.2f", k.usd_per_gpu_hour) + "/GPU-h", k.owned_origin);
+      "); owned " +
+      priced("$" + format_number(k.usd_per_gpu_hour, fixed(2)) + "/GPU-h", k.owned_origin);
   cost +=
       k.cloud_usd_per_gpu_hour > 0
           ? " vs rented " +
-                priced(fmt("$%.2f", k.cloud_usd_per_gpu_hour) + "/GPU-h", k.cloud_origin) +
+                priced("$" + format_number(k.cloud_usd_per_gpu_hour, fixed(2)) + "/GPU-h",
+                       k.cloud_origin) +
                 " (break-even at " +
                 (std::isfinite(k.breakeven_utilization) ? pct(k.breakeven_utilization) : "never") +
                 " utilisation)"
           : std::string(" vs rented: no price");
   out.push_back(cost);
   std::string run = "run: owned " + priced(usd(k.cost_per_run_usd), k.owned_origin) +
-                    " (capex over " + fmt("%g", r.options.hardware_life_years) + " y at " +
-                    pct(r.options.utilization) + " utilisation + the run's opex), purchase " +
+                    " (capex over " + format_number(r.options.hardware_life_years, general(6)) +
+                    " y at " + pct(r.options.utilization) +
+                    " utilisation + the run's opex), purchase " +
                     priced(usd(k.capex_usd), k.capex_origin) + ", rented " +
                     priced(usd(k.cloud_cost_per_run_usd), k.cloud_origin);
   if (k.usd_per_million_tokens > 0 && k.owned_origin != PriceOrigin::None)
-    run += "; " + fmt("$%.3g", k.usd_per_million_tokens) + " per million tokens owned";
+    run +=
+        "; $" + format_number(k.usd_per_million_tokens, general(3)) + " per million tokens owned";
   out.push_back(run);
   std::string rel =
       "failures (" + f.rates_source + "): MTBF " + duration(f.mtbf_s) + "; checkpoint (" +

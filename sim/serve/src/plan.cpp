@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/error.hpp"
+#include "tutti/core/format.hpp"
 #include "tutti/topologies/cluster.hpp"
 
 namespace tutti::serve {
@@ -213,12 +214,19 @@ std::string to_text(const ServePlanResult& r) {
       "cost: {} per million output tokens; cost and energy are the cluster file's, prorated by "
       "GPUs used\n\n",
       r.options.rent ? "rented" : "owned");
-  auto line = [](const ServeCandidate& c) {
+  // Values through core/format.hpp (one unit each: ms, J, %); the widths align the columns.
+  auto ms = [](double s, int decimals) {
+    const Rung rung[] = {{kBelowAll, 1e3, 1, fixed(decimals), "ms"}};
+    return format_si(s, {.rungs = rung, .magnitude = false});
+  };
+  auto line = [&](const ServeCandidate& c) {
+    static constexpr Rung kJ[] = {{kBelowAll, 1, 1, fixed(2), "J"}};
     return fmt::format(
-        "{:<34} {:>3} {:<26} ${:>8.3f} ${:>8.3f} {:>8.0f} ms {:>7.1f} ms {:>6.2f} J {:>6.1f}%",
-        c.gpu.substr(0, 34), c.gpus, describe(c.serving), c.usd_per_mtok_owned,
-        c.usd_per_mtok_rented, c.e2e_p99_s * 1e3, c.tpot_p99_s * 1e3, c.energy_per_token_J,
-        100 * c.attainment);
+        "{:<34} {:>3} {:<26} ${:>8} ${:>8} {:>11} {:>10} {:>8} {:>6}%", c.gpu.substr(0, 34), c.gpus,
+        describe(c.serving), format_number(c.usd_per_mtok_owned, fixed(3)),
+        format_number(c.usd_per_mtok_rented, fixed(3)), ms(c.e2e_p99_s, 0), ms(c.tpot_p99_s, 1),
+        format_si(c.energy_per_token_J, {.rungs = kJ, .magnitude = false}),
+        format_number(100 * c.attainment, fixed(1)));
   };
   const std::string head =
       fmt::format("{:<34} {:>3} {:<26} {:>9} {:>9} {:>11} {:>10} {:>8} {:>7}\n", "GPU", "n",
