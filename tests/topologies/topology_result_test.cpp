@@ -1,12 +1,13 @@
 // The topology result read back (topology_result.hpp): real `tutti topo --json` output through the
 // strict reader and back is the same document; a malformed key is an InputError naming its path.
+#include "tutti/topologies/topology_result.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/topologies/topology_result.hpp"
 
 using nlohmann::json;
 using tutti::testing::run_tutti;
