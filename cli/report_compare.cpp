@@ -28,7 +28,7 @@ json simulate_doc(const Workload& w, const Cluster& c, const Layout& l, const Co
   SimOptions so;
   so.engine = o.engine;
   so.seed = g.seed;
-  json j = simulation_document(w, c, l, so);
+  json j = to_json(run_simulation(w, c, l, so));
   j.erase("wall_s");  // the engine's own run time: not reproducible, not a result
   return j;
 }

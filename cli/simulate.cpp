@@ -105,25 +105,6 @@ const char* moe_dispatch_name(const Workload& w) {
   return to_string(moe_dispatch_dtype(w));
 }
 
-// The iteration as the run lives it: the simulated one, then thermal throttling, data-loading
-// stalls and failures (checkpoints, rework, restarts) added on top, each its own breakdown row
-// so the rows sum to the headline.
-struct Lived {
-  bool fac = false;
-  double T_sim = 0, T_thr = 0, T_stall = 0, T = 0, k = 1;
-};
-Lived lived(const SimResult& r, const FacilityResult& fr) {
-  Lived v;
-  v.T_sim = r.iteration_time_s;
-  const double n = r.iterations;
-  v.fac = n > 0 && fr.effective_time_to_train_s > 0 && v.T_sim > 0;
-  v.T_thr = v.fac ? std::max(v.T_sim, fr.cooling.times.iteration_s) : v.T_sim;
-  v.T_stall = v.fac ? std::max(v.T_thr, fr.time_to_train_s / n) : v.T_sim;
-  v.T = v.fac ? std::max(v.T_stall, fr.effective_time_to_train_s / n) : v.T_sim;
-  v.k = v.T > 0 ? v.T_sim / v.T : 1;  // rate scale: simulated -> lived
-  return v;
-}
-
 // Routing other than ECMP and failures, when there are any (ECMP on a healthy fabric: nothing).
 std::string network_lines(const Cluster& c) {
   std::string s;
@@ -153,7 +134,7 @@ std::string network_lines(const Cluster& c) {
 
 std::string table(const Workload& w, const Cluster& c, const Layout& l, const SimResult& r,
                   const FacilityResult& fr) {
-  const Lived v = lived(r, fr);
+  const LivedIteration v = lived_iteration(r, fr);
   const bool fac = v.fac;
   const double T_sim = v.T_sim, T_thr = v.T_thr, T_stall = v.T_stall, T = v.T, k = v.k;
   const double n = r.iterations;
@@ -297,7 +278,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.seed = g.seed;
   SimResult r;
   FacilityResult fr;
-  nlohmann::json j = simulation_document(w, c, l, so, &r, o.facility, &fr, g.verbosity >= 0);
+  nlohmann::json j = to_json(run_simulation(w, c, l, so, &r, o.facility, &fr, g.verbosity >= 0));
   if (!overrides.empty()) j["overrides"] = overrides;
   if (g.json) {
     emit_json(g, j);
@@ -326,10 +307,10 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
 
 }  // namespace
 
-nlohmann::json simulation_document(const Workload& w, const Cluster& c, const Layout& l,
-                                   const SimOptions& options, SimResult* result,
-                                   const std::string& facility_flag, FacilityResult* facility,
-                                   bool progress) {
+SimulationDocument run_simulation(const Workload& w, const Cluster& c, const Layout& l,
+                                  const SimOptions& options, SimResult* result,
+                                  const std::string& facility_flag, FacilityResult* facility,
+                                  bool progress) {
   SimResult r;
   if (options.engine == "simgrid") {
     ProgressBar bar("simgrid: ops", progress);
@@ -346,58 +327,10 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   fo.progress = cooling.callback();
   FacilityResult fr = facility_for_run(w, c, l, options, r, fo);
   cooling.finish();
-  nlohmann::json j;
-  to_json(j, r);
-  {
-    const Lived v = lived(r, fr);
-    j["lived"] = {{"iteration_time_s", v.T},
-                  {"simulated_iteration_time_s", v.T_sim},
-                  {"throttle_s", v.T_thr - v.T_sim},
-                  {"data_stall_s", v.T_stall - v.T_thr},
-                  {"failures_s", v.T - v.T_stall},
-                  {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu * v.k},
-                  {"mfu", r.mfu * v.k},
-                  {"time_to_train_s", r.iterations * v.T}};
-  }
-  // The document's contract: schemas/simulation_result.schema.json (bump on a change of meaning).
-  j["schema_version"] = 1;
-  j["workload"] = w.name;
-  j["cluster"] = c.name;
-  // Present only when not the default (ECMP, no failures), so older documents stay as they were.
-  if (c.fabric.routing != Routing::Ecmp && c.fabric.kind != FabricKind::None)
-    j["routing"] = to_string(c.fabric.routing);
-  if (!c.failures.empty())
-    j["failures"] = {{"request", c.failures.request},
-                     {"cables", c.failures.cables},
-                     {"switches", c.failures.switches},
-                     {"cable_fraction", c.failures.cable_fraction}};
-  j["gpus"] = l.gpus();
-  if (l.gpus() < c.gpus()) {
-    j["cluster_gpus"] = c.gpus();
-    j["placement"] = placement_line(c, l.gpus()).substr(11);
-  }
-  j["layout"] = to_string(l);
-  j["calibration"] = options.calibration.empty() ? "default" : options.calibration;
-  // Which compute/collective values are defaults for this GPU, keyed by GPU id as in `plan --json`.
-  j["calibration_defaults"] = {{c.gpu.id, calibration_defaults_json(calibration_defaults(
-                                              calibration_for(options.calibration), c.gpu))}};
-  if (w.model.tf.is_moe()) {
-    const auto& t = w.model.tf;
-    j["moe"] = {{"imbalance", t.moe_imbalance},
-                {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
-                {"capacity_factor", t.moe_capacity_factor},
-                {"dropless", t.moe_capacity_factor <= 0},
-                {"dispatch_dtype", moe_dispatch_name(w)},
-                {"max_nodes_per_token", t.moe_max_nodes}};
-  }
-  j["facility"] = facility_to_json(fr);
-  if (!c.price_origins.file.empty())
-    j["prices"] = {
-        {"file", c.price_origins.file},
-        {"source", c.price_origins.source.empty() ? "not stated" : c.price_origins.source}};
+  SimulationDocument d = make_simulation_document(w, c, l, options, r, fr);
   if (result) *result = std::move(r);
   if (facility) *facility = std::move(fr);
-  return j;
+  return d;
 }
 
 void setup_simulate(CLI::App& app, Globals& g) {

@@ -8,12 +8,14 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/facility/simulation_document.hpp"
 #include "tutti/reports/columns.hpp"
 #include "tutti/reports/format.hpp"
-#include "tutti/reports/result_schema.hpp"
+#include "tutti/topologies/topology_result.hpp"
 
 namespace tutti::reports {
 
@@ -39,10 +41,18 @@ std::string get_str(const json& j, const char* key, std::string dflt = {}) {
 constexpr auto kDims = enum_values<GroupDim>();
 constexpr int kNumDims = static_cast<int>(kDims.size());
 
+// The simulations and topologies of a comparison, read through their typed readers
+// (simulation_document.hpp, topology_result.hpp: checked against their schema, exit 2 naming the
+// key path); the comparison's own keys (name, ok, oversubscription, ...) are read here.
 struct Arch {
   std::string name, file, description, error, layout;
   bool ok = false;
-  json sim, topo, over;
+  std::optional<SimulationDocument> sim;  ///< When ok.
+  std::optional<TopologyResult> topo;     ///< When the architecture has one.
+  json over;
+  /// Per oversubscription point (same index): its simulation (ok points) and topology.
+  std::vector<std::optional<SimulationDocument>> point_sim;
+  std::vector<std::optional<TopologyResult>> point_topo;
   double gpus = kNaN;
   double iter_s = kNaN, ttt_s = kNaN, tok_per_s_gpu = kNaN, mfu = kNaN, exposed_s = kNaN;
   double compute_s = kNaN, bubble_s = kNaN, other_s = kNaN;
@@ -57,7 +67,15 @@ struct Arch {
   double effective_ttt_s = kNaN, goodput = kNaN;
 };
 
-Arch read_arch(const json& a, double tokens) {
+double known(const std::optional<double>& v) {
+  return v.value_or(kNaN);
+}
+
+/// Reads architecture `a` (at `at` in the comparison). The simulation (of an ok architecture, and
+/// of each ok oversubscription point) and the topology go through their strict readers, so a
+/// wrong or missing key is exit 2 naming it (architectures.1.topology.network_capex_usd), never
+/// an n/a cell.
+Arch read_arch(const json& a, double tokens, const std::string& at) {
   Arch r;
   r.name = get_str(a, "name", "(unnamed)");
   r.file = get_str(a, "cluster_file");
@@ -65,44 +83,63 @@ Arch read_arch(const json& a, double tokens) {
   r.ok = a.value("ok", false);
   r.error = get_str(a, "error");
   r.layout = get_str(a, "layout");
-  r.sim = a.value("simulation", json::object());
-  r.topo = a.value("topology", json::object());
+  if (r.ok)
+    r.sim = simulation_document_from_json(a.contains("simulation") ? a.at("simulation") : json(),
+                                          "", at + ".simulation");
+  if (a.contains("topology"))
+    r.topo = topology_result_from_json(a.at("topology"), "", at + ".topology");
   r.over = a.value("oversubscription", json::object());
+  if (r.over.is_object() && r.over.contains("points") && r.over.at("points").is_array()) {
+    const json& pts = r.over.at("points");
+    r.point_sim.resize(pts.size());
+    r.point_topo.resize(pts.size());
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      if (!pts[k].is_object()) continue;
+      const std::string pt = fmt::format("{}.oversubscription.points.{}", at, k);
+      if (pts[k].value("ok", false) && pts[k].contains("simulation"))
+        r.point_sim[k] =
+            simulation_document_from_json(pts[k].at("simulation"), "", pt + ".simulation");
+      if (pts[k].contains("topology"))
+        r.point_topo[k] = topology_result_from_json(pts[k].at("topology"), "", pt + ".topology");
+    }
+  }
   r.gpus = get(a, "/gpus");
-  if (!std::isfinite(r.gpus)) r.gpus = get(r.topo, "/gpus");
-  r.net_capex_usd = get(r.topo, "/network_capex_usd");
-  r.net_power_W = get(r.topo, "/network_power_W");
+  if (!std::isfinite(r.gpus) && r.topo) r.gpus = static_cast<double>(r.topo->gpus);
+  if (r.topo) {
+    r.net_capex_usd = r.topo->network_capex_usd;
+    r.net_power_W = r.topo->network_power_W;
+  }
   if (!r.ok) return r;
-  const json& s = r.sim;
-  r.iter_s = get(s, "/iteration_time_s");
-  r.ttt_s = get(s, "/time_to_train_s");
-  r.tok_per_s_gpu = get(s, "/tokens_per_s_per_gpu");
-  r.mfu = get(s, "/mfu");
-  r.compute_s = get(s, "/breakdown/compute_s");
-  r.bubble_s = get(s, "/breakdown/bubble_s");
-  r.other_s = get(s, "/breakdown/other_s");
+  const SimulationDocument& s = *r.sim;
+  r.iter_s = s.iteration_time_s;
+  r.ttt_s = s.time_to_train_s;
+  r.tok_per_s_gpu = s.tokens_per_s_per_gpu;
+  r.mfu = s.mfu;
+  r.compute_s = s.compute_s;
+  r.bubble_s = s.bubble_s;
+  r.other_s = s.other_s;
   double exposed = 0;
   bool any = false;
   for (int i = 0; i < kNumDims; ++i) {
-    r.dims_s[i] = get(s, (std::string("/breakdown/exposed_comm_s/") + to_string(kDims[i])).c_str());
+    r.dims_s[i] = known(s.exposed(to_string(kDims[i])));
     if (std::isfinite(r.dims_s[i])) {
       exposed += r.dims_s[i];
       any = true;
     }
   }
   r.exposed_s = any ? exposed : kNaN;
-  // One path each: the simulation is checked against schemas/simulation_result.schema.json first.
-  r.capex_usd = get(s, "/facility/cost/capex_usd");
-  r.cost_run_usd = get(s, "/facility/cost/cost_per_run_usd");
-  r.usd_per_mtok = get(s, "/facility/cost/usd_per_million_tokens");
+  const SimulationFacility& f = s.facility;
+  r.capex_usd = known(f.capex_usd);
+  r.cost_run_usd = known(f.cost_per_run_usd);
+  r.usd_per_mtok = known(f.usd_per_million_tokens);
   if (!std::isfinite(r.usd_per_mtok) && std::isfinite(r.cost_run_usd) && tokens > 0)
     r.usd_per_mtok = r.cost_run_usd / tokens * 1e6;
-  r.cloud_run_usd = get(s, "/facility/cost/cloud_cost_per_run_usd");
-  r.energy_J = get(s, "/facility/energy_per_run_J");
-  r.energy_J_per_token = get(s, "/facility/energy/physical_J_per_token");
-  r.effective_ttt_s = get(s, "/facility/effective_time_to_train_s");
-  r.goodput = get(s, "/facility/reliability/goodput");
-  r.avg_it_W = get(s, "/facility/power/avg_it_W");
+  r.cloud_run_usd = known(f.cloud_cost_per_run_usd);
+  r.energy_J = known(f.energy_per_run_J);
+  r.energy_J_per_token = known(f.physical_J_per_token);
+  r.effective_ttt_s = known(f.effective_time_to_train_s);
+  r.goodput = known(f.goodput);
+  r.avg_it_W = known(f.avg_it_W);
   return r;
 }
 
@@ -174,20 +211,8 @@ std::string tokens_text(double t) {
 
 // --- BOM --------------------------------------------------------------------------------------
 
-std::string first_str(const json& j, std::initializer_list<const char*> keys) {
-  for (const char* k : keys)
-    if (j.contains(k) && j.at(k).is_string()) return j.at(k).get<std::string>();
-  return {};
-}
-
-double first_num(const json& j, std::initializer_list<const char*> keys) {
-  for (const char* k : keys)
-    if (j.contains(k) && j.at(k).is_number()) return j.at(k).get<double>();
-  return kNaN;
-}
-
-/// BOM lines as rows: the topology's "bom" is an array of objects (or an object of objects keyed
-/// by part); known keys are read, anything else is left out.
+/// The topology's bill of materials as rows: the network's parts (lines marked not network, the
+/// nodes themselves, belong to compute capex), then the network total.
 Table bom_table(const Arch& a) {
   Table t;
   t.id = "bom-" + a.name;
@@ -198,36 +223,20 @@ Table bom_table(const Arch& a) {
                column("unit_price_usd", "Estimate from the catalog (see its source)"),
                column("cost_usd", "count × unit price"),
                column("power_W", "Total power of these parts")};
-  const json& bom = a.topo.contains("bom") ? a.topo.at("bom") : json();
-  auto add = [&](const std::string& key, const json& e) {
-    if (!e.is_object()) return;
-    // Lines the topology marks as not network (the nodes themselves) belong to compute capex.
-    if (e.contains("network") && e.at("network").is_boolean() && !e.at("network").get<bool>())
-      return;
-    std::string item = first_str(e, {"item", "part", "name", "id"});
-    if (item.empty()) item = key;
-    std::string where = first_str(e, {"role", "tier", "where"});
-    if (!where.empty()) item += " (" + where + ")";
-    double count = first_num(e, {"count", "quantity", "qty"});
-    double unit = first_num(e, {"unit_price_usd", "price_usd_each", "unit_usd"});
-    double cost = first_num(e, {"price_usd", "cost_usd", "total_usd", "capex_usd"});
-    if (!std::isfinite(cost) && std::isfinite(unit) && std::isfinite(count)) cost = unit * count;
-    if (!std::isfinite(unit) && std::isfinite(cost) && count > 0) unit = cost / count;
-    double power = first_num(e, {"power_W", "total_power_W"});
-    double unit_power = first_num(e, {"unit_power_W"});
-    if (!std::isfinite(power) && std::isfinite(unit_power) && std::isfinite(count))
-      power = unit_power * count;
-    bool estimate = e.contains("price_estimate") && e.at("price_estimate").is_boolean() &&
-                    e.at("price_estimate").get<bool>();
-    std::string hint = estimate ? "estimated price (the catalog marks it so)" : "";
-    t.rows.push_back({Cell::str(item), Cell::str(first_str(e, {"category", "kind", "type"})),
-                      Cell::num(count), Cell::num(unit, hint), Cell::num(cost, hint),
-                      Cell::num(power)});
-  };
-  if (bom.is_array())
-    for (const auto& e : bom) add({}, e);
-  else if (bom.is_object())
-    for (const auto& [k, e] : bom.items()) add(k, e);
+  if (!a.topo) return t;
+  for (const TopologyBomLine& e : a.topo->bom) {
+    if (!e.network) continue;
+    std::string item = e.id;
+    if (!e.role.empty()) item += " (" + e.role + ")";
+    const double count = static_cast<double>(e.count);
+    const double cost = e.price_usd;
+    double unit = known(e.unit_price_usd);
+    if (!std::isfinite(unit) && count > 0) unit = cost / count;
+    std::string hint =
+        e.price_estimate.value_or(false) ? "estimated price (the catalog marks it so)" : "";
+    t.rows.push_back({Cell::str(item), Cell::str(e.category), Cell::num(count),
+                      Cell::num(unit, hint), Cell::num(cost, hint), Cell::num(e.power_W)});
+  }
   if (!t.rows.empty())
     t.rows.push_back({Cell::str("Network total", "", true), Cell::str(""), Cell::none(),
                       Cell::none(),
@@ -354,8 +363,8 @@ Section iteration_section(const std::vector<Arch>& as) {
   for (const Arch* a : oks)
     t.rows.push_back({Cell::str(a->name), Cell::num(a->iter_s), Cell::num(a->compute_s),
                       Cell::num(a->exposed_s), Cell::num(a->bubble_s), Cell::num(a->other_s),
-                      Cell::num(get(a->sim, "/tflops_per_gpu")), Cell::num(a->mfu),
-                      Cell::num(get(a->sim, "/memory_per_gpu_bytes"))});
+                      Cell::num(a->sim->tflops_per_gpu), Cell::num(a->mfu),
+                      Cell::num(a->sim->memory_per_gpu_bytes)});
   if (!t.rows.empty()) s.blocks.push_back(std::move(t));
   return s;
 }
@@ -425,27 +434,19 @@ Section links_section(const std::vector<Arch>& as) {
   };
   std::vector<std::string> tiers;
   std::map<std::pair<std::string, std::string>, Hot> hot;
-  for (const Arch* a : oks) {
-    const json& links =
-        a->sim.contains("bottleneck_links") ? a->sim.at("bottleneck_links") : json();
-    if (!links.is_array()) continue;
-    for (const auto& l : links) {
-      std::string tier = get_str(l, "tier", "?");
-      if (std::find(tiers.begin(), tiers.end(), tier) == tiers.end()) tiers.push_back(tier);
-      Hot& h = hot[{tier, a->name}];
-      double u = get(l, "/utilization");
+  for (const Arch* a : oks)
+    for (const SimulationLink& l : a->sim->bottleneck_links) {
+      if (std::find(tiers.begin(), tiers.end(), l.tier) == tiers.end()) tiers.push_back(l.tier);
+      Hot& h = hot[{l.tier, a->name}];
       ++h.count;
-      if (!std::isfinite(h.util) || u > h.util) {
-        h.util = u;
-        h.bytes = get(l, "/bytes");
-        h.link = get_str(l, "link");
+      if (!std::isfinite(h.util) || l.utilization > h.util) {
+        h.util = l.utilization;
+        h.bytes = l.bytes;
+        h.link = l.link;
       }
     }
-  }
   std::size_t listed = 0;
-  for (const Arch* a : oks)
-    if (a->sim.contains("bottleneck_links") && a->sim.at("bottleneck_links").is_array())
-      listed = std::max(listed, a->sim.at("bottleneck_links").size());
+  for (const Arch* a : oks) listed = std::max(listed, a->sim->bottleneck_links.size());
   if (listed > 0)
     s.blocks.push_back(
         Paragraph{"The engine lists its " + std::to_string(listed) +
@@ -517,7 +518,7 @@ Section network_section(const std::vector<Arch>& as) {
   for (const auto& a : as) {
     Table t = bom_table(a);
     if (t.rows.empty()) {
-      if (!a.topo.empty())
+      if (a.topo)
         s.blocks.push_back(Callout{Callout::Level::Info, a.name + ":",
                                    "the topology lists no bill of materials."});
       continue;
@@ -587,15 +588,9 @@ Section cost_section(const std::vector<Arch>& as, const json& data) {
   c.series.push_back(std::move(se));
   if (c.has_data()) s.blocks.push_back(std::move(c));
   std::vector<std::pair<std::string, json>> origins;
-  for (const Arch* a : oks) {
-    const json* o = nullptr;
-    for (const char* p : {"/facility/cost/origins", "/cost/origins"})
-      if (a->sim.contains(json::json_pointer(p))) {
-        o = &a->sim.at(json::json_pointer(p));
-        break;
-      }
-    if (o) origins.emplace_back(a->name, *o);
-  }
+  for (const Arch* a : oks)
+    if (!a->sim->facility.cost_origins.is_null())
+      origins.emplace_back(a->name, a->sim->facility.cost_origins);
   Table ot = price_origins_table(origins);
   if (!ot.rows.empty()) s.blocks.push_back(std::move(ot));
   return s;
@@ -632,27 +627,27 @@ Section oversub_section(const std::vector<Arch>& as) {
       unsupported.push_back(a.name + ": " + why);
       continue;
     }
-    for (const auto& p : pts) {
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      const json& p = pts[k];
       double ratio = get(p, "/ratio");
       std::string label = get_str(p, "label", format_short(ratio) + ":1");
       if (std::none_of(labels.begin(), labels.end(), [&](const P& x) { return x.label == label; }))
         labels.push_back({ratio, label});
       bool ok = p.value("ok", false);
-      const json& ps = p.value("simulation", json::object());
-      const json& pt = p.value("topology", json::object());
-      double ttt = get(ps, "/time_to_train_s");
+      const std::optional<SimulationDocument>& ps = a.point_sim.at(k);
+      const double net_capex = a.point_topo.at(k) ? a.point_topo[k]->network_capex_usd : kNaN;
+      double ttt = ps ? ps->time_to_train_s : kNaN;
       std::string hint = p.value("baseline", false) ? "the cluster as described" : "";
       if (!ok) {
         t.rows.push_back({Cell::str(a.name), Cell::str(label), Cell::num(ratio),
                           Cell::str("failed", get_str(p, "error")), Cell::none(get_str(p, "error")),
-                          Cell::none(), Cell::num(get(pt, "/network_capex_usd")), Cell::none()});
+                          Cell::none(), Cell::num(net_capex), Cell::none()});
         continue;
       }
       t.rows.push_back({Cell::str(a.name), Cell::str(label, hint), Cell::num(ratio),
-                        Cell::num(get(ps, "/iteration_time_s")), Cell::num(ttt),
-                        Cell::num(percent_diff(ttt, a.ttt_s)),
-                        Cell::num(get(pt, "/network_capex_usd")),
-                        Cell::num(get(ps, "/facility/cost/cost_per_run_usd"))});
+                        Cell::num(ps ? ps->iteration_time_s : kNaN), Cell::num(ttt),
+                        Cell::num(percent_diff(ttt, a.ttt_s)), Cell::num(net_capex),
+                        Cell::num(ps ? known(ps->facility.cost_per_run_usd) : kNaN)});
     }
   }
   std::stable_sort(labels.begin(), labels.end(),
@@ -670,12 +665,13 @@ Section oversub_section(const std::vector<Arch>& as) {
     Series se{a.name, std::vector<double>(labels.size(), kNaN)};
     const json& pts = a.over.contains("points") ? a.over.at("points") : json();
     if (!pts.is_array()) continue;
-    for (const auto& p : pts) {
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      const json& p = pts[k];
       if (!p.value("ok", false)) continue;
       std::string label = get_str(p, "label", format_short(get(p, "/ratio")) + ":1");
+      const std::optional<SimulationDocument>& ps = a.point_sim.at(k);
       for (std::size_t i = 0; i < labels.size(); ++i)
-        if (labels[i].label == label)
-          se.values[i] = get(p.value("simulation", json::object()), "/time_to_train_s");
+        if (labels[i].label == label) se.values[i] = ps ? ps->time_to_train_s : kNaN;
     }
     c.series.push_back(std::move(se));
   }
@@ -762,34 +758,10 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
     throw InputError("", "architectures", data.is_object() ? "no such array" : describe_json(data),
                      "a comparison document with an \"architectures\" array");
   const double tokens = get(data, "/workload/tokens_to_train");
-  // Every simulation and topology the report reads is typed first
-  // (schemas/simulation_result.schema.json, schemas/topology_result.schema.json): a wrong or
-  // missing key is exit 2 naming it, never an n/a cell.
   const json& archs = data.at("architectures");
-  for (std::size_t i = 0; i < archs.size(); ++i) {
-    const json& a = archs[i];
-    const std::string at = fmt::format("architectures.{}", i);
-    if (a.is_object() && a.value("ok", false))
-      check_result(a.contains("simulation") ? a.at("simulation") : json(),
-                   "simulation_result.schema.json", "", at + ".simulation");
-    if (a.is_object() && a.contains("topology"))
-      check_result(a.at("topology"), "topology_result.schema.json", "", at + ".topology");
-    if (!a.is_object() || !a.contains("oversubscription") ||
-        !a.at("oversubscription").contains("points"))
-      continue;
-    const json& pts = a.at("oversubscription").at("points");
-    for (std::size_t k = 0; pts.is_array() && k < pts.size(); ++k) {
-      if (!pts[k].is_object()) continue;
-      const std::string pt = fmt::format("{}.oversubscription.points.{}", at, k);
-      if (pts[k].value("ok", false) && pts[k].contains("simulation"))
-        check_result(pts[k].at("simulation"), "simulation_result.schema.json", "",
-                     pt + ".simulation");
-      if (pts[k].contains("topology"))
-        check_result(pts[k].at("topology"), "topology_result.schema.json", "", pt + ".topology");
-    }
-  }
   std::vector<Arch> as;
-  for (const auto& a : archs) as.push_back(read_arch(a, tokens));
+  for (std::size_t i = 0; i < archs.size(); ++i)
+    as.push_back(read_arch(archs[i], tokens, fmt::format("architectures.{}", i)));
 
   Report r;
   r.kind = "compare";
@@ -806,11 +778,9 @@ Report build_compare_report_unchecked(const nlohmann::json& data) {
   auto oks = ok_archs(as);
   {
     json by_gpu = json::object();
-    for (const auto& a : data.value("architectures", json::array()))
-      if (a.contains("simulation") && a["simulation"].contains("calibration_defaults"))
-        for (auto it = a["simulation"]["calibration_defaults"].begin();
-             it != a["simulation"]["calibration_defaults"].end(); ++it)
-          by_gpu[it.key()] = it.value();
+    for (const Arch* a : oks)
+      for (const auto& [gpu, defaults] : a->sim->calibration_defaults)
+        by_gpu[gpu] = calibration_defaults_json(defaults);
     for (auto& c : calibration_default_notices(by_gpu)) r.notices.push_back(std::move(c));
   }
   for (const auto& a : as)

@@ -143,6 +143,9 @@ TEST_CASE(
       {"/architectures/1/topology/network_capex_usd", "x",
        "architectures.1.topology.network_capex_usd"},
       {"/architectures/0/topology/bom/0/count", -1, "architectures.0.topology.bom.0.count"},
+      {"/architectures/1/topology/bom/2/network", "yes", "architectures.1.topology.bom.2.network"},
+      {"/architectures/1/simulation/bottleneck_links/0/tier", 3,
+       "architectures.1.simulation.bottleneck_links.0.tier"},
       {"/architectures/0/oversubscription/points/2/topology/network_capex_usd", json(),
        "architectures.0.oversubscription.points.2.topology.network_capex_usd"}};
   auto saved = run_tutti(

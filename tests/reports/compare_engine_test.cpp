@@ -57,7 +57,7 @@ TEST_CASE("compare: the report's numbers are those of tutti simulate --json") {
     // The whole simulation document, key for key (json_diff names the first difference).
     CHECK_MESSAGE(json_diff(archs[i].at("simulation"), sims[i], 0.0, 0.0, false) == "",
                   "report compare's simulation differs from tutti simulate --json: keep both in "
-                  "cli/simulate.cpp's simulation_document()");
+                  "make_simulation_document() (sim/facility simulation_document.hpp)");
   }
   // The summary table shows the same values (raw, in SI).
   const json& summary = find_block(rep, "summary");

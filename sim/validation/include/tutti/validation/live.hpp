@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,5 +56,40 @@ nlohmann::json compare_replay(const ReplayMeasurement& rec, const std::string& m
 
 /// The comparison for people (the text `tutti validate --measurements` prints).
 std::string live_comparison_table(const nlohmann::json& j);
+
+/// One op kind of a replay comparison (a `by_kind` entry).
+struct ReplayKindComparison {
+  std::string kind;  ///< "gemm", "collective.dp", ...
+  double predicted_s = 0, measured_s = 0, error_pct = 0;
+};
+
+/// The replay comparison read back (schemas/replay_validation_result.schema.json): the keys of
+/// compare_replay's document, typed; `document` keeps the whole document (the `replay` section
+/// of --live, keys a newer writer adds).
+struct ReplayComparison {
+  int schema_version = 1;
+  std::string measurements, workload, cluster, layout, device, calibration, engine;
+  std::vector<std::string> overrides;
+  double predicted_s = 0, measured_median_s = 0, measured_min_s = 0, measured_max_s = 0;
+  long long measured_iterations = 0;
+  double error_pct = 0;  ///< iteration.*
+  std::vector<ReplayKindComparison> by_kind;
+  std::optional<double> tolerance_pct;   ///< With --tolerance.
+  std::optional<bool> within_tolerance;  ///< With --tolerance.
+  nlohmann::json document;
+};
+
+/// The strict reader: checks `j` against schemas/replay_validation_result.schema.json (embedded)
+/// and fills the struct. Throws InputError naming `source` and the key path prefixed with `at`.
+ReplayComparison replay_comparison_from_json(const nlohmann::json& j, const std::string& source,
+                                             const std::string& at = "");
+/// `document` with the typed fields written over it: to_json(replay_comparison_from_json(j)) == j.
+nlohmann::json to_json(const ReplayComparison& r);
+
+/// The embedded result schemas of this library (validation_result.schema.json,
+/// replay_validation_result.schema.json) as (file name, text) (cmake/embed_files.cmake).
+const std::vector<std::pair<std::string, std::string>>& embedded_validation_result_schemas();
+/// One of them, parsed once.
+const nlohmann::json& validation_result_schema(const std::string& name);
 
 }  // namespace tutti

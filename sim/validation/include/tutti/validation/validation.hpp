@@ -147,6 +147,12 @@ const char* job_size_group(long long gpus);
 /// median_abs_error_pct, max_abs_error_pct} (unfitted), "fitted":{...}, "by_source", "by_metric",
 /// "by_gpu_generation", "by_kind", "by_job_size":[{group, n, ...}]}.
 nlohmann::json to_json(const ValidationReport& r);
+/// The strict reader of that document: checks `j` against schemas/validation_result.schema.json
+/// (embedded at build time) and fills the report. Throws InputError naming `source` (the file) and
+/// the key path prefixed with `at`, what was found and what was expected.
+/// to_json(validation_report_from_json(j, ...)) == j for every document to_json writes.
+ValidationReport validation_report_from_json(const nlohmann::json& j, const std::string& source,
+                                             const std::string& at = "");
 /// Plain-text table for people; `markdown` writes the docs/validation.md form.
 std::string to_table(const ValidationReport& r, bool markdown);
 
