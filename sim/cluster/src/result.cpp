@@ -26,6 +26,7 @@ std::string dur(double s) {
 
 nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   nlohmann::json j;
+  j["schema_version"] = 1;  // schemas/cluster_result.schema.json
   j["format"] = "tutti-cluster-result/1";
   j["cluster"] = r.cluster;
   j["trace"] = r.trace;

@@ -363,6 +363,7 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
 Json Planner::to_json(const PlanResult& r) const {
   const Impl& I = *impl_;
   Json j;
+  j["schema_version"] = 1;  // schemas/plan_result.schema.json
   Json req;
   tutti::to_json(req, I.request);
   j["request"] = req;

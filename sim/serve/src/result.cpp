@@ -73,6 +73,7 @@ nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_r
     serving["disaggregation"] = {{"prefill_replicas", s.prefill_replicas},
                                  {"decode_replicas", s.decode_replicas}};
   nlohmann::json j = {
+      {"schema_version", 1},  // schemas/serve_result.schema.json
       {"kind", "serving_run"},
       {"model", r.model},
       {"cluster", r.cluster},
