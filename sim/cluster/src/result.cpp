@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tutti/cluster/cluster_result.hpp"
 #include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
@@ -26,7 +27,7 @@ std::string dur(double s) {
 
 nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   nlohmann::json j;
-  j["schema_version"] = 1;  // schemas/cluster_result.schema.json
+  j["schema_version"] = kClusterResultSchemaVersion;
   j["format"] = "tutti-cluster-result/1";
   j["cluster"] = r.cluster;
   j["trace"] = r.trace;
