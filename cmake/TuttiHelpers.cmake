@@ -24,3 +24,19 @@ function(tutti_test component)
                          PROPERTIES LABELS "${component};${ARG_LABELS}"
                                     SKIP_REGULAR_EXPRESSION "tutti-skip:")
 endfunction()
+
+# tutti_embed_files(OUT FILES... NAMESPACE ns FUNCTION fn HEADER h): generates OUT, a C++ file
+# that defines `ns::fn()` (declared in header h) returning each of FILES as (file name, text)
+# (cmake/embed_files.cmake). A library lists OUT among its sources; used for the result schemas
+# each result's owning library checks its documents against.
+function(tutti_embed_files out)
+  cmake_parse_arguments(ARG "" "NAMESPACE;FUNCTION;HEADER" "FILES" ${ARGN})
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFILES=${ARG_FILES}" -DNAMESPACE=${ARG_NAMESPACE}
+            -DFUNCTION=${ARG_FUNCTION} -DHEADER=${ARG_HEADER}
+            -P ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake
+    DEPENDS ${ARG_FILES} ${CMAKE_SOURCE_DIR}/cmake/embed_files.cmake
+    COMMENT "Embedding ${ARG_FILES}"
+    VERBATIM)
+endfunction()

@@ -6,45 +6,39 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tutti/cluster/cluster_result.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
-#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 namespace {
 using nlohmann::json;
+using Run = ClusterResultView;
 
-std::string run_label(const json& r) {
-  return r.value("scheduler", std::string("?")) + " / " + r.value("placement", std::string("?"));
-}
-double at(const json& r, const char* ptr) {
-  json::json_pointer p(ptr);
-  return r.contains(p) && r.at(p).is_number() ? r.at(p).get<double>() : std::nan("");
+std::string run_label(const Run& r) {
+  return r.scheduler + " / " + r.placement;
 }
 
 }  // namespace
 
-Report build_cluster_report(const json& runs) {
-  if (!runs.is_array() || runs.empty())
-    throw InputError("cluster report", "runs", runs.is_array() ? "an empty list" : "not a list",
+Report build_cluster_report(const json& doc) {
+  if (!doc.is_array() || doc.empty())
+    throw InputError("cluster report", "runs", doc.is_array() ? "an empty list" : "not a list",
                      "one run or more");
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (!runs[i].is_object() || !runs[i].contains("timeline") || !runs[i].contains("job_outcomes"))
-      throw InputError("cluster report", "runs[" + std::to_string(i) + "]",
-                       "no timeline or job_outcomes",
-                       "a tutti cluster result document with job outcomes");
+  std::vector<Run> runs;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
     // Typed before anything is read: schemas/cluster_result.schema.json (issue 23).
-    check_result(runs[i], "cluster_result.schema.json", "cluster report",
-                 "runs." + std::to_string(i));
+    runs.push_back(Run::from_json(doc[i], "cluster report", "runs." + std::to_string(i)));
+    if (!runs.back().job_waits_s)
+      throw InputError("cluster report", "runs[" + std::to_string(i) + "]", "no job_outcomes",
+                       "a tutti cluster result document with job outcomes");
   }
   Report rep;
   rep.kind = "cluster";
-  const json& r0 = runs[0];
-  rep.title = "Cluster scheduling: " + r0.value("trace", std::string()) + " on " +
-              r0.value("cluster", std::string());
-  rep.subtitle = std::to_string(r0.value("jobs", 0)) + " jobs, " +
-                 std::to_string(r0.value("gpus", 0)) + " GPUs, " + std::to_string(runs.size()) +
-                 (runs.size() == 1 ? " policy" : " policies");
+  const Run& r0 = runs[0];
+  rep.title = "Cluster scheduling: " + r0.trace + " on " + r0.cluster;
+  rep.subtitle = std::to_string(r0.jobs) + " jobs, " + std::to_string(r0.gpus) + " GPUs, " +
+                 std::to_string(runs.size()) + (runs.size() == 1 ? " policy" : " policies");
   // Summary.
   Section sum{"summary", "Summary", {}};
   Table t;
@@ -66,22 +60,20 @@ Report build_cluster_report(const json& runs) {
       {"cost_usd", "Cost", Unit::Usd, "Amortised capex + electricity over the makespan"}};
   std::size_t best = 0;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (at(runs[i], "/wait_s/mean") < at(runs[best], "/wait_s/mean")) best = i;
+    if (runs[i].wait_s.mean < runs[best].wait_s.mean) best = i;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const json& r = runs[i];
+    const Run& r = runs[i];
     t.rows.push_back({Cell::str(run_label(r), {}, i == best && runs.size() > 1),
-                      Cell::num(at(r, "/makespan_s")), Cell::num(at(r, "/allocated_utilization")),
-                      Cell::num(at(r, "/busy_utilization")), Cell::num(at(r, "/goodput")),
-                      Cell::num(at(r, "/wait_s/p50")), Cell::num(at(r, "/wait_s/p90")),
-                      Cell::num(at(r, "/wait_s/p99")), Cell::num(at(r, "/jct_s/p90")),
-                      Cell::num(at(r, "/slowdown/p90")), Cell::num(at(r, "/energy_J")),
-                      Cell::num(at(r, "/cost_usd"))});
+                      Cell::num(r.makespan_s), Cell::num(r.allocated_utilization),
+                      Cell::num(r.busy_utilization), Cell::num(r.goodput), Cell::num(r.wait_s.p50),
+                      Cell::num(r.wait_s.p90), Cell::num(r.wait_s.p99), Cell::num(r.jct_s.p90),
+                      Cell::num(r.slowdown.p90), Cell::num(r.energy_J), Cell::num(r.cost_usd)});
   }
   sum.blocks.push_back(t);
   if (runs.size() > 1)
     rep.verdict.push_back(
         {"Mean queue wait", run_label(runs[best]),
-         "lowest mean wait: " + format_value(at(runs[best], "/wait_s/mean"), Unit::Seconds), 0});
+         "lowest mean wait: " + format_value(runs[best].wait_s.mean, Unit::Seconds), 0});
   rep.primary_table = "summary";
   rep.sections.push_back(std::move(sum));
   // Utilisation timelines.
@@ -98,10 +90,10 @@ Report build_cluster_report(const json& runs) {
     c.y_label = "share of the cluster's GPUs";
     c.y_unit = Unit::Fraction;
     Series a{"allocated", {}}, b{"busy", {}};
-    for (const json& p : runs[i]["timeline"]) {
-      c.categories.push_back(format_value(p.value("t_s", 0.0), Unit::Seconds));
-      a.values.push_back(p.value("allocated", 0.0));
-      b.values.push_back(p.value("busy", 0.0));
+    for (const Run::UtilPoint& p : runs[i].timeline) {
+      c.categories.push_back(format_value(p.t_s, Unit::Seconds));
+      a.values.push_back(p.allocated);
+      b.values.push_back(p.busy);
     }
     c.series = {a, b};
     if (c.has_data()) util.blocks.push_back(c);
@@ -119,9 +111,8 @@ Report build_cluster_report(const json& runs) {
     c.y_label = "queue wait";
     c.y_unit = Unit::Seconds;
     for (int q = 0; q <= 100; q += 5) c.categories.push_back(std::to_string(q) + "%");
-    for (const json& r : runs) {
-      std::vector<double> w;
-      for (const json& o : r["job_outcomes"]) w.push_back(o.value("wait_s", 0.0));
+    for (const Run& r : runs) {
+      std::vector<double> w = *r.job_waits_s;
       std::sort(w.begin(), w.end());
       Series s{run_label(r), {}};
       for (int q = 0; q <= 100; q += 5) {
@@ -147,18 +138,18 @@ Report build_cluster_report(const json& runs) {
     c.kind = ChartKind::StackedBar;
     c.y_label = "GPU-hours";
     c.y_unit = Unit::Number;
-    const std::pair<const char*, const char*> parts[] = {
-        {"useful work", "/useful_gpu_hours"},
-        {"fragmentation", "/idle_gpu_hours/fragmentation"},
-        {"queue head blocking", "/idle_gpu_hours/queue_head_blocking"},
-        {"no demand", "/idle_gpu_hours/no_demand"},
-        {"failures, restarts", "/idle_gpu_hours/failures_restarts"},
-        {"preemption", "/idle_gpu_hours/preemption"},
-        {"interference", "/idle_gpu_hours/interference"}};
-    for (const json& r : runs) c.categories.push_back(run_label(r));
-    for (auto [name, ptr] : parts) {
-      Series s{name, {}};
-      for (const json& r : runs) s.values.push_back(at(r, ptr));
+    const std::pair<const char*, double (*)(const Run&)> parts[] = {
+        {"useful work", [](const Run& r) { return r.useful_gpu_hours; }},
+        {"fragmentation", [](const Run& r) { return r.idle_gpu_hours.fragmentation; }},
+        {"queue head blocking", [](const Run& r) { return r.idle_gpu_hours.queue_head_blocking; }},
+        {"no demand", [](const Run& r) { return r.idle_gpu_hours.no_demand; }},
+        {"failures, restarts", [](const Run& r) { return r.idle_gpu_hours.failures_restarts; }},
+        {"preemption", [](const Run& r) { return r.idle_gpu_hours.preemption; }},
+        {"interference", [](const Run& r) { return r.idle_gpu_hours.interference; }}};
+    for (const Run& r : runs) c.categories.push_back(run_label(r));
+    for (const auto& part : parts) {
+      Series s{part.first, {}};
+      for (const Run& r : runs) s.values.push_back(part.second(r));
       c.series.push_back(std::move(s));
     }
     cmp.blocks.push_back(c);
@@ -171,17 +162,17 @@ Report build_cluster_report(const json& runs) {
     c.y_label = "queue wait";
     c.y_unit = Unit::Seconds;
     Series p50{"p50", {}}, p90{"p90", {}}, mean{"mean", {}};
-    for (const json& r : runs) {
+    for (const Run& r : runs) {
       c.categories.push_back(run_label(r));
-      p50.values.push_back(at(r, "/wait_s/p50"));
-      p90.values.push_back(at(r, "/wait_s/p90"));
-      mean.values.push_back(at(r, "/wait_s/mean"));
+      p50.values.push_back(r.wait_s.p50);
+      p90.values.push_back(r.wait_s.p90);
+      mean.values.push_back(r.wait_s.mean);
     }
     c.series = {p50, p90, mean};
     cmp.blocks.push_back(c);
   }
   rep.sections.push_back(std::move(cmp));
-  rep.data_json = runs.dump();
+  rep.data_json = doc.dump();
   return rep;
 }
 

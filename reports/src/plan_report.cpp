@@ -8,108 +8,74 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/plan/plan_result.hpp"
 #include "tutti/reports/columns.hpp"
 #include "tutti/reports/compare.hpp"
 #include "tutti/reports/format.hpp"
-#include "tutti/reports/result_schema.hpp"
 
 namespace tutti::reports {
 
 namespace {
 using nlohmann::json;
+using Config = PlanConfigurationView;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double num(const json& j, std::initializer_list<const char*> ptrs) {
-  if (!j.is_object()) return kNaN;
-  for (const char* p : ptrs) {
-    json::json_pointer jp(p);
-    if (j.contains(jp) && j.at(jp).is_number()) return j.at(jp).get<double>();
-  }
-  return kNaN;
+std::string count_text(std::optional<std::int64_t> v) {
+  return v ? std::to_string(*v) : std::string();
 }
 
-std::string str(const json& j, std::initializer_list<const char*> ptrs) {
-  if (!j.is_object()) return {};
-  for (const char* p : ptrs) {
-    json::json_pointer jp(p);
-    if (!j.contains(jp)) continue;
-    const json& v = j.at(jp);
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_integer()) return std::to_string(v.get<long long>());
-    if (v.is_number()) return format_short(v.get<double>());
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-  }
-  return {};
-}
-
-/// "tp=8,pp=4,dp=16" from a string or an object of degrees.
-std::string layout_text(const json& c) {
-  if (!c.contains("layout")) return {};
-  const json& l = c.at("layout");
-  if (l.is_string()) return l.get<std::string>();
-  if (!l.is_object()) return {};
-  if (l.contains("compact") && l.at("compact").is_string())
-    return l.at("compact").get<std::string>();
-  if (l.contains("string") && l.at("string").is_string()) return l.at("string").get<std::string>();
+/// "tp=8,pp=4,dp=16": the writer's compact string, a hand-written `string`, else the degrees.
+std::string layout_text(const Config& c) {
+  const Config::Layout& l = c.layout;
+  if (!l.compact.empty()) return l.compact;
+  if (!l.string.empty()) return l.string;
   std::string out;
-  for (const char* k :
-       {"tp", "pp", "dp", "cp", "ep", "vp", "zero", "micro_batch", "mb", "recompute"}) {
-    if (!l.contains(k)) continue;
-    const json& v = l.at(k);
-    std::string s = v.is_string()           ? v.get<std::string>()
-                    : v.is_number_integer() ? std::to_string(v.get<long long>())
-                    : v.is_number()         ? format_short(v.get<double>())
-                                            : v.dump();
-    out += (out.empty() ? "" : ",") + std::string(k) + "=" + s;
-  }
+  auto add = [&](const char* k, const std::string& v) {
+    if (!v.empty()) out += (out.empty() ? "" : ",") + std::string(k) + "=" + v;
+  };
+  add("tp", count_text(l.tp));
+  add("pp", count_text(l.pp));
+  add("dp", count_text(l.dp));
+  add("cp", count_text(l.cp));
+  add("ep", count_text(l.ep));
+  add("vp", count_text(l.vp));
+  add("zero", count_text(l.zero));
+  add("micro_batch", count_text(l.micro_batch));
+  add("recompute", l.recompute);
   return out;
 }
 
 /// A short human name of a configuration: "256× h100 · rail-optimized 2:1 · InfiniBand · buy".
-std::string config_label(const json& c) {
-  std::string name = str(c, {"/name", "/label"});
-  if (!name.empty()) return name;
+std::string config_label(const Config& c) {
   std::string out;
-  std::string gpus = str(c, {"/hardware/gpus", "/gpus"});
-  std::string gpu = str(c, {"/hardware/gpu", "/gpu", "/hardware/node", "/node"});
-  if (!gpus.empty() || !gpu.empty()) out += gpus + (gpus.empty() ? "" : "× ") + gpu;
-  std::string fabric = str(c, {"/hardware/fabric", "/fabric"});
-  double over = num(c, {"/hardware/oversubscription", "/oversubscription"});
-  if (!fabric.empty()) {
-    out += (out.empty() ? "" : " · ") + fabric;
-    if (std::isfinite(over) && over != 1) out += " " + format_short(over) + ":1";
+  std::string gpus = std::to_string(c.gpus);
+  out += gpus + "× " + c.gpu;
+  if (!c.fabric.empty()) {
+    out += " · " + c.fabric;
+    if (std::isfinite(c.oversubscription) && c.oversubscription != 1)
+      out += " " + format_short(c.oversubscription) + ":1";
   }
-  std::string net = str(c, {"/hardware/network", "/network"});
-  if (!net.empty()) out += (out.empty() ? "" : " · ") + net;
-  std::string acq = str(c, {"/hardware/acquisition", "/acquisition"});
-  if (!acq.empty()) out += (out.empty() ? "" : " · ") + acq;
-  if (out.empty()) out = "configuration " + str(c, {"/index"});
+  if (!c.network.empty()) out += " · " + c.network;
+  if (!c.acquisition.empty()) out += " · " + c.acquisition;
   return out;
 }
 
-double cost_of(const json& c) {
-  return num(c, {"/total_cost_usd", "/cost/total_cost_usd", "/cost_per_run_usd",
-                 "/cost/cost_per_run_usd"});
+double cost_of(const Config& c) {
+  return c.total_cost_usd;
 }
-double time_of(const json& c) {
-  return num(c, {"/time_to_train_s"});
+double time_of(const Config& c) {
+  return c.time_to_train_s;
 }
-double energy_of(const json& c) {
-  return num(c, {"/energy_J", "/energy_per_run_J"});
-}
-
-std::string engine_of(const json& c) {
-  std::string e = str(c, {"/engine"});
-  if (!e.empty()) return e;
-  if (c.is_object() && c.contains("native") && c.at("native").is_boolean())
-    return c.at("native").get<bool>() ? "native" : "analytic";
-  return {};
+double energy_of(const Config& c) {
+  return c.energy_J;
 }
 
-bool same_config(const json& a, const json& b) {
-  if (a.is_object() && b.is_object() && a.contains("index") && b.contains("index"))
-    return a.at("index") == b.at("index");
-  return a == b;
+/// The same configuration: the same global index (every configuration `tutti plan` writes has
+/// one), else the same hardware, layout, time and cost.
+bool same_config(const Config& a, const Config& b) {
+  if (a.index && b.index) return *a.index == *b.index;
+  return config_label(a) == config_label(b) && layout_text(a) == layout_text(b) &&
+         time_of(a) == time_of(b) && cost_of(a) == cost_of(b);
 }
 
 std::vector<Column> config_columns(bool with_delta) {
@@ -133,19 +99,19 @@ std::vector<Column> config_columns(bool with_delta) {
   return cols;
 }
 
-std::vector<Cell> config_row(const json& c, const json* rec, bool is_rec) {
-  std::vector<Cell> row = {Cell::str(config_label(c), str(c, {"/hardware/storage"}), is_rec),
-                           Cell::num(num(c, {"/hardware/gpus", "/gpus"})),
+std::vector<Cell> config_row(const Config& c, const Config* rec, bool is_rec) {
+  std::vector<Cell> row = {Cell::str(config_label(c), c.storage, is_rec),
+                           Cell::num(static_cast<double>(c.gpus)),
                            Cell::str(layout_text(c)),
                            Cell::num(time_of(c)),
                            Cell::num(cost_of(c)),
-                           Cell::num(num(c, {"/capex_usd", "/cost/capex_usd"})),
+                           Cell::num(c.capex_usd),
                            Cell::num(energy_of(c)),
-                           Cell::num(num(c, {"/energy_J_per_token"})),
-                           Cell::num(num(c, {"/peak_facility_power_W", "/power/peak_facility_W"})),
-                           Cell::num(num(c, {"/mfu"})),
-                           Cell::str(str(c, {"/bottleneck"})),
-                           Cell::str(engine_of(c))};
+                           Cell::num(c.energy_J_per_token),
+                           Cell::num(c.peak_facility_power_W),
+                           Cell::num(c.mfu),
+                           Cell::str(c.bottleneck),
+                           Cell::str(c.engine)};
   if (rec) {
     row.push_back(Cell::num(percent_diff(time_of(c), time_of(*rec))));
     row.push_back(Cell::num(percent_diff(cost_of(c), cost_of(*rec))));
@@ -153,7 +119,7 @@ std::vector<Cell> config_row(const json& c, const json* rec, bool is_rec) {
   return row;
 }
 
-Chart frontier_chart(const json& pareto, const json* rec) {
+Chart frontier_chart(const std::vector<Config>& pareto, const Config* rec) {
   Chart c;
   c.id = "pareto";
   c.title = "Pareto frontier: time to train vs total cost";
@@ -176,11 +142,11 @@ Chart frontier_chart(const json& pareto, const json* rec) {
     }
   }
   // Tag "#k": the point's row in the frontier table (fastest first).
-  std::vector<const json*> by_time;
+  std::vector<const Config*> by_time;
   for (const auto& p : pareto) by_time.push_back(&p);
   std::stable_sort(by_time.begin(), by_time.end(),
-                   [](const json* a, const json* b) { return time_of(*a) < time_of(*b); });
-  auto point = [&](const json& p) {
+                   [](const Config* a, const Config* b) { return time_of(*a) < time_of(*b); });
+  auto point = [&](const Config& p) {
     Point pt;
     for (std::size_t k = 0; k < by_time.size(); ++k)
       if (same_config(*by_time[k], p)) pt.tag = "#" + std::to_string(k + 1);
@@ -193,10 +159,8 @@ Chart frontier_chart(const json& pareto, const json* rec) {
     std::string layout = layout_text(p);
     if (!layout.empty()) pt.details.push_back("Layout: " + layout);
     pt.details.push_back("Energy: " + format_value(e, Unit::Joules));
-    double mfu = num(p, {"/mfu"});
-    if (std::isfinite(mfu)) pt.details.push_back("MFU: " + format_value(mfu, Unit::Fraction));
-    std::string b = str(p, {"/bottleneck"});
-    if (!b.empty()) pt.details.push_back("Bottleneck: " + b);
+    if (std::isfinite(p.mfu)) pt.details.push_back("MFU: " + format_value(p.mfu, Unit::Fraction));
+    if (!p.bottleneck.empty()) pt.details.push_back("Bottleneck: " + p.bottleneck);
     return pt;
   };
   PointSeries frontier{"Pareto frontier", {}, false, false};
@@ -212,8 +176,8 @@ Chart frontier_chart(const json& pareto, const json* rec) {
   if (rec) {
     c.point_series.push_back(PointSeries{"Recommended", {point(*rec)}, true, false});
     bool analytic_front = false;
-    for (const auto& p : pareto) analytic_front = analytic_front || engine_of(p) == "analytic";
-    if (analytic_front && engine_of(*rec) == "native")
+    for (const auto& p : pareto) analytic_front = analytic_front || p.engine == "analytic";
+    if (analytic_front && rec->engine == "native")
       c.caption +=
           " Some frontier points were timed by analytic screening and the recommendation by the "
           "flow-level engine (the table's \"Timed by\" column says which).";
@@ -223,61 +187,39 @@ Chart frontier_chart(const json& pareto, const json* rec) {
   return c;
 }
 
-Table breakdown_table(const json& rec) {
+Table breakdown_table(const Config& rec) {
   Table t;
   t.id = "recommended-breakdown";
   t.title = "Iteration breakdown of the recommendation";
   t.columns = {column("part"), column("time_s"), column("share", "Of the iteration time")};
-  double iter = num(rec, {"/iteration_time_s"});
+  const double iter = rec.iteration_time_s;
   auto add = [&](const std::string& name, double v) {
     if (!std::isfinite(v) || v == 0) return;
     t.rows.push_back({Cell::str(name), Cell::num(v), Cell::num(iter > 0 ? v / iter : kNaN)});
   };
-  add("Compute", num(rec, {"/breakdown/compute_s"}));
-  for (GroupDim d : enum_values<GroupDim>())
-    add("Exposed " + dim_label(d),
-        num(rec, {(std::string("/breakdown/exposed_comm_s/") + to_string(d)).c_str()}));
-  add("Pipeline bubble", num(rec, {"/breakdown/bubble_s"}));
-  add("Other", num(rec, {"/breakdown/other_s"}));
+  add("Compute", rec.breakdown.compute_s);
+  for (GroupDim d : enum_values<GroupDim>()) {
+    const auto it = rec.breakdown.exposed_comm_s.find(to_string(d));
+    add("Exposed " + dim_label(d), it == rec.breakdown.exposed_comm_s.end() ? kNaN : it->second);
+  }
+  add("Pipeline bubble", rec.breakdown.bubble_s);
+  add("Other", rec.breakdown.other_s);
   if (!t.rows.empty())
     t.rows.push_back({Cell::str("Iteration", "", true), Cell::num(iter, "", true), Cell::num(1.0)});
   return t;
 }
 
-Table bom_table(const json& rec) {
+Table bom_table(const Config& rec) {
   Table t;
   t.id = "recommended-bom";
   t.title = "Bill of materials of the recommendation";
   t.columns = {column("item"), column("count"), column("cost_usd"), column("power_W")};
-  if (!rec.is_object()) return t;
-  // `tutti plan --json`: bill_of_materials{..., items[]}; older shapes: bom[].
-  const json* src = nullptr;
-  if (rec.contains("bill_of_materials") && rec.at("bill_of_materials").is_object() &&
-      rec.at("bill_of_materials").contains("items"))
-    src = &rec.at("bill_of_materials").at("items");
-  else if (rec.contains("bom"))
-    src = &rec.at("bom");
-  if (!src) return t;
-  const json& bom = *src;
-  auto add = [&](const std::string& key, const json& e) {
-    if (!e.is_object()) return;
-    std::string item = str(e, {"/item", "/part", "/name", "/id"});
-    if (item.empty()) item = key;
-    std::string tier = str(e, {"/role", "/tier", "/kind"});
-    if (!tier.empty()) item += " (" + tier + ")";
-    t.rows.push_back({Cell::str(item), Cell::num(num(e, {"/count", "/quantity"})),
-                      Cell::num(num(e, {"/cost_usd", "/total_usd", "/price_usd"})),
-                      Cell::num(num(e, {"/power_W"}))});
-  };
-  if (bom.is_array())
-    for (const auto& e : bom) add({}, e);
-  else if (bom.is_object())
-    for (const auto& [k, e] : bom.items()) {
-      if (e.is_number())
-        t.rows.push_back({Cell::str(k), Cell::none(), Cell::num(e.get<double>()), Cell::none()});
-      else
-        add(k, e);
-    }
+  for (const PlanBomLineView& e : rec.bill_of_materials) {
+    std::string item = !e.name.empty() ? e.name : e.id;
+    if (!e.role.empty()) item += " (" + e.role + ")";
+    t.rows.push_back(
+        {Cell::str(item), Cell::num(e.count), Cell::num(e.price_usd), Cell::num(e.power_W)});
+  }
   return t;
 }
 
@@ -301,30 +243,19 @@ Report build_plan_report(const nlohmann::json& plan) {
 }
 
 namespace {
-Report build_plan_report_unchecked(const nlohmann::json& plan) {
-  if (!plan.is_object() || (!plan.contains("pareto") && !plan.contains("recommended")))
-    throw InputError(
-        "", "pareto", plan.is_object() ? "no \"pareto\" nor \"recommended\"" : describe_json(plan),
-        "a plan as `tutti plan --json` prints it (keys recommended, pareto, evaluated, feasible)");
-  check_result(plan, "plan_result.schema.json",
-               "");  // every key the report reads, typed: exit 2 if not
-  const json empty = json::array();
-  const json& pareto =
-      plan.contains("pareto") && plan.at("pareto").is_array() ? plan.at("pareto") : empty;
-  const json* rec = plan.contains("recommended") && plan.at("recommended").is_object() &&
-                            !plan.at("recommended").empty()
-                        ? &plan.at("recommended")
-                        : nullptr;
+Report build_plan_report_unchecked(const nlohmann::json& doc) {
+  // Every key the report reads, typed (schemas/plan_result.schema.json): exit 2 if not.
+  const PlanResultView plan = PlanResultView::from_json(doc, "");
+  const std::vector<Config>& pareto = plan.pareto;
+  const Config* rec = plan.recommended ? &*plan.recommended : nullptr;
   Report r;
   r.kind = "plan";
-  std::string wname = str(plan, {"/workload/name", "/request/workload", "/workload/file"});
-  r.title = "Capacity plan" + (wname.empty() ? std::string() : " for " + wname);
-  double evaluated = num(plan, {"/evaluated"}), feasible = num(plan, {"/feasible"});
-  r.subtitle = format_value(evaluated, Unit::Count) + " configurations evaluated, " +
-               format_value(feasible, Unit::Count) + " feasible, " + std::to_string(pareto.size()) +
-               " on the Pareto frontier";
+  r.title = "Capacity plan" + (plan.workload.empty() ? std::string() : " for " + plan.workload);
+  r.subtitle = format_value(plan.evaluated, Unit::Count) + " configurations evaluated, " +
+               format_value(plan.feasible, Unit::Count) + " feasible, " +
+               std::to_string(pareto.size()) + " on the Pareto frontier";
   r.primary_table = "pareto";
-  r.data_json = plan.dump();
+  r.data_json = doc.dump();
 
   if (rec) {
     VerdictItem v;
@@ -338,8 +269,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     v.margin_pct = kNaN;
     r.verdict.push_back(v);
     // Fastest and cheapest on the frontier, and how far the recommendation is from each.
-    const json* fastest = nullptr;
-    const json* cheapest = nullptr;
+    const Config* fastest = nullptr;
+    const Config* cheapest = nullptr;
     for (const auto& p : pareto) {
       if (std::isfinite(time_of(p)) && (!fastest || time_of(p) < time_of(*fastest))) fastest = &p;
       if (std::isfinite(cost_of(p)) && (!cheapest || cost_of(p) < cost_of(*cheapest)))
@@ -368,13 +299,12 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
       r.verdict.push_back(c);
     }
   } else {
-    std::string reason = str(plan, {"/reason"});
-    r.notices.push_back(Callout{
-        Callout::Level::Error,
-        "Nothing fits:", reason.empty() ? "the plan has no recommended configuration." : reason});
+    r.notices.push_back(
+        Callout{Callout::Level::Error, "Nothing fits:",
+                plan.reason.empty() ? "the plan has no recommended configuration." : plan.reason});
   }
-  if (plan.contains("calibration_defaults"))
-    for (auto& c : calibration_default_notices(plan["calibration_defaults"]))
+  if (!plan.calibration_defaults.is_null())
+    for (auto& c : calibration_default_notices(plan.calibration_defaults))
       r.notices.push_back(std::move(c));
 
   Section front{"frontier", "Pareto frontier", {}};
@@ -389,10 +319,10 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   pt.title = "Configurations on the frontier (fastest first)";
   pt.columns = config_columns(rec != nullptr);
   pt.columns.insert(pt.columns.begin(), column("point", "The point's tag in the chart"));
-  std::vector<const json*> order;
+  std::vector<const Config*> order;
   for (const auto& p : pareto) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
-                   [](const json* a, const json* b) { return time_of(*a) < time_of(*b); });
+                   [](const Config* a, const Config* b) { return time_of(*a) < time_of(*b); });
   for (std::size_t k = 0; k < order.size(); ++k) {
     const bool is_rec = rec && same_config(*order[k], *rec);
     pt.rows.push_back(config_row(*order[k], rec, is_rec));
@@ -401,8 +331,8 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   }
   if (!pt.rows.empty()) {
     pt.caption = "The recommendation is in bold.";
-    if (plan.contains("retimed") && plan.at("retimed").is_number())
-      pt.caption += " The frontier is that of the " + plan.at("retimed").dump() +
+    if (plan.retimed)
+      pt.caption += " The frontier is that of the " + std::to_string(*plan.retimed) +
                     " configurations the flow-level engine timed (the screening frontier, the "
                     "finalists and the best of each GPU type and fabric), the set the "
                     "recommendation was picked from.";
@@ -419,52 +349,49 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
     auto kvrow = [&](const std::string& k, const std::string& v) {
       if (!v.empty() && v != "n/a") kv.rows.push_back({Cell::str(k), Cell::str(v)});
     };
-    kvrow("GPU", str(*rec, {"/hardware/gpu", "/gpu"}));
-    kvrow("Node", str(*rec, {"/hardware/node", "/node"}));
-    kvrow("Nodes", str(*rec, {"/hardware/nodes", "/nodes"}));
-    kvrow("GPUs", str(*rec, {"/hardware/gpus", "/gpus"}));
-    kvrow("Fabric", str(*rec, {"/hardware/fabric", "/fabric"}));
-    kvrow("Oversubscription", str(*rec, {"/hardware/oversubscription", "/oversubscription"}));
-    kvrow("Network", str(*rec, {"/hardware/network", "/network"}));
-    kvrow("Storage", str(*rec, {"/hardware/storage", "/storage"}));
-    kvrow("Acquisition", str(*rec, {"/hardware/acquisition", "/acquisition"}));
+    kvrow("GPU", rec->gpu);
+    kvrow("Node", rec->node);
+    kvrow("Nodes", count_text(rec->nodes));
+    kvrow("GPUs", std::to_string(rec->gpus));
+    kvrow("Fabric", rec->fabric);
+    kvrow("Oversubscription",
+          std::isfinite(rec->oversubscription) ? format_short(rec->oversubscription) : "");
+    kvrow("Network", rec->network);
+    kvrow("Storage", rec->storage);
+    kvrow("Acquisition", rec->acquisition);
     kvrow("Parallel layout", layout_text(*rec));
-    kvrow("Iteration time", format_value(num(*rec, {"/iteration_time_s"}), Unit::Seconds));
+    kvrow("Iteration time", format_value(rec->iteration_time_s, Unit::Seconds));
     kvrow("Time to train", format_value(time_of(*rec), Unit::Seconds));
     kvrow("Total cost", format_value(cost_of(*rec), Unit::Usd));
-    kvrow("Capex", format_value(num(*rec, {"/capex_usd", "/cost/capex_usd"}), Unit::Usd));
-    kvrow("Run opex", format_value(num(*rec, {"/run_opex_usd"}), Unit::Usd));
+    kvrow("Capex", format_value(rec->capex_usd, Unit::Usd));
+    kvrow("Run opex", format_value(rec->run_opex_usd, Unit::Usd));
     kvrow("Energy per run", format_value(energy_of(*rec), Unit::Joules));
-    kvrow("Energy per token", format_value(num(*rec, {"/energy_J_per_token"}), Unit::Joules));
-    kvrow("Average IT power",
-          format_value(num(*rec, {"/avg_it_power_W", "/power/avg_it_W"}), Unit::Watts));
-    kvrow("Peak facility power",
-          format_value(num(*rec, {"/peak_facility_power_W", "/power/facility_W"}), Unit::Watts));
-    kvrow("Memory per GPU", format_value(num(*rec, {"/memory_per_gpu_bytes"}), Unit::Bytes));
-    kvrow("MFU", format_value(num(*rec, {"/mfu"}), Unit::Fraction));
-    kvrow("Bottleneck", str(*rec, {"/bottleneck"}));
-    kvrow("Timed by", engine_of(*rec));
+    kvrow("Energy per token", format_value(rec->energy_J_per_token, Unit::Joules));
+    kvrow("Average IT power", format_value(rec->avg_it_power_W, Unit::Watts));
+    kvrow("Peak facility power", format_value(rec->peak_facility_power_W, Unit::Watts));
+    kvrow("Memory per GPU", format_value(rec->memory_per_gpu_bytes, Unit::Bytes));
+    kvrow("MFU", format_value(rec->mfu, Unit::Fraction));
+    kvrow("Bottleneck", rec->bottleneck);
+    kvrow("Timed by", rec->engine);
     rs.blocks.push_back(std::move(kv));
     Table bt = breakdown_table(*rec);
     if (!bt.rows.empty()) rs.blocks.push_back(std::move(bt));
     Table bom = bom_table(*rec);
     if (!bom.rows.empty()) rs.blocks.push_back(std::move(bom));
-    const json::json_pointer origins_at("/facility/cost/origins");
-    if (rec->contains(origins_at)) {
-      Table ot = price_origins_table({{config_label(*rec), rec->at(origins_at)}});
+    if (!rec->price_origins.is_null()) {
+      Table ot = price_origins_table({{config_label(*rec), rec->price_origins}});
       if (!ot.rows.empty()) rs.blocks.push_back(std::move(ot));
     }
     r.sections.push_back(std::move(rs));
   }
 
   Section ru{"runners-up", "Runners-up", {}};
-  const json& finalists =
-      plan.contains("finalists") && plan.at("finalists").is_array() ? plan.at("finalists") : empty;
+  const std::vector<Config>& finalists = plan.finalists;
   Table rt;
   rt.id = "runners-up";
   rt.title = "Runners-up";
   rt.columns = config_columns(rec != nullptr);
-  const json& pool = finalists.empty() ? pareto : finalists;
+  const std::vector<Config>& pool = finalists.empty() ? pareto : finalists;
   for (const auto& p : pool)
     if (!rec || !same_config(p, *rec)) rt.rows.push_back(config_row(p, rec, false));
   if (rt.rows.empty()) {
@@ -477,9 +404,7 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
                      : "The other finalists, re-simulated with the flow-level engine.";
     ru.blocks.push_back(std::move(rt));
   }
-  const json& alternatives = plan.contains("alternatives") && plan.at("alternatives").is_array()
-                                 ? plan.at("alternatives")
-                                 : empty;
+  const std::vector<Config>& alternatives = plan.alternatives;
   if (!alternatives.empty()) {
     Table at;
     at.id = "alternatives";
@@ -492,15 +417,14 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   }
   r.sections.push_back(std::move(ru));
 
-  if (plan.contains("constraints") && plan.at("constraints").is_array() &&
-      !plan.at("constraints").empty()) {
+  if (!plan.constraints.empty()) {
     Section cs{"constraints", "Constraints that shaped the answer", {}};
     Table ct;
     ct.id = "constraints";
     ct.title = "Constraints and search bounds";
     ct.columns = {column("constraint"), column("value")};
-    for (const auto& c : plan.at("constraints"))
-      ct.rows.push_back({Cell::str(str(c, {"/constraint"})), Cell::str(str(c, {"/value"}))});
+    for (const auto& [constraint, value] : plan.constraints)
+      ct.rows.push_back({Cell::str(constraint), Cell::str(value)});
     ct.caption =
         "A configuration outside these bounds was not searched; widen them in the request to see "
         "it.";
@@ -513,24 +437,22 @@ Report build_plan_report_unchecked(const nlohmann::json& plan) {
   st.id = "search";
   st.title = "Search counts";
   st.columns = {column("what"), column("count")};
-  for (const char* k : {"evaluated", "simulated", "pruned", "feasible"}) {
-    double v = num(plan, {(std::string("/") + k).c_str()});
+  for (const auto& [k, v] : {std::pair{"evaluated", plan.evaluated},
+                             {"simulated", plan.simulated},
+                             {"pruned", plan.pruned},
+                             {"feasible", plan.feasible}})
     if (std::isfinite(v)) st.rows.push_back({Cell::str(k), Cell::num(v)});
-  }
-  if (plan.contains("violations") && plan.at("violations").is_object())
-    for (const auto& [k, v] : plan.at("violations").items())
-      if (v.is_number())
-        st.rows.push_back({Cell::str("violates " + k), Cell::num(v.get<double>())});
+  for (const auto& [k, v] : plan.violations)
+    st.rows.push_back({Cell::str("violates " + k), Cell::num(v)});
   if (!st.rows.empty()) ss.blocks.push_back(std::move(st));
-  const char* miss_key = plan.contains("nearest_miss") ? "nearest_miss" : "nearest";
-  if (plan.contains(miss_key) && plan.at(miss_key).is_object() && !rec) {
+  if (plan.nearest_miss && !rec) {
     Table nt;
     nt.id = "nearest";
     nt.title = "Nearest miss";
     nt.columns = config_columns(false);
-    nt.rows.push_back(config_row(plan.at(miss_key), nullptr, false));
-    if (plan.at(miss_key).contains("violations"))
-      nt.caption = "Violates: " + plan.at(miss_key).at("violations").dump() + ".";
+    nt.rows.push_back(config_row(*plan.nearest_miss, nullptr, false));
+    if (plan.nearest_miss->violations)
+      nt.caption = "Violates: " + json(*plan.nearest_miss->violations).dump() + ".";
     ss.blocks.push_back(std::move(nt));
   }
   if (!ss.blocks.empty()) r.sections.push_back(std::move(ss));

@@ -8,58 +8,39 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "tutti/core/config.hpp"
-#include "tutti/core/error.hpp"
 #include "tutti/reports/format.hpp"
-#include "tutti/reports/result_schema.hpp"
+#include "tutti/serve/serve_result.hpp"
 
 namespace tutti::reports {
 namespace {
-
-using nlohmann::json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double num(const json& j, const char* ptr) {
-  const json::json_pointer p(ptr);
-  return j.contains(p) && j.at(p).is_number() ? j.at(p).get<double>() : kNaN;
-}
-std::string str(const json& j, const char* ptr) {
-  const json::json_pointer p(ptr);
-  return j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>() : std::string("n/a");
-}
-
 }  // namespace
 
-Report build_serve_report(const json& run) {
-  if (!run.is_object() || run.value("kind", "") != "serving_run")
-    throw InputError(
-        "", "kind", run.is_object() ? describe_json(run.value("kind", json())) : describe_json(run),
-        "a serving run as `tutti serve simulate --json` prints it");
-  check_result(run, "serve_result.schema.json", "");  // typed before anything is read (issue 23)
+Report build_serve_report(const nlohmann::json& doc) {
+  // Typed before anything is read: schemas/serve_result.schema.json (issue 23).
+  const serve::ServeResultView run = serve::ServeResultView::from_json(doc, "");
   Report r;
   r.kind = "serve";
-  r.title = "Serving " + str(run, "/model") + " on " + str(run, "/cluster");
-  r.subtitle = fmt::format("{} requests on {} GPUs ({}), tp {} x {} replica(s)",
-                           num(run, "/requests"), num(run, "/gpus"), str(run, "/gpu"),
-                           num(run, "/serving/tp"), num(run, "/serving/replicas"));
-  r.data_json = run.dump();
+  r.title = "Serving " + run.model + " on " + run.cluster;
+  r.subtitle = fmt::format("{} requests on {} GPUs ({}), tp {} x {} replica(s)", run.requests,
+                           run.gpus, run.gpu, run.tp, run.replicas);
+  r.data_json = doc.dump();
   r.primary_table = "latency";
 
   VerdictItem v;
   v.criterion = "Goodput";
-  v.winner = format_value(num(run, "/goodput/slo_attainment"), Unit::Fraction) +
-             " of requests meet the SLOs";
+  v.winner = format_value(run.slo_attainment, Unit::Fraction) + " of requests meet the SLOs";
   v.detail = fmt::format("{} output tokens/s per GPU; TTFT p99 {}, TPOT p99 {}",
-                         format_sig(num(run, "/throughput/output_tokens_per_s_per_gpu")),
-                         format_value(num(run, "/ttft_s/p99"), Unit::Seconds),
-                         format_value(num(run, "/tpot_s/p99"), Unit::Seconds));
+                         format_sig(run.output_tokens_per_s_per_gpu),
+                         format_value(run.ttft_s.p99, Unit::Seconds),
+                         format_value(run.tpot_s.p99, Unit::Seconds));
   v.margin_pct = kNaN;
   r.verdict.push_back(v);
-  if (num(run, "/kv_cache/preemptions") > 0)
+  if (run.preemptions > 0)
     r.notices.push_back({Callout::Level::Warning, "KV cache full",
                          fmt::format("{} preemptions (recompute): the KV cache ran out of blocks; "
                                      "requests queued and were re-prefilled.",
-                                     num(run, "/kv_cache/preemptions"))});
+                                     run.preemptions)});
 
   Section lat{"latency", "Latency", {}};
   Table t;
@@ -80,21 +61,19 @@ Report build_serve_report(const json& run) {
   bars.y_label = "seconds";
   bars.y_unit = Unit::Seconds;
   bars.categories = {"p50", "p90", "p99"};
-  for (auto [key, name] : {std::pair{"ttft_s", "TTFT"},
-                           {"tpot_s", "TPOT"},
-                           {"e2e_s", "End-to-end"},
-                           {"queue_s", "Queueing"}}) {
-    const std::string base = std::string("/") + key + "/";
-    auto at = [&](const char* q) { return num(run, (base + q).c_str()); };
-    t.rows.push_back({Cell::str(name), Cell::num(at("mean")), Cell::num(at("p50")),
-                      Cell::num(at("p90")), Cell::num(at("p99"))});
-    if (std::string(key) != "e2e_s")
-      bars.series.push_back({name, {at("p50"), at("p90"), at("p99")}});
+  const std::pair<const serve::LatencyView*, const char*> latencies[] = {
+      {&run.ttft_s, "TTFT"},
+      {&run.tpot_s, "TPOT"},
+      {&run.e2e_s, "End-to-end"},
+      {&run.queue_s, "Queueing"}};
+  for (const auto& [l, name] : latencies) {
+    t.rows.push_back({Cell::str(name), Cell::num(l->mean), Cell::num(l->p50), Cell::num(l->p90),
+                      Cell::num(l->p99)});
+    if (l != &run.e2e_s) bars.series.push_back({name, {l->p50, l->p90, l->p99}});
   }
   lat.blocks.push_back(t);
   lat.blocks.push_back(bars);
-  if (run.contains("request_records") && run.at("request_records").is_array() &&
-      !run.at("request_records").empty()) {
+  if (!run.request_records.empty()) {
     Chart ch;
     ch.id = "ttft-over-time";
     ch.title = "Time to first token of every request";
@@ -109,20 +88,19 @@ Report build_serve_report(const json& run) {
     PointSeries ps;
     ps.name = "requests";
     double max_prompt = 1, max_pre = 1;
-    for (const json& q : run.at("request_records")) {
-      max_prompt = std::max(max_prompt, q.value("prompt_tokens", 0.0));
-      max_pre = std::max(max_pre, q.value("preemptions", 0.0));
+    for (const serve::RequestRecordView& q : run.request_records) {
+      max_prompt = std::max(max_prompt, static_cast<double>(q.prompt_tokens));
+      max_pre = std::max(max_pre, static_cast<double>(q.preemptions));
     }
-    for (const json& q : run.at("request_records")) {
+    for (const serve::RequestRecordView& q : run.request_records) {
       Point p;
-      p.x = q.value("arrival_s", 0.0);
-      p.y = q.value("ttft_s", 0.0);
-      p.size = q.value("prompt_tokens", 0.0) / max_prompt;
-      p.color = q.value("preemptions", 0.0) / max_pre;
-      p.details = {fmt::format("prompt {} tokens, output {}", q.value("prompt_tokens", 0),
-                               q.value("output_tokens", 0)),
-                   "TPOT " + format_value(q.value("tpot_s", 0.0), Unit::Seconds),
-                   fmt::format("preemptions {}", q.value("preemptions", 0))};
+      p.x = q.arrival_s;
+      p.y = q.ttft_s;
+      p.size = static_cast<double>(q.prompt_tokens) / max_prompt;
+      p.color = static_cast<double>(q.preemptions) / max_pre;
+      p.details = {fmt::format("prompt {} tokens, output {}", q.prompt_tokens, q.output_tokens),
+                   "TPOT " + format_value(q.tpot_s, Unit::Seconds),
+                   fmt::format("preemptions {}", q.preemptions)};
       ps.points.push_back(std::move(p));
     }
     ch.point_series.push_back(std::move(ps));
@@ -138,26 +116,23 @@ Report build_serve_report(const json& run) {
   auto row = [&](const char* name, double value) {
     k.rows.push_back({Cell::str(name), Cell::num(value)});
   };
-  row("output tokens/s", num(run, "/throughput/output_tokens_per_s"));
-  row("output tokens/s per GPU", num(run, "/throughput/output_tokens_per_s_per_gpu"));
-  row("output tokens/s per replica", num(run, "/throughput/output_tokens_per_s_per_replica"));
-  row("requests/s", num(run, "/throughput/requests_per_s"));
-  row("goodput (requests/s within SLOs)", num(run, "/goodput/requests_per_s"));
-  row("KV occupancy, mean (fraction)", num(run, "/kv_cache/occupancy_mean"));
-  row("KV occupancy, peak (fraction)", num(run, "/kv_cache/occupancy_peak"));
-  row("preemptions", num(run, "/kv_cache/preemptions"));
-  row("mean sequences per iteration", num(run, "/mean_batch_sequences"));
-  row("IT power, average (W)", num(run, "/facility/avg_it_W"));
-  row("energy per output token (J, facility)", num(run, "/facility/energy_per_output_token_J"));
-  row("$ per million output tokens, owned",
-      num(run, "/facility/usd_per_million_output_tokens_owned"));
-  row("$ per million output tokens, rented",
-      num(run, "/facility/usd_per_million_output_tokens_rented"));
+  row("output tokens/s", run.output_tokens_per_s);
+  row("output tokens/s per GPU", run.output_tokens_per_s_per_gpu);
+  row("output tokens/s per replica", run.output_tokens_per_s_per_replica);
+  row("requests/s", run.requests_per_s);
+  row("goodput (requests/s within SLOs)", run.goodput_requests_per_s);
+  row("KV occupancy, mean (fraction)", run.kv_occupancy_mean);
+  row("KV occupancy, peak (fraction)", run.kv_occupancy_peak);
+  row("preemptions", static_cast<double>(run.preemptions));
+  row("mean sequences per iteration", run.mean_batch_sequences);
+  row("IT power, average (W)", run.avg_it_W);
+  row("energy per output token (J, facility)", run.energy_per_output_token_J);
+  row("$ per million output tokens, owned", run.usd_per_million_output_tokens_owned);
+  row("$ per million output tokens, rented", run.usd_per_million_output_tokens_rented);
   thr.blocks.push_back(k);
-  if (run.contains("notes") && run.at("notes").is_array() && !run.at("notes").empty()) {
+  if (!run.notes.empty()) {
     std::string text;
-    for (const json& n : run.at("notes"))
-      text += (n.is_string() ? n.get<std::string>() : n.dump()) + "\n";
+    for (const std::string& n : run.notes) text += n + "\n";
     thr.blocks.push_back(Details{"Assumptions and defaults", text});
   }
   r.sections.push_back(std::move(thr));

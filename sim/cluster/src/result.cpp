@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tutti/cluster/cluster_result.hpp"
 #include "tutti/cluster/cluster_sim.hpp"
 #include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
@@ -38,6 +39,7 @@ std::string usd(double v) {
 
 nlohmann::json to_json(const ClusterResult& r, bool with_jobs) {
   nlohmann::json j;
+  j["schema_version"] = kClusterResultSchemaVersion;
   j["format"] = "tutti-cluster-result/1";
   j["cluster"] = r.cluster;
   j["trace"] = r.trace;

@@ -9,6 +9,7 @@
 #include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
 #include "tutti/models/workload.hpp"
+#include "tutti/plan/plan_result.hpp"
 
 namespace tutti {
 
@@ -363,6 +364,7 @@ Json config_json(const Planner::Impl& I, const Evaluation& e, bool details) {
 Json Planner::to_json(const PlanResult& r) const {
   const Impl& I = *impl_;
   Json j;
+  j["schema_version"] = kPlanResultSchemaVersion;
   Json req;
   tutti::to_json(req, I.request);
   j["request"] = req;

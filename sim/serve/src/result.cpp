@@ -7,6 +7,7 @@
 
 #include "tutti/core/format.hpp"
 #include "tutti/core/units.hpp"
+#include "tutti/serve/serve_result.hpp"
 #include "tutti/serve/simulator.hpp"
 #include "tutti/topologies/cluster.hpp"
 
@@ -73,6 +74,7 @@ nlohmann::json to_json(const ServeResult& r, const ServeFacility& f, bool with_r
     serving["disaggregation"] = {{"prefill_replicas", s.prefill_replicas},
                                  {"decode_replicas", s.decode_replicas}};
   nlohmann::json j = {
+      {"schema_version", kServeResultSchemaVersion},
       {"kind", "serving_run"},
       {"model", r.model},
       {"cluster", r.cluster},

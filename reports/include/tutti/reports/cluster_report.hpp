@@ -11,8 +11,10 @@
 namespace tutti::reports {
 
 /// Builds the report from an array of cluster result documents (at least one). Fills everything
-/// but tool_version, command and inputs. Throws InputError when `runs` is not a non-empty array
-/// of objects with "timeline" and "job_outcomes".
+/// but tool_version, command and inputs. Each run is read only through
+/// ClusterResultView::from_json (sim/cluster). Throws InputError when `runs` is not a non-empty
+/// array, a run breaks schemas/cluster_result.schema.json (naming "runs.K." and the key path) or
+/// has no "job_outcomes".
 Report build_cluster_report(const nlohmann::json& runs);
 
 }  // namespace tutti::reports

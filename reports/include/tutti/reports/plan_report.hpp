@@ -4,12 +4,9 @@
 // recommendation with its layout, breakdown and bill of materials, the runners-up, and the
 // search's counts. "Nothing fits" plans show the reason and the nearest miss, no empty chart.
 //
-// Keys read (missing ones are shown as n/a, never invented): recommended, pareto, finalists,
-// evaluated, feasible, simulated, pruned, violations, reason, request, workload; per
-// configuration: hardware{node,gpu,nodes,gpus,fabric,oversubscription,network,storage},
-// acquisition, layout, engine/native, time_to_train_s, iteration_time_s, total_cost_usd,
-// capex_usd, run_opex_usd, energy_J, avg_it_power_W, peak_facility_power_W, mfu, breakdown,
-// bottleneck, memory_per_gpu_bytes, bom.
+// The document is read only through PlanResultView::from_json (sim/plan/plan_result.hpp: schema
+// check, then typed fields; the keys read are listed there). Optional numbers missing from it are
+// shown as n/a, never invented.
 #include <nlohmann/json_fwd.hpp>
 
 #include "tutti/reports/document.hpp"
@@ -17,7 +14,8 @@
 namespace tutti::reports {
 
 /// Builds the plan report. Fills everything but tool_version, command and inputs.
-/// Throws InputError when `plan` is not an object with at least "pareto" or "recommended".
+/// Throws InputError when `plan` is not an object with at least "pareto" or "recommended", or
+/// breaks schemas/plan_result.schema.json (naming the key path).
 Report build_plan_report(const nlohmann::json& plan);
 
 }  // namespace tutti::reports
