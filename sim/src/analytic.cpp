@@ -79,7 +79,7 @@ AnalyticTime analytic_iteration(const AnalyticJob& job) {
 double collective_time_s(Coll coll, double bytes, const std::vector<int>& group,
                          const CollectiveContext& ctx) {
   if (group.size() <= 1) return 0;
-  return plan_collective(coll, bytes, group, ctx).estimate_s;
+  return collective_estimate_s(coll, bytes, group, ctx);
 }
 
 double stage_collective_time_s(Coll coll, double bytes, GroupDim dim, const Layout& layout,

@@ -28,6 +28,7 @@ struct Geo {
 Geo geometry(const std::vector<int>& group, const Topology& topo) {
   Geo g;
   g.n = static_cast<int>(group.size());
+  g.flat.reserve(group.size());
   std::vector<int> node_ids;
   int max_node = -1;
   for (int r : group) {
@@ -599,7 +600,7 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
 }
 
 CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const CollectiveContext& ctx,
-                         CollAlgo algo, NcclProto proto) {
+                         CollAlgo algo, NcclProto proto, bool phases = true) {
   CollectivePlan plan;
   plan.algo = algo;
   plan.proto = proto;
@@ -608,7 +609,7 @@ CollectivePlan make_plan(Coll coll, double bytes, const Geo& g, const Collective
       bytes / ctx.profile->nccl.protocols[static_cast<int>(proto)].bandwidth_efficiency;
   plan.fixed_latency_s = fixed_latency(algo, proto, coll, g, ctx, bytes);
   plan.estimate_s = plan.fixed_latency_s + transfer_estimate(algo, coll, wire, g, ctx, net);
-  build_phases(plan, coll, wire, g, net, ctx);
+  if (phases) build_phases(plan, coll, wire, g, net, ctx);
   return plan;
 }
 
@@ -688,8 +689,9 @@ CollectivePlan plan_collective_with(Coll coll, double bytes, const std::vector<i
   return make_plan(coll, bytes, g, ctx, algo, proto);
 }
 
-CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& group,
-                               const CollectiveContext& ctx) {
+namespace {
+CollectivePlan tune(Coll coll, double bytes, const std::vector<int>& group,
+                    const CollectiveContext& ctx, bool phases) {
   Geo g = geometry(group, *ctx.topo);
   CollectivePlan best;
   if (g.n <= 1) return best;
@@ -697,7 +699,7 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
     CollAlgo a = algo_applies(CollAlgo::NodeLimited, coll, g, ctx) ? CollAlgo::NodeLimited
                  : g.n <= kMaxDirectRanks                          ? CollAlgo::Direct
                                                                    : CollAlgo::Pairwise;
-    return make_plan(coll, bytes, g, ctx, a, NcclProto::Simple);
+    return make_plan(coll, bytes, g, ctx, a, NcclProto::Simple, phases);
   }
   double best_t = std::numeric_limits<double>::infinity();
   CollAlgo best_a = CollAlgo::Ring;
@@ -728,7 +730,18 @@ CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& 
   }
   check_internal(best_t < std::numeric_limits<double>::infinity(),
                  "collective tuner: no algorithm applies");
-  return make_plan(coll, bytes, g, ctx, best_a, best_p);
+  return make_plan(coll, bytes, g, ctx, best_a, best_p, phases);
+}
+}  // namespace
+
+CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& group,
+                               const CollectiveContext& ctx) {
+  return tune(coll, bytes, group, ctx, true);
+}
+
+double collective_estimate_s(Coll coll, double bytes, const std::vector<int>& group,
+                             const CollectiveContext& ctx) {
+  return tune(coll, bytes, group, ctx, false).estimate_s;
 }
 
 CollectivePlan plan_p2p(int src, int dst, double bytes, const CollectiveContext& ctx) {

@@ -217,3 +217,23 @@ TEST_CASE("throughput ceilings that are not the wire: NVLS algorithm bandwidth a
   CHECK(simulate_collectives({simple}, topo, prof) ==
         doctest::Approx(1.75 * S / 450e9).epsilon(1e-9));
 }
+
+TEST_CASE("collective_estimate_s is plan_collective's estimate, bit for bit, without the flows") {
+  // The analytic engine (and so the planner) takes only the tuner's estimate; skipping the
+  // phases' flows must not move it: every collective, several group sizes and sizes.
+  TestFatTree topo(4, 8, 2, 8, 50e9, 450e9, 50e9, 1e-6);
+  const CalibrationProfile& prof = default_calibration();
+  for (bool nvls : {false, true}) {
+    CollectiveContext ctx = make_collective_context(topo, prof, nvls, false);
+    for (Coll c :
+         {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::AllToAll, Coll::Broadcast})
+      for (int n : {2, 8, 16, 64})
+        for (double S : {4e3, 1e6, 512e6}) {
+          CAPTURE(n);
+          CAPTURE(S);
+          std::vector<int> g = iota_group(n);
+          CollectivePlan plan = plan_collective(c, S, g, ctx);
+          CHECK(collective_estimate_s(c, S, g, ctx) == plan.estimate_s);
+        }
+  }
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "../support/run.hpp"
 #include "tutti/core/error.hpp"
@@ -40,5 +41,35 @@ TEST_CASE("cluster: every shipped topology loads and routes valid paths") {
         for (std::size_t i = 1; i < path.size(); ++i)
           REQUIRE(t.links()[path[i - 1]].dst == t.links()[path[i]].src);
       }
+  }
+}
+
+TEST_CASE("cluster: skipping the diameter walk changes nothing but the diameter") {
+  // The planner builds its clusters without the diameter route walk (ClusterParams::diameter);
+  // every other fact, the bill of materials and the graph must be those of the full build.
+  for (const auto& f : shipped()) {
+    CAPTURE(f);
+    Cluster full = load_cluster(f);
+    Cluster quick = parse_cluster(Doc::load(f), false);
+    nlohmann::json a = to_json(full), b = to_json(quick);
+    CHECK(b["diameter"] == 0);
+    CHECK(b["diameter_links"] == 0);
+    if (full.gpus() > 1) CHECK(full.facts.diameter_links > 0);
+    a.erase("diameter"), a.erase("diameter_links");
+    b.erase("diameter"), b.erase("diameter_links");
+    CHECK(a == b);
+    REQUIRE(quick.topology->links().size() == full.topology->links().size());
+    CHECK(quick.topology->devices().size() == full.topology->devices().size());
+  }
+}
+
+TEST_CASE("cluster: a Clos fabric's links are allocated once, at their final count") {
+  // Growing the link vector by doubling copied a 131k-GPU graph several times (bench/plan.md);
+  // the generator reserves the exact count, so capacity equals size.
+  for (const char* f : {"h100-16k-rail-3tier.json", "dgx-h100-superpod-4su.json",
+                        "h100-64gpu-fattree.json", "gb200-nvl72-576.json"}) {
+    CAPTURE(f);
+    Cluster c = load_cluster(testing::src(std::string("topologies/") + f));
+    CHECK(c.topology->links().capacity() == c.topology->links().size());
   }
 }

@@ -462,6 +462,8 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
   std::vector<long long> leaf_used(static_cast<std::size_t>(P * f.L_), 0);
   std::vector<long long> spine_used(static_cast<std::size_t>(P * spines), 0);
   std::vector<long long> core_used(static_cast<std::size_t>(P * cores), 0);
+  f.reserve_links(2 * (static_cast<std::size_t>(E) * P + static_cast<std::size_t>(P) * f.L_ * f.U_ +
+                       (f.tiers_ == 3 ? static_cast<std::size_t>(P) * spines * f.V_ : 0)));
   f.acc_base_ = static_cast<std::uint32_t>(f.links().size());
   for (int i = 0; i < E; ++i)
     for (int p = 0; p < P; ++p) {
@@ -541,7 +543,6 @@ std::shared_ptr<const Topology> build_clos(const FabricHardware& hw, const Fabri
                   P > 1 ? fmt::format(", {} planes", P) : "",
                   std::string(to_string(spec.routing)) + (spec.pxn ? ", PXN" : ""));
   facts.description = f.description_;
-  f.measure_diameter(facts);
   return t;
 }
 

@@ -130,7 +130,7 @@ std::string default_switch(const NicSpec& nic, const std::string& transport_kind
   return ethernet_switch(nic, transport_kind) ? nic.eth_switch : nic.ib_switch;
 }
 
-Cluster parse_cluster(const Doc& doc) {
+Cluster parse_cluster(const Doc& doc, bool measure_diameter) {
   const Catalog& cat = Catalog::builtin();
   Cluster c;
   c.file = doc.name();
@@ -407,6 +407,7 @@ Cluster parse_cluster(const Doc& doc) {
   hw.leaf = c.leaf_switch, hw.spine = c.spine_switch, hw.core = c.core_switch;
   hw.transport = c.transport;
   hw.cable_latency_s = fs.cable_latency_s;
+  fs.measure_diameter = measure_diameter;
   c.topology = build_fabric(hw, fs, c.facts, file);
   auto estimate = [](const std::vector<std::string>& e, const char* key) {
     return std::find(e.begin(), e.end(), key) != e.end();
@@ -517,7 +518,7 @@ Json cluster_document(const ClusterParams& p) {
 Cluster make_cluster(const ClusterParams& p) {
   Json j = cluster_document(p);
   for (const auto& s : p.sets) apply_override(j, s, "make_cluster");
-  return parse_cluster(Doc::from_json(j, "make_cluster(" + p.name + ")"));
+  return parse_cluster(Doc::from_json(j, "make_cluster(" + p.name + ")"), p.diameter);
 }
 
 Json to_json(const Cluster& c) {

@@ -205,7 +205,6 @@ std::shared_ptr<const Topology> build_dragonfly(const FabricHardware& hw, const 
       "{} links per group pair, minimal routing ({})",
       f.g_, f.a_, f.p_, f.h_, f.m_, to_string(spec.routing));
   facts.description = f.description_;
-  f.measure_diameter(facts);
   return t;
 }
 
@@ -263,7 +262,6 @@ std::shared_ptr<const Topology> build_torus(const FabricHardware& hw, const Fabr
   f.description_ = fmt::format(
       "{}D torus {} of routers, {} NICs per router, dimension-order routing", nd, dims, f.p_);
   facts.description = f.description_;
-  f.measure_diameter(facts);
   return t;
 }
 

@@ -32,7 +32,6 @@ std::shared_ptr<const Topology> build_single_node(const FabricHardware& hw, cons
   facts.description = t->describe();
   facts.tiers = 0;
   facts.link_bw_Bps = 0;
-  t->measure_diameter(facts);
   return t;
 }
 }  // namespace detail
@@ -40,20 +39,33 @@ std::shared_ptr<const Topology> build_single_node(const FabricHardware& hw, cons
 std::shared_ptr<const Topology> build_fabric(const FabricHardware& hw, const FabricSpec& spec,
                                              FabricFacts& facts, const std::string& file) {
   facts = FabricFacts{};
+  std::shared_ptr<const Topology> t;
   switch (spec.kind) {
     case FabricKind::None:
-      return detail::build_single_node(hw, spec, facts, file);
+      t = detail::build_single_node(hw, spec, facts, file);
+      break;
     case FabricKind::FatTree:
     case FabricKind::RailOptimized:
     case FabricKind::DualPlane:
     case FabricKind::RailOnly:
-      return detail::build_clos(hw, spec, facts, file);
+      t = detail::build_clos(hw, spec, facts, file);
+      break;
     case FabricKind::Dragonfly:
-      return detail::build_dragonfly(hw, spec, facts, file);
+      t = detail::build_dragonfly(hw, spec, facts, file);
+      break;
     case FabricKind::Torus:
-      return detail::build_torus(hw, spec, facts, file);
+      t = detail::build_torus(hw, spec, facts, file);
+      break;
   }
-  throw InternalError("unknown fabric kind");
+  if (t == nullptr) throw InternalError("unknown fabric kind");
+  // The diameter walks routes from three sources to every GPU (the largest share of building a
+  // 100k-GPU cluster after the graph itself); callers that never show it skip it.
+  if (spec.measure_diameter) {
+    const auto* layer = dynamic_cast<const detail::NodeLayer*>(t.get());
+    check_internal(layer != nullptr, "build_fabric: a generator that is not a NodeLayer");
+    layer->measure_diameter(facts);
+  }
+  return t;
 }
 
 }  // namespace tutti

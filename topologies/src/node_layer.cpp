@@ -52,6 +52,18 @@ void NodeLayer::build_nodes(const FabricHardware& hw, const FabricSpec& spec) {
     add_device(DeviceKind::NIC, static_cast<std::uint32_t>(i), 0,
                static_cast<std::uint32_t>(i / nics_per_node_));
 
+  // Scale-up and GPU/host -> NIC links, reserved at once (a 131k-GPU cluster has ~10^6 links;
+  // growing the vector by doubling copied and page-faulted it several times).
+  {
+    const auto g = static_cast<std::size_t>(G), nics = static_cast<std::size_t>(nics_total());
+    const auto n = static_cast<std::size_t>(gpus_per_node_);
+    std::size_t scaleup = scaleup_ == ScaleUp::Mesh ? static_cast<std::size_t>(nodes_) * n *
+                                                          (std::max<std::size_t>(n, 1) - 1)
+                                                    : 2 * g;
+    std::size_t pcie =
+        scaleup_ == ScaleUp::NVSwitch || scaleup_ == ScaleUp::Mesh ? 2 * g : 2 * nics;
+    links_.reserve(links_.size() + scaleup + pcie);
+  }
   // Scale-up links.
   const double su_lat = spec.scaleup_latency_s, pcie_lat = spec.pcie_latency_s;
   const double pcie_bw = hw.node.pcie_bw_Bps;

@@ -64,6 +64,8 @@ class NodeLayer : public Topology {
   std::uint32_t add_cable(std::uint32_t a, std::uint32_t b, double bw_ab, double lat_ab,
                           double bw_ba, double lat_ba, Tier t);
   void add_link(const Link& l) { links_.push_back(l); }
+  /// Room for `more` links beyond those already added (one allocation for a generator's links).
+  void reserve_links(std::size_t more) { links_.reserve(links_.size() + more); }
   std::uint32_t nic_device(int nic) const {
     return nic_dev_base_ + static_cast<std::uint32_t>(nic);
   }

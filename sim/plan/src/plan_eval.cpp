@@ -103,6 +103,7 @@ std::shared_ptr<const HardwareModel> build_hardware(const HardwareChoice& h, con
   p.storage = h.storage;
   p.storage_units = std::max(1, (h.nodes + 31) / 32);  // catalog storage tiers are per 32-node SU
   p.facility = r.facility;
+  p.diameter = false;  // never shown by the planner (bench/plan.md: the route walk's cost)
   try {
     m->cluster = make_cluster(p);
   } catch (const InputError&) {

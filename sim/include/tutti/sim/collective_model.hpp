@@ -148,6 +148,10 @@ CollectiveContext make_collective_context(const Topology& topo, const Calibratio
 /// A group of one GPU gives a plan with no phases and zero latency.
 CollectivePlan plan_collective(Coll coll, double bytes, const std::vector<int>& group,
                                const CollectiveContext& ctx);
+/// plan_collective(...).estimate_s without building the phases' flows (which only the
+/// flow-level runs need): the analytic engine's per-group time.
+double collective_estimate_s(Coll coll, double bytes, const std::vector<int>& group,
+                             const CollectiveContext& ctx);
 
 /// Forces an algorithm and protocol (tests, SimGrid cross-checks). Throws InputError when the
 /// algorithm cannot run this collective on this group.

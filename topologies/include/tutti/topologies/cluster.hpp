@@ -114,8 +114,9 @@ void apply_prices(Cluster& c, const Prices& p);
 /// Reads a cluster file; `overrides` are `key.path=value` strings applied before parsing
 /// (`--set`). Throws InputError naming file, key path, found and expected.
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& overrides = {});
-/// Parses an already-loaded cluster document.
-Cluster parse_cluster(const Doc& doc);
+/// Parses an already-loaded cluster document. `measure_diameter` false leaves
+/// facts.diameter_* at 0 (FabricSpec::measure_diameter).
+Cluster parse_cluster(const Doc& doc, bool measure_diameter = true);
 
 /// Parameters for make_cluster (the common knobs; anything else through `sets`).
 struct ClusterParams {
@@ -131,6 +132,7 @@ struct ClusterParams {
   std::string storage = "";              ///< "" = none.
   int storage_units = 1;
   std::vector<std::string> sets;  ///< Extra `key.path=value` overrides.
+  bool diameter = true;           ///< false: skip the diameter route walk (facts.diameter_* 0).
 };
 /// Builds a cluster from parameters, through the same parser and checks as load_cluster.
 Cluster make_cluster(const ClusterParams& p);

@@ -85,6 +85,9 @@ struct FabricSpec {
       0;  ///< Propagation per scale-out cable; 0 = the cable's catalog latency.
   double scaleup_latency_s = 250e-9;  ///< Per NVLink/xGMI/shared-memory hop.
   double pcie_latency_s = 250e-9;     ///< Per GPU<->NIC/host PCIe hop.
+  /// Not a file key: false skips the diameter route walk (FabricFacts::diameter_* stay 0). The
+  /// planner, which never reports the diameter, builds its clusters so (ClusterParams::diameter).
+  bool measure_diameter = true;
 };
 
 /// The hardware a fabric is built from (resolved from the catalog).
