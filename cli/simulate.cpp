@@ -239,7 +239,8 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
     const auto& t = w.model.tf;
     s += fmt::format(
         "  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}{}\n", t.moe_imbalance,
-        t.moe_imbalance_set ? "stated" : "default: balanced",
+        t.moe_imbalance_set ? std::string("stated")
+                            : fmt::format("default: {} routing", to_string(t.moe_balancing)),
         t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
                                   : std::string("dropless"),
         moe_dispatch_name(w),
@@ -384,7 +385,11 @@ nlohmann::json simulation_document(const Workload& w, const Cluster& c, const La
   if (w.model.tf.is_moe()) {
     const auto& t = w.model.tf;
     j["moe"] = {{"imbalance", t.moe_imbalance},
-                {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
+                {"imbalance_source",
+                 t.moe_imbalance_set ? std::string("workload")
+                                     : fmt::format("default ({} routing, arXiv:2408.15664 Table 2)",
+                                                   to_string(t.moe_balancing))},
+                {"balancing", to_string(t.moe_balancing)},
                 {"capacity_factor", t.moe_capacity_factor},
                 {"dropless", t.moe_capacity_factor <= 0},
                 {"dispatch_dtype", moe_dispatch_name(w)},
