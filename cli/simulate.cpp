@@ -220,7 +220,8 @@ std::string table(const Workload& w, const Cluster& c, const Layout& l, const Si
     const auto& t = w.model.tf;
     s += fmt::format(
         "  assumptions: load imbalance {:.2f} ({}), {}, dispatch {}{}\n", t.moe_imbalance,
-        t.moe_imbalance_set ? "stated" : "default: balanced",
+        t.moe_imbalance_set ? std::string("stated")
+                            : fmt::format("default: {} routing", to_string(t.moe_balancing)),
         t.moe_capacity_factor > 0 ? fmt::format("capacity factor {:.2f}", t.moe_capacity_factor)
                                   : std::string("dropless"),
         moe_dispatch_name(w),

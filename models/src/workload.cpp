@@ -10,6 +10,18 @@
 
 namespace tutti {
 
+double moe_default_imbalance(MoeBalancing b) {
+  switch (b) {
+    case MoeBalancing::AuxLoss:
+      return 1.52;  // arXiv:2408.15664 Table 2, 3B, auxiliary loss: MaxVio_global 0.52
+    case MoeBalancing::LossFree:
+      return 1.04;  // arXiv:2408.15664 Table 2, 3B, Loss-Free Balancing: MaxVio_global 0.04
+    case MoeBalancing::Forced:
+      return 1.0;  // --moe-router-force-load-balancing: a uniform load by construction
+  }
+  return 1.0;
+}
+
 namespace {
 
 constexpr int kMaxDim = 1 << 24;
@@ -61,8 +73,13 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
       t.moe_capacity_factor = m.number_or("moe_capacity_factor", 0.0, 0.0, 1e6);
       if (t.moe_capacity_factor > 0 && t.moe_capacity_factor < 1.0)
         m.req("moe_capacity_factor").fail("0 (dropless) or >= 1.0 (capacity per expert / mean)");
+      if (m.has("moe_balancing"))
+        t.moe_balancing = *parse_enum<MoeBalancing>(
+            m.req("moe_balancing").choice({"aux_loss", "loss_free", "forced"}));
       t.moe_imbalance_set = m.has("moe_imbalance");
-      t.moe_imbalance = m.number_or("moe_imbalance", 1.0, 1.0, double(t.experts) / t.top_k);
+      const double most = double(t.experts) / t.top_k;  // every copy on the busiest expert
+      t.moe_imbalance = m.number_or(
+          "moe_imbalance", std::min(moe_default_imbalance(t.moe_balancing), most), 1.0, most);
       if (m.has("moe_dispatch_dtype")) {
         t.moe_dispatch_dtype = parse_unscaled_dtype(m.req("moe_dispatch_dtype"));
         t.moe_dispatch_dtype_set = true;
@@ -71,7 +88,7 @@ void parse_transformer(Obj& m, ModelFamily fam, TransformerSpec& t) {
     } else {
       for (const char* k : {"top_k", "moe_ffn_hidden", "shared_experts", "dense_layers",
                             "moe_layer_freq", "moe_capacity_factor", "moe_imbalance",
-                            "moe_dispatch_dtype", "moe_max_nodes_per_token"})
+                            "moe_balancing", "moe_dispatch_dtype", "moe_max_nodes_per_token"})
         if (m.has(k)) m.req(k).fail("no MoE keys when \"experts\" is absent or 0");
     }
   }

@@ -96,8 +96,9 @@ TEST_CASE("moe: load imbalance slows the grouped GEMMs and the all-to-all, not t
   const Cluster c = dgx(2);
   const SimCluster sc = sim_cluster(c);
   const CalibrationProfile& prof = default_calibration();
-  const Workload w1 = qwen(), w2 = qwen({"model.moe_imbalance=1.5"});
+  const Workload w1 = qwen({"model.moe_balancing=forced"}), w2 = qwen({"model.moe_imbalance=1.5"});
   CHECK_FALSE(w1.model.tf.moe_imbalance_set);
+  CHECK(w1.model.tf.moe_imbalance == 1.0);
   CHECK(w2.model.tf.moe_imbalance_set);
   const Layout l = resolve_layout(w1, "tp=1,pp=1,ep=8", c.gpus());
   const Program p1 = expand_program(w1, l), p2 = expand_program(w2, l);
@@ -120,9 +121,76 @@ TEST_CASE("moe: load imbalance slows the grouped GEMMs and the all-to-all, not t
         doctest::Approx(1.25 * op_bytes(p1, "moe.dispatch_alltoall")));
 }
 
+TEST_CASE(
+    "moe: learned routing defaults to the measured auxiliary-loss skew, forced balance to 1") {
+  const Cluster c = dgx(2);
+  const SimCluster sc = sim_cluster(c);
+  const CalibrationProfile& prof = default_calibration();
+  const Workload wd = qwen(), wf = qwen({"model.moe_balancing=forced"}),
+                 wl = qwen({"model.moe_balancing=loss_free"}), w1 = qwen({"model.moe_imbalance=1"}),
+                 wc = qwen({"model.moe_capacity_factor=1.25"});
+  CHECK(wd.model.tf.moe_balancing == MoeBalancing::AuxLoss);
+  CHECK_FALSE(wd.model.tf.moe_imbalance_set);
+  // arXiv:2408.15664 Table 2: MaxVio_global 0.52 (auxiliary loss), 0.04 (Loss-Free).
+  CHECK(wd.model.tf.moe_load_factor() == doctest::Approx(1.52));
+  CHECK(wl.model.tf.moe_load_factor() == doctest::Approx(1.04));
+  CHECK(wf.model.tf.moe_load_factor() == 1.0);
+  CHECK(wc.model.tf.moe_load_factor() == doctest::Approx(1.25));  // capacity caps the default
+  // A stated skew overrides the balancing's default.
+  CHECK(qwen({"model.moe_balancing=forced", "model.moe_imbalance=2"}).model.tf.moe_load_factor() ==
+        doctest::Approx(2.0));
+  // Mixtral (8 experts, top-2): the default stays below experts / top_k.
+  const Workload mx = load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/mixtral-8x7b.json",
+                                    {"model.layers=2", "training.global_batch=16"});
+  CHECK(mx.model.tf.moe_load_factor() == doctest::Approx(1.52));
+  const Layout l = resolve_layout(wd, "tp=1,pp=1,ep=8", c.gpus());
+  const Program pd = expand_program(wd, l), pf = expand_program(wf, l), p1 = expand_program(w1, l),
+                pc = expand_program(wc, l);
+  // The busiest rank sends and computes 1.52 x the mean copies; the FLOP count stays the mean.
+  CHECK(op_bytes(pd, "moe.dispatch_alltoall") ==
+        doctest::Approx(1.52 * op_bytes(pf, "moe.dispatch_alltoall")));
+  CHECK(op_bytes(pc, "moe.dispatch_alltoall") ==
+        doctest::Approx(1.25 * op_bytes(pf, "moe.dispatch_alltoall")));
+  CHECK(pd.hardware_flops_per_iteration == doctest::Approx(pf.hardware_flops_per_iteration));
+  const SimResult rd = simulate_program_analytic(pd, sc, prof),
+                  rf = simulate_program_analytic(pf, sc, prof),
+                  r1 = simulate_program_analytic(p1, sc, prof);
+  // Forced balance is the old balanced result, to the bit.
+  CHECK(rf.iteration_time_s == r1.iteration_time_s);
+  CHECK(part(rf, MoePart::ExpertGemm) == part(r1, MoePart::ExpertGemm));
+  // Expert GEMM time grows by the skew, to within the grouped-GEMM efficiency of more rows per
+  // expert and the tile quantization of the rows.
+  const double g = part(rd, MoePart::ExpertGemm) / part(rf, MoePart::ExpertGemm);
+  CHECK(g == doctest::Approx(1.52).epsilon(0.05));
+  CHECK(part(rd, MoePart::AllToAll) > 1.3 * part(rf, MoePart::AllToAll));
+  CHECK(rd.iteration_time_s > rf.iteration_time_s);
+}
+
+TEST_CASE("moe: all three engines agree on a skewed MoE layer") {
+  const Cluster c = dgx(2);
+  const SimCluster sc = sim_cluster(c);
+  const CalibrationProfile& prof = default_calibration();
+  const Workload w = qwen({"model.moe_imbalance=1.8"});
+  const Layout l = resolve_layout(w, "tp=1,pp=1,ep=16,zero=1", c.gpus());
+  const Program p = expand_program(w, l);
+  const SimResult n = simulate_program(p, sc, prof), a = simulate_program_analytic(p, sc, prof),
+                  s = simulate_program_simgrid(p, sc, prof);
+  const Workload wf = qwen({"model.moe_balancing=forced"});
+  const SimResult nf = simulate_program(expand_program(wf, l), sc, prof);
+  CHECK(part(n, MoePart::ExpertGemm) > 1.4 * part(nf, MoePart::ExpertGemm));
+  CHECK(part(a, MoePart::ExpertGemm) == doctest::Approx(part(n, MoePart::ExpertGemm)));
+  CHECK(part(s, MoePart::ExpertGemm) == doctest::Approx(part(n, MoePart::ExpertGemm)));
+  CHECK(part(a, MoePart::AllToAll) == doctest::Approx(part(n, MoePart::AllToAll)).epsilon(0.02));
+  CHECK(part(s, MoePart::AllToAll) == doctest::Approx(part(n, MoePart::AllToAll)).epsilon(0.02));
+  CHECK(a.iteration_time_s == doctest::Approx(n.iteration_time_s).epsilon(0.02));
+  CHECK(s.iteration_time_s == doctest::Approx(n.iteration_time_s).epsilon(0.02));
+}
+
 TEST_CASE("moe: FP8 dispatch halves the tokens sent to the experts, the combine stays BF16") {
   const Cluster c = dgx(2);
-  const Workload wb = qwen(), wf = qwen({"model.moe_dispatch_dtype=fp8"});
+  // Forced balance: the send buffer is the mean T k h (the skew is tested above).
+  const Workload wb = qwen({"model.moe_balancing=forced"}),
+                 wf = qwen({"model.moe_balancing=forced", "model.moe_dispatch_dtype=fp8"});
   CHECK(moe_dispatch_dtype(wb) == DType::BF16);
   CHECK(moe_dispatch_dtype(wf) == DType::FP8);
   const Layout l = resolve_layout(wb, "tp=1,pp=1,ep=8", c.gpus());
@@ -293,6 +361,7 @@ TEST_CASE("moe: bad MoE keys are input errors naming the key") {
   };
   fails({"model.moe_capacity_factor=0.5"}, "moe_capacity_factor");
   fails({"model.moe_imbalance=0.9"}, "moe_imbalance");
+  fails({"model.moe_balancing=sinkhorn"}, "moe_balancing");
   fails({"model.moe_dispatch_dtype=int4"}, "moe_dispatch_dtype");
   fails({"model.moe_layer_freq=0"}, "moe_layer_freq");
   fails({"model.moe_max_nodes_per_token=0"}, "moe_max_nodes_per_token");

@@ -265,6 +265,24 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
   CHECK(m1["cases"][0]["predicted"] != m2["cases"][0]["predicted"]);
   moe2["model"]["moe"]["moe_layer_freq"] = 2;
   CHECK(skipped(moe2).find("moe_layer_freq 2") != std::string::npos);
+  // Routing: forced balance spreads tokens evenly; learned dropless routing (false or not stated)
+  // carries the auxiliary-loss default skew (slower); capacity-limited routing caps it at 1.0.
+  auto routed = [&](const json& fb, bool dropless) {
+    json x = moe;
+    x["model"]["moe"]["forced_balance"] = fb;
+    x["model"]["moe"]["dropless"] = dropless;
+    json r = run_cases(json::array({x})).json();
+    REQUIRE(r["cases"].size() == 1);
+    return r["cases"][0];
+  };
+  const json forced = routed(true, true), learned = routed(false, true),
+             unstated = routed(nullptr, true), capped = routed(false, false);
+  CHECK(learned["predicted"].get<double>() < forced["predicted"].get<double>());
+  CHECK(unstated["predicted"] == learned["predicted"]);
+  CHECK(capped["predicted"] == forced["predicted"]);
+  CHECK(learned["assumptions"].dump().find("busiest expert 1.52 x the mean") != std::string::npos);
+  CHECK(forced["assumptions"].dump().find("busiest expert") == std::string::npos);
+  CHECK(capped["assumptions"].dump().find("capacity factor 1.0") != std::string::npos);
   // Expert tensor parallelism: unstated it is tp (Megatron-Core's default), so EP is carved out of
   // dp and ep = 32 cannot run on dp = 16; etp 1 folds EP over tp x dp; other values are skipped.
   json et = moe;
@@ -301,6 +319,17 @@ TEST_CASE("validation: stated fields map onto the simulator's settings") {
   json n2 = run_cases(json::array({nv})).json();
   REQUIRE(n2["cases"].size() == 1);
   CHECK(n2["cases"][0]["assumptions"].dump().find("placement:") == std::string::npos);
+  // training.precision naming MXFP8 selects the block-scaled dtype; other FP8 wording stays fp8.
+  nv["training"]["dtype"] = "fp8";
+  nv["training"]["precision"] = "MXFP8 (BF16 optimizer states)";
+  const json mx = run_cases(json::array({nv})).json();
+  nv["training"]["precision"] = "FP8 block-wise";
+  const json f8 = run_cases(json::array({nv})).json();
+  REQUIRE(mx["cases"].size() == 1);
+  REQUIRE(f8["cases"].size() == 1);
+  CHECK(mx["cases"][0]["assumptions"].dump().find("dtype mxfp8") != std::string::npos);
+  CHECK(f8["cases"][0]["assumptions"].dump().find("mxfp8") == std::string::npos);
+  CHECK(mx["cases"][0]["predicted"] != f8["cases"][0]["predicted"]);
 }
 
 TEST_CASE("validation: a built model far from model.params is inconsistent, not scored") {

@@ -145,7 +145,11 @@ SimulationDocument make_simulation_document(const Workload& w, const Cluster& c,
   if (w.model.tf.is_moe()) {
     const auto& t = w.model.tf;
     j["moe"] = {{"imbalance", t.moe_imbalance},
-                {"imbalance_source", t.moe_imbalance_set ? "workload" : "default (balanced)"},
+                {"imbalance_source",
+                 t.moe_imbalance_set ? std::string("workload")
+                                     : fmt::format("default ({} routing, arXiv:2408.15664 Table 2)",
+                                                   to_string(t.moe_balancing))},
+                {"balancing", to_string(t.moe_balancing)},
                 {"capacity_factor", t.moe_capacity_factor},
                 {"dropless", t.moe_capacity_factor <= 0},
                 {"dispatch_dtype", to_string(moe_dispatch_dtype(w))},

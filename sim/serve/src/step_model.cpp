@@ -226,7 +226,8 @@ const std::vector<StepOp>& StepModel::ops(const BatchShape& b) {
     // Expected share of experts that receive at least one of the batch's routed slots.
     const double p_active = 1.0 - std::pow(1.0 - 1.0 / E, slots);
     const double active_per_rank = std::max(1.0, std::ceil(p_active * (E / ep)));
-    const double per_expert = slots / (E * p_active) * m.moe_load_factor();
+    const double per_expert =
+        slots / (E * p_active) * m.moe_load_factor_at(m.moe_imbalance_set ? m.moe_imbalance : 1.0);
     const auto rows = static_cast<std::int64_t>(std::ceil(per_expert));
     Op g1 = gemm(rows, static_cast<std::int64_t>(up) * m.moe_ffn_hidden / etp, m.hidden, dt);
     g1.batch = static_cast<std::int64_t>(active_per_rank);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -70,6 +71,7 @@ struct CaseFacts {
   // training
   std::optional<std::int64_t> global_batch, micro_batch;
   std::optional<std::string> dtype, recompute_mode;
+  std::optional<std::string> precision;  // training.precision as the source words it
   // parallel
   std::optional<int> tp, pp, dp, cp, ep, etp, vp, shard_group;
   std::optional<std::string> sharding;
@@ -134,6 +136,14 @@ std::optional<std::string> opt_choice(Obj& o, const char* key,
   if (!v) return std::nullopt;
   return v->choice(options);
 }
+// training.precision names a block-scaled FP8 recipe (MXFP8: 32-element blocks, E8M0 scales;
+// Transformer Engine's MXFP8BlockScaling on Blackwell) where the canonical dtype says only fp8.
+bool is_mxfp8_wording(std::string_view precision) {
+  std::string lower(precision);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower.find("mxfp8") != std::string::npos;
+}
+
 // A field for people: its type is checked, its content never read.
 void prose(Obj& o, const char* key) {
   if (auto v = o.opt(key)) (void)v->string();
@@ -229,7 +239,7 @@ CaseFacts read_case(const Value& cv) {
     Obj t = tv->obj();
     f.global_batch = opt_int64(t, "global_batch", 1, kMaxGlobalBatch);
     f.micro_batch = opt_int64(t, "micro_batch", 1, f.global_batch.value_or(kMaxGlobalBatch));
-    prose(t, "precision");
+    if (auto pv = t.opt("precision")) f.precision = pv->string();
     prose(t, "recompute");
     f.dtype = opt_choice(t, "dtype", {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"});
     f.recompute_mode = opt_choice(t, "recompute_mode", {"none", "selective", "full"});
@@ -695,11 +705,27 @@ Json case_model_json(const CaseFacts& f, CaseResult& out, bool training) {
     if (e.dense_layers && *e.dense_layers >= *f.layers)
       throw Skip{
           fmt::format("dense_layers {} leaves no MoE layer of {}", *e.dense_layers, *f.layers)};
-    if (e.forced_balance.has_value() && !*e.forced_balance)
-      note("learned routing modelled as balanced over the experts (forced_balance false)");
-    note(e.dropless.has_value() && !*e.dropless
-             ? "routing balanced over the experts (capacity-limited: dropped tokens not modelled)"
-             : "routing balanced over the experts (dropless)");
+    // Routing load (models/README.md, moe_balancing): a forced-balance router spreads tokens
+    // evenly; a learned router (false or not stated) gets the auxiliary-loss default imbalance
+    // of arXiv:2408.15664 Table 2. Capacity-limited routing (dropless false) caps the busiest
+    // expert at the capacity factor, which the case format does not state: 1.0.
+    // Serving keeps its balanced default (sim/serve): the figure is a training router's.
+    const bool forced = e.forced_balance.value_or(false);
+    if (training) m["moe_balancing"] = forced ? "forced" : "aux_loss";
+    if (training && !forced)
+      note(
+          fmt::format("learned routing{}: busiest expert {:.2f} x the mean (auxiliary-loss "
+                      "balancing, arXiv:2408.15664 Table 2)",
+                      e.forced_balance ? "" : " (forced_balance not stated)",
+                      moe_default_imbalance(MoeBalancing::AuxLoss)));
+    const bool capped = e.dropless.has_value() && !*e.dropless;
+    if (training && capped) {
+      m["moe_capacity_factor"] = 1.0;
+      note(
+          "capacity-limited routing (dropless false): capacity factor 1.0 (not stated in a field)");
+    } else if (training) {
+      note(e.dropless ? "dropless routing" : "dropless routing (not stated; Megatron's default)");
+    }
   }
   return m;
 }
@@ -721,6 +747,11 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
     note("dtype bf16 (not stated)");
   }
   if (dt == "fp4") throw Skip{"fp4 training is not modelled"};
+  if (dt == "fp8" && f.precision && is_mxfp8_wording(*f.precision)) {
+    dt = "mxfp8";
+    note("dtype mxfp8 (training.precision '" + *f.precision +
+         "': block-scaled FP8, 32-element blocks with E8M0 scales)");
+  }
   t["dtype"] = dt;
   t["optimizer"] = "adam";
   note("optimizer Adam (the case format has no optimizer field)");
@@ -1269,8 +1300,19 @@ const DefaultRow kDefaults[] = {
      "the case format has no family, fine-tuning or optimizer field"},
     {"model.moe.expert_ffn_hidden", "= ffn_hidden", "an expert as wide as the dense MLP (Mixtral)"},
     {"model.moe.shared_experts, dense_layers", "0", "no shared experts, every layer MoE"},
-    {"model.moe.dropless", "balanced routing",
-     "tutti spreads tokens evenly over experts; drops are not modelled"},
+    {"model.moe.forced_balance", "false (learned routing)",
+     "true: moe_balancing forced (imbalance 1.0); false or null: aux_loss, the busiest expert "
+     "at 1.52 x the mean tokens (MaxVio_global 0.52 of the 3B auxiliary-loss model, "
+     "arXiv:2408.15664 Table 2), set on the busiest EP rank's expert GEMMs and all-to-alls"},
+    {"model.moe.dropless", "true (Megatron's default)",
+     "false: capacity-limited with capacity factor 1.0 (the case format states no factor), "
+     "so the busiest expert is capped at the mean"},
+    {"training.precision", "read for MXFP8 only",
+     "dtype fp8 with 'MXFP8' in the precision words: the mxfp8 dtype (block-scaled GEMMs); "
+     "other FP8 (per-tensor, DeepSeek block-wise) stays fp8"},
+    {"(no field) MoE dispatcher, node-limited routing", "all-to-all, every copy sent",
+     "the case format has no dispatcher or node-limit field (DeepEP and HybridEP appear in "
+     "notes only)"},
     {"training.dtype", "bf16", "the usual half precision of the runs"},
     {"training.micro_batch", "1", "the smallest micro-batch"},
     {"training.recompute_mode",

@@ -25,6 +25,27 @@ namespace tutti {
 // clang-format on
 TUTTI_ENUM(ModelFamily, std::uint8_t, TUTTI_MODEL_FAMILY_VALUES);
 
+/// How the router's expert load is balanced (model.moe_balancing): an auxiliary balance loss
+/// (Switch/GShard; Megatron-Core --moe-router-load-balancing-type aux_loss, the default), the
+/// auxiliary-loss-free expert bias (Wang et al. 2024; DeepSeek-V3; Megatron-Core
+/// --moe-router-enable-expert-bias) or a router forced to a uniform load for benchmarking
+/// (Megatron-Core --moe-router-force-load-balancing). It sets the default moe_imbalance.
+// clang-format off
+#define TUTTI_MOE_BALANCING_VALUES(X) \
+  X(AuxLoss, "aux_loss") X(LossFree, "loss_free") X(Forced, "forced")
+// clang-format on
+TUTTI_ENUM(MoeBalancing, std::uint8_t, TUTTI_MOE_BALANCING_VALUES);
+
+/// Default busiest-expert load over the mean for each balancing (1 + MaxVio). Wang et al. 2024,
+/// "Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts", arXiv:2408.15664,
+/// Table 2 (3B model, 64 routed experts top-6, 200B tokens): MaxVio_global 0.52 with the
+/// auxiliary loss (alpha = 0.001, Megatron-Core's usual --moe-aux-loss-coeff 1e-3) and 0.04
+/// Loss-Free. MaxVio = (max_i load_i - mean) / mean over the validation set. Forced: 1.0.
+/// tutti applies the busiest expert's figure to the busiest EP rank (exact when each rank holds
+/// one expert; an upper bound of the rank's share when it holds several, while MaxVio of one
+/// training batch, which sets a step's time, is higher than the global figure: Figure 3).
+double moe_default_imbalance(MoeBalancing b);
+
 enum class Optimizer : std::uint8_t { Adam, SGD };
 
 /// Transformer-family architecture (transformer, encoder, vit).
@@ -54,11 +75,14 @@ struct TransformerSpec {
   /// Expert capacity as a multiple of the mean tokens per expert (Megatron
   /// --moe-expert-capacity-factor); 0 = dropless (every routed token is computed).
   double moe_capacity_factor = 0;
+  /// Router balancing; sets the default moe_imbalance (moe_default_imbalance).
+  MoeBalancing moe_balancing = MoeBalancing::AuxLoss;
   /// Load skew: tokens of the busiest expert (and the busiest EP rank's all-to-all share) over the
-  /// mean. Lock-step EP makes the busiest set the time. Default 1.0 (perfectly balanced; stated in
-  /// the output). With a capacity factor the effective skew is min(imbalance, capacity factor).
+  /// mean. Lock-step EP makes the busiest set the time. Default moe_default_imbalance(balancing),
+  /// capped at experts / top_k (stated in the output). With a capacity factor the effective skew
+  /// is min(imbalance, capacity factor).
   double moe_imbalance = 1.0;
-  bool moe_imbalance_set = false;  ///< Stated in the workload (false: the 1.0 default applies).
+  bool moe_imbalance_set = false;  ///< Stated in the workload (false: the balancing's default).
   /// Dtype of the tokens sent to the experts (forward dispatch and the backward all-to-all that
   /// carries gradients into the experts). DeepSeek-V3 dispatches FP8 (1 byte per element plus one
   /// fp32 scale per 128) and combines in BF16. Defaults to the training dtype.
@@ -71,8 +95,10 @@ struct TransformerSpec {
   /// 0 = off (every top-k copy is its own all-to-all transfer).
   int moe_max_nodes = 0;
   /// Effective per-expert load over the mean: min(imbalance, capacity) or imbalance if dropless.
-  double moe_load_factor() const {
-    return moe_capacity_factor > 0 ? std::min(moe_imbalance, moe_capacity_factor) : moe_imbalance;
+  double moe_load_factor() const { return moe_load_factor_at(moe_imbalance); }
+  /// The same for a given skew (the serving model, whose default stays balanced).
+  double moe_load_factor_at(double imbalance) const {
+    return moe_capacity_factor > 0 ? std::min(imbalance, moe_capacity_factor) : imbalance;
   }
   // Encoder extras.
   int type_vocab = 0;   ///< Token-type embeddings (BERT: 2).
