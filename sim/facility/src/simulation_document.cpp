@@ -1,6 +1,8 @@
 // The simulation result document (simulation_document.hpp): writer, typed view, strict reader.
 #include "tutti/facility/simulation_document.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "tutti/core/error.hpp"
