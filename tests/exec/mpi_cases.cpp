@@ -240,12 +240,14 @@ TEST_CASE("replay: a rank that hangs mid-run fails the job within the timeout") 
 // median. An accuracy check (not a timing assertion): both sides are measured on this machine,
 // seconds apart; the GEMM sweep runs before and after the replay so that a drift of the machine's
 // speed between them averages out. This VM's speed also fluctuates by +-15% from second to second
-// (other tenants of the host, which no priority inside the VM can stop), so the whole
-// measure-calibrate-compare sequence is repeated once when the first attempt misses; both
-// errors are printed.
+// (other tenants of the host, which no priority inside the VM can stop). The check runs once (no
+// retry): a miss is judged unless the machine itself was measured to change speed during the
+// sequence, i.e. the two GEMM sweeps that bracket the replay disagree by more than 10% in total
+// time (or the load is far above the cores), and then the figure is reported, with that cause.
 namespace {
 struct Attempt {
   double err_pct = 1e9;
+  double drift_pct = 0;  ///< GEMM sweep after the replay against before it, total time.
   int validate_rc = -1;
   std::string dir;
 };
@@ -285,6 +287,20 @@ Attempt calibrate_and_validate() {
   CHECK_MESSAGE(errors.empty(), tutti::format_schema_errors(errors));
   a.err_pct = j["iteration"]["error_pct"];
   a.validate_rc = v.rc;
+  // How much the machine's speed moved between the sweeps before and after the replay.
+  double t1 = 0, t2 = 0;
+  {
+    std::ifstream f1(dir + "/gemm1.json"), f2(dir + "/gemm2.json");
+    const auto g1 = nlohmann::json::parse(f1).at("compute").at("gemm");
+    const auto g2 = nlohmann::json::parse(f2).at("compute").at("gemm");
+    REQUIRE(g1.size() == g2.size());
+    for (std::size_t i = 0; i < g1.size(); ++i) {
+      t1 += g1[i].at("time_s").get<double>();
+      t2 += g2[i].at("time_s").get<double>();
+    }
+  }
+  REQUIRE(t1 > 0);
+  a.drift_pct = (t2 / t1 - 1) * 100;
   MESSAGE("calibrated prediction vs measured median iteration time: "
           << a.err_pct << "% (predicted " << j["iteration"]["predicted_s"].get<double>() * 1e3
           << " ms, measured " << j["iteration"]["measured_median_s"].get<double>() * 1e3 << " ms)");
@@ -294,11 +310,9 @@ Attempt calibrate_and_validate() {
 
 TEST_CASE(
     "calibrate + validate: calibrated prediction within 15% of the measured median (2 ranks)") {
-  Attempt a = calibrate_and_validate();
-  if (std::fabs(a.err_pct) > 15.0) {
-    MESSAGE("first attempt outside 15% (" << a.err_pct << "%): repeating the measurements once");
-    a = calibrate_and_validate();
-  }
+  const Attempt a = calibrate_and_validate();
+  MESSAGE("machine speed drift across the replay (GEMM sweeps after/before): " << a.drift_pct
+                                                                               << "%");
   // On a host so overloaded that the ranks cannot keep their cores (1-minute load above 4 per
   // core; the CI VM reached 24 on 2 cores while other suites ran), the measured side is not a
   // measurement of this machine: report the figure as a warning instead of failing main.
@@ -308,10 +322,12 @@ TEST_CASE(
     std::fclose(f);
   }
   const double per_core = load / std::max(1u, std::thread::hardware_concurrency());
-  if (std::fabs(a.err_pct) > 15.0 && per_core > 4.0) {
-    WARN_MESSAGE(false, "accuracy check not judged: load " << load << " (" << per_core
-                                                           << " per core); error " << a.err_pct
-                                                           << "%");
+  if (std::fabs(a.err_pct) > 15.0 && (per_core > 4.0 || std::fabs(a.drift_pct) > 10.0)) {
+    WARN_MESSAGE(false,
+                 "accuracy check not judged: the machine changed speed during the "
+                 "measurement (GEMM sweeps differ by "
+                     << a.drift_pct << "%, load " << load << ", " << per_core
+                     << " per core); error " << a.err_pct << "%");
   } else {
     CHECK(std::fabs(a.err_pct) <= 15.0);
     CHECK(a.validate_rc == 0);
