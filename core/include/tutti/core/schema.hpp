@@ -39,7 +39,8 @@ std::string format_schema_errors(const std::vector<SchemaError>& errors);
 /// (the file), the first violation's key path, what was found and what the schema expects, with
 /// up to 4 more violations; `at` (where `doc` sits in its file, e.g. "architectures.1.simulation";
 /// empty: the whole file) prefixes every key path. The one reader-side schema check: result
-/// readers (reports/result_schema.hpp) and measurement readers (sim/calibrate) use it.
+/// readers (the typed result readers of each library) and measurement readers (sim/calibrate) use
+/// it.
 void require_schema(const nlohmann::json& schema, const nlohmann::json& doc,
                     const std::string& schema_name, const std::string& source,
                     const std::string& at = "");
