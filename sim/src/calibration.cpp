@@ -503,7 +503,12 @@ std::vector<CalibrationDefault> calibration_defaults(const CalibrationProfile& p
       out.push_back({"network.tiers.nvlink.bandwidth_efficiency",
                      "scale-up link bandwidth efficiency", t.bandwidth_efficiency,
                      basis_of(t.measured_on)});
-    if (gpu.vendor == "nvidia" && !names(p.nccl.measured_on, gpu.id))
+    // NVLS runs only where a server's NVSwitches support it (nodes.json "nvls"): the default is
+    // listed for a GPU that ships in such a server, never by vendor (an A100 has no NVLS).
+    const auto& nodes = Catalog::builtin().nodes();
+    const bool nvls = std::any_of(nodes.begin(), nodes.end(),
+                                  [&](const NodeSpec& n) { return n.gpu == gpu.id && n.nvls; });
+    if (nvls && !names(p.nccl.measured_on, gpu.id))
       out.push_back({"nccl.nvls_bandwidth_efficiency", "NVLS efficiency",
                      p.nccl.nvls_bandwidth_efficiency, basis_of(p.nccl.measured_on)});
   }

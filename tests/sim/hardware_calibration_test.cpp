@@ -79,6 +79,14 @@ TEST_CASE("calibration_defaults: one function says which values are defaults for
                       "network.tiers.nvlink.bandwidth_efficiency"));
   CHECK_FALSE(
       has_key(calibration_defaults(p, cat.gpu("mi300x")), "nccl.nvls_bandwidth_efficiency"));
+  // NVLS follows the servers' NVSwitch support (nodes.json "nvls"), not the vendor: an A100 or a
+  // V100 has NVLink but no NVLS, so no NVLS default is listed for it; an H200 has one.
+  CHECK_FALSE(has_key(calibration_defaults(p, cat.gpu("a100-sxm4-80gb")),
+                      "nccl.nvls_bandwidth_efficiency"));
+  CHECK_FALSE(has_key(calibration_defaults(p, cat.gpu("v100-sxm2-16gb")),
+                      "nccl.nvls_bandwidth_efficiency"));
+  CHECK(has_key(calibration_defaults(p, cat.gpu("h200-sxm-141gb")),
+                "nccl.nvls_bandwidth_efficiency"));
   // Every catalog GPU either has cited values or says which are defaults (never silent): the line
   // names the device whenever the list is not empty.
   for (const auto& id : cat.ids("gpu")) {
