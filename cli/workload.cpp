@@ -28,20 +28,23 @@ struct ShowOptions {
 nlohmann::json layout_json(const Layout& l) {
   const char* sched = to_string(l.schedule);
   const char* rc = to_string(l.recompute);
-  return {{"tp", l.tp},
-          {"pp", l.pp},
-          {"dp", l.dp},
-          {"cp", l.cp},
-          {"ep", l.ep},
-          {"vp", l.vp},
-          {"zero", l.zero},
-          {"fsdp", l.fsdp},
-          {"sequence_parallel", l.sequence_parallel},
-          {"tp_overlap", l.tp_overlap},
-          {"micro_batch", l.micro_batch},
-          {"schedule", sched},
-          {"recompute", rc},
-          {"gpus", l.gpus()}};
+  nlohmann::json j = {{"tp", l.tp},
+                      {"pp", l.pp},
+                      {"dp", l.dp},
+                      {"cp", l.cp},
+                      {"ep", l.ep},
+                      {"vp", l.vp},
+                      {"zero", l.zero},
+                      {"fsdp", l.fsdp},
+                      {"sequence_parallel", l.sequence_parallel},
+                      {"tp_overlap", l.tp_overlap},
+                      {"micro_batch", l.micro_batch},
+                      {"schedule", sched},
+                      {"recompute", rc},
+                      {"gpus", l.gpus()}};
+  if (l.recompute_modules != 0)
+    j["recompute_modules"] = recompute_modules_string(l.recompute_modules);
+  return j;
 }
 
 nlohmann::json memory_json(const MemoryBreakdown& m) {
@@ -100,7 +103,8 @@ int run_show(const Globals& g, const ShowOptions& o) {
   j["microbatches"] = microbatches(w, l);
   j["model_flops_per_iteration"] = p.model_flops_per_iteration;
   j["hardware_flops_per_iteration"] = p.hardware_flops_per_iteration;
-  j["megatron_flops_per_iteration"] = megatron_flops_per_iteration(w, l.recompute);
+  j["megatron_flops_per_iteration"] =
+      megatron_flops_per_iteration(w, l.recompute, l.recompute_modules);
   j["flops_per_token"] = model_flops_per_token(w);
   j["flops_per_token_unit"] = w.model.token_model() ? "token" : "sample";
   double ttt = tokens_to_train(w);
@@ -190,7 +194,8 @@ void setup_workload(CLI::App& app, Globals& g) {
   show->add_option("--parallel", opts->parallel,
                    "Layout over the file's: tp=8,pp=4,dp=2,cp=1,ep=1,vp=2,zero=1,mb=1,sp=1,fsdp=0,"
                    "shard_group=N (hybrid sharding, 0 = all dp ranks),reshard=0|1 (zero=3),"
-                   "recompute=none|selective|full,schedule=1f1b|interleaved|gpipe");
+                   "recompute=none|selective|full,recompute_modules=layernorm+moe (Megatron "
+                   "--recompute-modules, names joined by +),schedule=1f1b|interleaved|gpipe");
   show->add_option("--gpus", opts->gpus,
                    "GPU count; dp = gpus / (tp*pp*cp) unless --parallel names dp")
       ->check(CLI::Range(1, 1 << 26));

@@ -139,6 +139,18 @@ double layer_gemm_flops_per_token(const TransformerSpec& t, int layer) {
   return f;
 }
 
+double recomputed_module_gemm_flops_per_token(const TransformerSpec& t, int layer,
+                                              const Layout& l) {
+  if (l.recompute != Recompute::Selective) return 0;
+  const double shared = 2.0 * t.shared_experts * mlp_matmul_params(t, t.moe_ffn_hidden);
+  if (!t.layer_is_moe(layer))
+    return l.recomputes(RecomputeModule::Mlp) ? 2.0 * mlp_matmul_params(t, t.ffn_hidden) : 0.0;
+  if (l.recomputes(RecomputeModule::Moe))  // router, routed and shared experts (TP-split router)
+    return 2.0 * t.hidden * t.experts + 2.0 * t.top_k * mlp_matmul_params(t, t.moe_ffn_hidden) +
+           shared;
+  return l.recomputes(RecomputeModule::SharedExperts) ? shared : 0.0;
+}
+
 double attn_core_flops_per_token(const TransformerSpec& t, int seq_len) {
   return 4.0 * double(seq_len) * t.heads * t.hd();
 }
@@ -292,19 +304,20 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   for (int i = 0; i < t.layers; ++i) {
     double gemm = layer_gemm_flops_per_token(t, i);
     per_token += passes * gemm + 3.0 * core;
-    if (l.recompute == Recompute::Selective) per_token += core;
+    if (l.recomputes(RecomputeModule::CoreAttn)) per_token += core;
     if (l.recompute == Recompute::Full) per_token += gemm + core;
+    per_token += recomputed_module_gemm_flops_per_token(t, i, l);
   }
   double f = per_token * s * gb;
   // GEMMs every TP rank runs in full (replicated): MoE routers, the encoder's MLM transform,
   // the ViT patch embedding and classifier.
   double replicated = 0;
+  const bool router_again = l.recompute == Recompute::Full || l.recomputes(RecomputeModule::Moe);
   for (int i = 0; i < t.layers; ++i)
     // (Folded layouts route each rank's sequence shard: the router is not replicated.) Full
-    // recompute re-runs the router's forward with its layer.
+    // recompute, or recompute of the MoE module, re-runs the router's forward.
     if (t.layer_is_moe(i) && !l.folded())
-      replicated += (passes + (l.recompute == Recompute::Full ? 1.0 : 0.0)) * 2.0 * t.hidden *
-                    t.experts * s * gb;
+      replicated += (passes + (router_again ? 1.0 : 0.0)) * 2.0 * t.hidden * t.experts * s * gb;
   if (m.family == ModelFamily::Encoder)
     replicated += passes * 2.0 * double(t.hidden) * t.hidden * s * gb;
   f += (l.tp - 1) * replicated;
@@ -323,12 +336,17 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l) {
   return f;
 }
 
-double megatron_flops_per_iteration(const Workload& w, Recompute recompute) {
+double megatron_flops_per_iteration(const Workload& w, Recompute recompute,
+                                    unsigned recompute_modules) {
   const auto& m = w.model;
   double model = model_flops_per_iteration(w);
+  Layout l;
+  l.recompute = recompute;
+  l.recompute_modules = recompute_modules;
+  const bool core_again = recompute == Recompute::Full || l.recomputes(RecomputeModule::CoreAttn);
   if (!(m.family == ModelFamily::Transformer || m.family == ModelFamily::Encoder ||
         m.family == ModelFamily::ViT) ||
-      recompute == Recompute::None)
+      !core_again)
     return model;
   const auto& t = m.tf;
   int s = w.training.seq_len;
@@ -385,21 +403,28 @@ double activation_bytes_per_layer(const Workload& w, const Layout& l, int layer)
   if (l.recompute == Recompute::Full) return B * sb * h / u;  // the layer input (2sbh)
   double mask = t.dropout ? 1.0 : 0.0;
   // Replicated across TP unless SP: 2 norm inputs, QKV input, MLP input, 2 dropout masks.
+  // Selective recompute of modules (Layout::recompute_modules) frees what the recomputed module
+  // saved: layernorm its outputs (the QKV and MLP inputs); mlp / moe / shared_experts everything
+  // inside the module but its input; moe_act the routed experts' activation output.
   double unpar = 4.0 * B * h + 2.0 * mask * h;
+  if (l.recomputes(RecomputeModule::LayerNorm)) unpar -= 2.0 * B * h;
   // Split across TP: Q, K, V, attention output.
   double par = B * (2.0 * a * d + 2.0 * g * d);
   if (t.layer_is_moe(layer)) {
     double f = t.moe_ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
     // Router logits, dispatched in + expert out; the busiest rank holds load x the mean tokens.
     const double load = t.moe_load_factor();
-    unpar += B * t.experts + 2.0 * B * t.top_k * load * h;
-    par += B * (t.top_k * load + t.shared_experts) * (fu + f);
-  } else {
+    if (!l.recomputes(RecomputeModule::Moe)) {
+      unpar += B * t.experts + 2.0 * B * t.top_k * load * h;
+      par += B * t.top_k * load * (l.recomputes(RecomputeModule::MoeAct) ? fu : fu + f);
+      if (!l.recomputes(RecomputeModule::SharedExperts)) par += B * t.shared_experts * (fu + f);
+    }
+  } else if (!l.recomputes(RecomputeModule::Mlp)) {
     double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
     par += B * (fu + f);
   }
   double bytes = sb * (unpar / u + par / tp);
-  bool keep_scores = l.recompute == Recompute::None && !w.training.flash_attention;
+  bool keep_scores = !l.recomputes(RecomputeModule::CoreAttn) && !w.training.flash_attention;
   if (keep_scores) {
     double s_kv = w.training.seq_len;
     // softmax output (B), dropout mask (1) and dropout output (B): 5as^2b for bf16 with dropout.
@@ -534,7 +559,21 @@ std::vector<MemoryBreakdown> memory_per_stage(const Workload& w, const Layout& l
         mb.temporary_bytes += 4.0 * s * b * vr;  // logits gradient
       }
       if (l.recompute == Recompute::Full) mb.temporary_bytes += layer_max;  // recomputed layer
-      if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;       // gathered + prefetch
+      // Recomputed modules: the largest set one layer's backward rebuilds at a time.
+      if (l.recompute == Recompute::Selective && l.recompute_modules != 0) {
+        Layout none = l;
+        none.recompute = Recompute::None;
+        none.recompute_modules = 0;
+        double rebuilt = 0;
+        for (int c = 0; c < l.vp; ++c) {
+          auto r = stage_layers(w, l, c * l.pp + st);
+          for (int i = r.first; i < r.first + r.count; ++i)
+            rebuilt = std::max(rebuilt, activation_bytes_per_layer(w, none, i) -
+                                            activation_bytes_per_layer(w, l, i));
+        }
+        mb.temporary_bytes += rebuilt;
+      }
+      if (l.zero >= 3) mb.temporary_bytes += 2.0 * sp.layer_max * Bp;  // gathered + prefetch
       // reshard=0: every layer gathered in forward stays until its backward, so at the end of the
       // forward the stage's parameters are all unsharded (FSDP reshard_after_forward=False).
       if (l.zero >= 3 && !l.reshard_after_forward())
@@ -613,6 +652,12 @@ std::string structural_problem(const Workload& w, const Layout& l) {
     return fmt::format(
         "reshard={} applies to zero=3 only (zero={} keeps every parameter on every rank)",
         l.reshard, l.zero);
+  if (l.recompute_modules != 0 && l.recompute != Recompute::Selective)
+    return fmt::format("recompute_modules={} needs recompute=selective (found {})",
+                       recompute_modules_string(l.recompute_modules), to_string(l.recompute));
+  if (l.recomputes(RecomputeModule::MlaUpProj))
+    return "recompute_modules mla_up_proj: tutti models no multi-latent attention (MLA) to "
+           "recompute";
   bool transformer = !(m.family == ModelFamily::ResNet || m.family == ModelFamily::DLRM);
   {
     // Checked before anything allocates per pass (the Program, memory estimates).

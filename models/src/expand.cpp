@@ -466,8 +466,9 @@ Op grouped_gemm(std::uint16_t name, double m, double n, double k, double batch, 
 /// (quantized to the dispatch dtype), dispatch all-to-all over EP, re-sort by local expert,
 /// grouped expert GEMMs, un-sort, combine all-to-all, un-permutation (weighted sum of the k
 /// copies), shared experts.
+void shared_experts_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t mb);
+
 void moe_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t mb) {
-  const auto& t = c.w.model.tf;
   const MoeSizes z = moe_sizes(c, s);
   const double B = c.B, h = s.h;
   b.chain(tagged(gemm(b.name("moe.router"), z.T, z.E, h, 1, ph, c.dt, mb), MoePart::Router));
@@ -501,6 +502,14 @@ void moe_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t m
   }
   b.chain(tagged(membound(b.name("moe.unpermute"), z.copies * h * B + z.T * h * B, ph, c.dt, mb),
                  MoePart::Permute));
+  shared_experts_forward(c, b, s, ph, mb);
+}
+
+/// Forward of the MoE layer's shared experts (moe_forward runs them after the routed experts).
+void shared_experts_forward(Ctx& c, Builder& b, const TfShape& s, Phase ph, std::uint32_t mb) {
+  const auto& t = c.w.model.tf;
+  const MoeSizes z = moe_sizes(c, s);
+  const double B = c.B, h = s.h;
   if (t.shared_experts > 0) {
     const double f = double(t.shared_experts) * z.f, fu = t.gated_mlp ? 2.0 * f : f;
     // Folded: the shared experts are TP-sharded like the dense MLP, around their own
@@ -568,6 +577,12 @@ void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regath
       b.chain(tagged(membound(b.name("moe.unsort_chunks_bwd"), 2.0 * recv * h * z.Bd, ph, c.dt, mb),
                      MoePart::Permute));
   }
+  // moe_act (output-discarding checkpoint): the activation output, the down projection's input,
+  // was freed after forward; the activation runs again before the down projection's backward.
+  if (c.l.recomputes(RecomputeModule::MoeAct))
+    b.chain(tagged(membound(b.name("moe.expert_act"), recv * (z.fu + z.f) / z.et * B,
+                            Phase::Recompute, c.dt, mb),
+                   MoePart::ExpertGemm));
   const char* n[5] = {"moe.expert_down_dgrad", "moe.expert_down_wgrad", "moe.expert_act_bwd",
                       "moe.expert_up_dgrad", "moe.expert_up_wgrad"};
   mlp_bwd(n, z.tokens, z.f, z.local, z.load, MoePart::ExpertGemm, z.et);
@@ -588,6 +603,44 @@ void moe_backward(Ctx& c, Builder& b, const TfShape& s, std::uint32_t mb, Regath
   if (!c.frozen)
     b.chain(
         tagged(gemm(b.name("moe.router_wgrad"), h, z.E, z.T, 1, ph, c.dt, mb), MoePart::Router));
+}
+
+/// The MLP block of a layer between its norm and its residual add: the dense MLP, or the MoE
+/// layer inside its TP all-gather / reduce-scatter (unless folded).
+void mlp_block_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph,
+                       std::uint32_t mb) {
+  const auto& t = c.w.model.tf;
+  const double B = c.B;
+  if (t.layer_is_moe(layer)) {
+    if (!c.l.folded()) tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
+    moe_forward(c, b, s, ph, mb);
+    if (!c.l.folded()) tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
+    return;
+  }
+  const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
+  ag_then_gemm(c, b, s, "mlp.tp_allgather",
+               gemm(b.name("mlp.up"), s.T, fu / s.t, s.h, 1, ph, c.dt, mb), ph, mb);
+  b.chain(membound(b.name("mlp.act"), s.T * (fu + f) / s.t * B, ph, c.dt, mb));
+  gemm_then_rs(c, b, s, gemm(b.name("mlp.down"), s.T, s.h, f / s.t, 1, ph, c.dt, mb),
+               "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
+}
+
+/// Selective recompute of modules (Megatron-Core --recompute-modules) at the start of the MLP
+/// block's backward: the pre-MLP norm (layernorm: its output was discarded), then the dense MLP
+/// (mlp), the whole MoE layer with its all-to-alls and permutations (moe), or its shared experts
+/// (shared_experts), each re-run from its saved input before its backward needs it.
+void mlp_block_recompute(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32_t mb) {
+  const auto& t = c.w.model.tf;
+  const Layout& l = c.l;
+  if (!(l.recompute == Recompute::Selective && l.recompute_modules != 0)) return;
+  const Phase ph = Phase::Recompute;
+  if (l.recomputes(RecomputeModule::LayerNorm))
+    b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * c.B, ph, c.dt, mb));
+  const bool moe = t.layer_is_moe(layer);
+  if ((!moe && l.recomputes(RecomputeModule::Mlp)) || (moe && l.recomputes(RecomputeModule::Moe)))
+    mlp_block_forward(c, b, s, layer, ph, mb);
+  else if (moe && l.recomputes(RecomputeModule::SharedExperts))
+    shared_experts_forward(c, b, s, ph, mb);
 }
 
 void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, std::uint32_t mb,
@@ -620,19 +673,7 @@ void layer_forward(Ctx& c, Builder& b, const TfShape& s, int layer, Phase ph, st
                "attn.tp_reducescatter", "attn.tp_allreduce", ph, mb);
   b.chain(membound(b.name("attn.residual"), residual_bytes(s, B), ph, c.dt, mb));
   b.chain(membound(b.name("mlp.norm"), 2.0 * s.Ts * s.h * B, ph, c.dt, mb));
-  const bool dense_mlp = !t.layer_is_moe(layer);
-  if (!dense_mlp && !c.l.folded()) tp_enter(c, b, s, "mlp.tp_allgather", ph, mb);
-  if (t.layer_is_moe(layer)) {
-    moe_forward(c, b, s, ph, mb);
-    if (!c.l.folded()) tp_exit(c, b, s, "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
-  } else {
-    const double f = t.ffn_hidden, fu = t.gated_mlp ? 2.0 * f : f;
-    ag_then_gemm(c, b, s, "mlp.tp_allgather",
-                 gemm(b.name("mlp.up"), s.T, fu / s.t, s.h, 1, ph, c.dt, mb), ph, mb);
-    b.chain(membound(b.name("mlp.act"), s.T * (fu + f) / s.t * B, ph, c.dt, mb));
-    gemm_then_rs(c, b, s, gemm(b.name("mlp.down"), s.T, s.h, f / s.t, 1, ph, c.dt, mb),
-                 "mlp.tp_reducescatter", "mlp.tp_allreduce", ph, mb);
-  }
+  mlp_block_forward(c, b, s, layer, ph, mb);
   b.chain(membound(b.name("mlp.residual"), residual_bytes(s, B), ph, c.dt, mb));
 }
 
@@ -660,6 +701,7 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
                  c.l.tp, s.T * s.h * B, Stream::CommTP, ph, c.dt, mb));
   };
   b.chain(membound(b.name("mlp.residual_bwd"), residual_bytes(s, B), ph, c.dt, mb), gather);
+  mlp_block_recompute(c, b, s, layer, mb);
   // FP8: the output gradient of each GEMM is cast (and transposed) once for its dgrad and wgrad.
   if (is_gemm_only_dtype(c.dt) && !t.layer_is_moe(layer)) {
     double fu = t.gated_mlp ? 2.0 * t.ffn_hidden : t.ffn_hidden;
@@ -727,11 +769,16 @@ void layer_backward(Ctx& c, Builder& b, const TfShape& s, int layer, std::uint32
     tp_grad_in("attn.tp_allgather_bwd");
     gemm_bwd(c, b, "attn.proj_dgrad", "attn.proj_wgrad", s.T, s.h, s.a * s.d / s.t, 1, mb);
   }
-  if (c.l.recompute == Recompute::Selective) attention_forward(c, b, s, Phase::Recompute, mb, true);
+  if (c.l.recomputes(RecomputeModule::CoreAttn))
+    attention_forward(c, b, s, Phase::Recompute, mb, true);
   attention_backward(c, b, s, mb);
   if (c.l.cp > 1)
     b.chain(coll(b.name("attn.cp_dkv_reducescatter"), Coll::ReduceScatter, GroupDim::CP, c.l.cp,
                  s.b * s.s * 2.0 * s.g / s.t * s.d * B, Stream::CommCP, ph, c.dt, mb));
+  // layernorm recompute: the input norm's output (the QKV input) is recomputed for the QKV
+  // backward.
+  if (c.l.recomputes(RecomputeModule::LayerNorm))
+    b.chain(membound(b.name("attn.norm"), 2.0 * s.Ts * s.h * B, Phase::Recompute, c.dt, mb));
   if (ovl) {
     bulk(gemm(b.name("attn.qkv_dgrad"), s.T, s.h, (s.a + 2 * s.g) * s.d / s.t, 1, ph, c.dt, mb),
          "attn.tp_allgather_input",
@@ -887,7 +934,8 @@ void expand_transformer_class(Ctx& c, RankClass& rc) {
   {
     std::size_t layers = 0;
     for (auto& r : chunks) layers += r.count;
-    std::size_t per_layer = 80 + (l.recompute == Recompute::Full ? 30 : 0);
+    std::size_t per_layer =
+        80 + (l.recompute == Recompute::Full || l.recompute_modules != 0 ? 30 : 0);
     rc.ops.reserve(std::size_t(c.M) * layers * per_layer + 256);
     rc.deps.reserve(rc.ops.capacity() * 2);
   }

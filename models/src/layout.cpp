@@ -52,13 +52,39 @@ bool is_gemm_only_dtype(DType d) {
   return d == DType::FP8 || dtype_block_elements(d) > 0;
 }
 
+std::optional<unsigned> parse_recompute_modules(std::string_view text, std::string* bad) {
+  unsigned bits = 0;
+  while (true) {
+    const auto plus = text.find('+');
+    const std::string_view name = text.substr(0, plus);
+    auto m = parse_enum<RecomputeModule>(name);
+    if (!m) {
+      if (bad) *bad = std::string(name);
+      return std::nullopt;
+    }
+    bits |= recompute_bit(*m);
+    if (plus == std::string_view::npos) return bits;
+    text.remove_prefix(plus + 1);
+  }
+}
+
+std::string recompute_modules_string(unsigned bits) {
+  std::string s;
+  for (std::size_t i = 0; i < enum_count<RecomputeModule>; ++i)
+    if (bits & recompute_bit(static_cast<RecomputeModule>(i)))
+      s += (s.empty() ? "" : "+") + std::string(EnumTable<RecomputeModule>::names[i]);
+  return s;
+}
+
 Layout parse_layout_flag(std::string_view text, Layout l) {
   const std::string flag = "--parallel";
   const std::string expected =
       "comma-separated KEY=VALUE with KEY in tp, pp, dp, cp, ep, etp, vp, zero, shard_group, "
       "reshard, mb, sp, "
       "tp_overlap, fsdp, "
-      "recompute (none|selective|full), schedule (1f1b|interleaved|gpipe)";
+      "recompute (none|selective|full), recompute_modules (names joined by '+' from " +
+      enum_names<RecomputeModule>(", ") + "), schedule (1f1b|interleaved|gpipe)";
+  bool modules_given = false, recompute_given = false;
   for (const FlagItem& item : split_flag_items(text, flag, expected)) {
     const std::string& key = item.key;
     const std::string& val = item.value;
@@ -100,6 +126,17 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
         throw InputError(flag, "recompute", "\"" + val + "\"",
                          "one of " + enum_names<Recompute>(", "));
       l.recompute = *r;
+      recompute_given = true;
+    } else if (key == "recompute_modules") {
+      std::string bad;
+      auto bits = parse_recompute_modules(val, &bad);
+      if (!bits)
+        throw InputError(flag, "recompute_modules", "\"" + bad + "\" in \"" + val + "\"",
+                         "module names joined by '+', each one of " +
+                             enum_names<RecomputeModule>(", ") +
+                             " (Megatron-Core --recompute-modules)");
+      l.recompute_modules = *bits;
+      modules_given = true;
     } else if (key == "schedule") {
       auto sc = parse_enum<PipeSchedule>(val);
       if (!sc)
@@ -111,6 +148,20 @@ Layout parse_layout_flag(std::string_view text, Layout l) {
     }
   }
   if (l.vp > 1 && l.schedule == PipeSchedule::OneFOneB) l.schedule = PipeSchedule::Interleaved;
+  if (modules_given) {
+    // A module list is selective recompute (Megatron: --recompute-granularity selective); it
+    // overrides the base layout's mode, not a recompute=full in the same flag.
+    if (recompute_given && l.recompute == Recompute::Full)
+      throw InputError(
+          flag, "recompute_modules",
+          "recompute=full with recompute_modules=" + recompute_modules_string(l.recompute_modules),
+          "recompute=selective (or no recompute key) with a module list");
+    l.recompute = Recompute::Selective;
+  }
+  if (recompute_given && !modules_given && l.recompute != Recompute::Selective)
+    l.recompute_modules = 0;  // none or full drops the base layout's module list
+  // core_attn alone is Megatron's default list: the canonical form is the empty set.
+  if (l.recompute_modules == recompute_bit(RecomputeModule::CoreAttn)) l.recompute_modules = 0;
   return l;
 }
 
@@ -125,7 +176,10 @@ std::string to_string(const Layout& l) {
          (l.shard_group > 0 && l.shard_group < l.dp * l.cp
               ? fmt::format(",shard_group={}", l.shard_group)
               : "") +
-         (l.zero >= 3 ? fmt::format(",reshard={}", l.reshard_after_forward() ? 1 : 0) : "");
+         (l.zero >= 3 ? fmt::format(",reshard={}", l.reshard_after_forward() ? 1 : 0) : "") +
+         (l.recompute == Recompute::Selective && l.recompute_modules != 0
+              ? ",recompute_modules=" + recompute_modules_string(l.recompute_modules)
+              : "");
 }
 
 std::string to_compact_string(const Layout& l) {
@@ -140,6 +194,8 @@ std::string to_compact_string(const Layout& l) {
   s += l.recompute == Recompute::None        ? " none"
        : l.recompute == Recompute::Selective ? " sel"
                                              : " full";
+  if (l.recompute == Recompute::Selective && l.recompute_modules != 0)
+    s += ":" + recompute_modules_string(l.recompute_modules);
   return s;
 }
 

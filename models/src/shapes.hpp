@@ -51,6 +51,10 @@ std::int64_t vocab_per_rank(const TransformerSpec& t, int tp);
 
 /// Forward FLOPs per token of one layer's GEMMs (incl. router and active experts).
 double layer_gemm_flops_per_token(const TransformerSpec& t, int layer);
+/// Forward GEMM FLOPs per token that selective recompute of modules re-runs in layer `layer`
+/// (mlp: the dense MLP; moe: router, routed and shared experts; shared_experts: the shared
+/// experts). The attention core and full recompute are counted by the callers.
+double recomputed_module_gemm_flops_per_token(const TransformerSpec& t, int layer, const Layout& l);
 /// Forward attention-core FLOPs per query token, full s x s product (the MFU convention).
 double attn_core_flops_per_token(const TransformerSpec& t, int seq_len);
 /// Forward FLOPs of the head / embedding GEMMs per token (per sample for ViT), convention.

@@ -205,6 +205,17 @@ TEST_CASE("program: invariants for MoE, encoder, ResNet, DLRM") {
   q3.model.tf.moe_dispatch_dtype_set = true;
   check_program(q3, parse_layout_flag("tp=2,pp=2,dp=8,ep=8,zero=3", resolve_layout(q3)));
   check_program(q3, parse_layout_flag("tp=4,pp=1,dp=4,ep=16,etp=1,sp=1", resolve_layout(q3)));
+  // Selective recompute of modules (Megatron --recompute-modules): the recomputed forward ops
+  // keep the invariants and their FLOPs are the formula's.
+  check_program(mx, parse_layout_flag("tp=2,pp=1,dp=2,ep=1,recompute_modules=moe+layernorm",
+                                      resolve_layout(mx)));
+  check_program(q3, parse_layout_flag("tp=4,pp=1,dp=4,ep=16,etp=1,sp=1,recompute_modules=moe",
+                                      resolve_layout(q3)));
+  check_program(l4, parse_layout_flag("tp=2,pp=1,dp=8,ep=8,recompute_modules=mlp+shared_experts+"
+                                      "moe_act+core_attn",
+                                      resolve_layout(l4)));
+  check_program(l4, parse_layout_flag("tp=2,pp=4,dp=4,ep=8,etp=1,sp=1,recompute_modules=moe+mlp",
+                                      resolve_layout(l4)));
   Workload bert = load("bert-large");
   check_program(bert, parse_layout_flag("tp=2,pp=2,dp=2", resolve_layout(bert)));
   Workload vit = load("vit-b16");

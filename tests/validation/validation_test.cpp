@@ -528,3 +528,34 @@ TEST_CASE("validation: deterministic output") {
   auto bad = run_tutti({"validate", "--cases", "-"}, "");
   CHECK(bad.rc == 2);
 }
+
+TEST_CASE("validation: training.recompute is read as a module list only in Megatron's names") {
+  json c = one_case("korthikanti22-22b-8gpu-sp-selective");
+  auto run = [&](const std::string& words) {
+    json x = c;
+    x["training"]["recompute"] = words;
+    json r = run_cases(json::array({x})).json();
+    REQUIRE(r["cases"].size() == 1);
+    std::string all;
+    for (auto& a : r["cases"][0]["assumptions"]) all += a.get<std::string>() + "\n";
+    return std::make_pair(r["cases"][0]["layout"].get<std::string>(), all);
+  };
+  const auto first = run("selective: layernorm mlp");
+  const std::string mapped = first.first, why = first.second;
+  CHECK(mapped.find("recompute=selective") != std::string::npos);
+  CHECK(mapped.find("recompute_modules=layernorm+mlp") != std::string::npos);
+  CHECK(why.find("recompute modules layernorm+mlp") != std::string::npos);
+  CHECK(
+      run("selective: moe_act mlp (reproduce guide)").first.find("recompute_modules=moe_act+mlp") !=
+      std::string::npos);
+  // Words that are not exactly Megatron's module names keep the default (core_attn).
+  for (const char* words : {"norm, act", "selective: mlp up_proj", "selective + sequence parallel",
+                            "selective: mla_up_proj"}) {
+    CAPTURE(words);
+    const auto got = run(words);
+    const std::string lay = got.first, notes = got.second;
+    CHECK(lay.find("recompute=selective") != std::string::npos);
+    CHECK(lay.find("recompute_modules") == std::string::npos);
+    CHECK(notes.find("names no exact Megatron module list") != std::string::npos);
+  }
+}

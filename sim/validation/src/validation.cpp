@@ -71,6 +71,7 @@ struct CaseFacts {
   // training
   std::optional<std::int64_t> global_batch, micro_batch;
   std::optional<std::string> dtype, recompute_mode;
+  std::optional<std::string> recompute;  // training.recompute as the source words it
   std::optional<std::string> precision;  // training.precision as the source words it
   // parallel
   std::optional<int> tp, pp, dp, cp, ep, etp, vp, shard_group;
@@ -240,7 +241,7 @@ CaseFacts read_case(const Value& cv) {
     f.global_batch = opt_int64(t, "global_batch", 1, kMaxGlobalBatch);
     f.micro_batch = opt_int64(t, "micro_batch", 1, f.global_batch.value_or(kMaxGlobalBatch));
     if (auto pv = t.opt("precision")) f.precision = pv->string();
-    prose(t, "recompute");
+    if (auto rv = t.opt("recompute")) f.recompute = rv->string();
     f.dtype = opt_choice(t, "dtype", {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"});
     f.recompute_mode = opt_choice(t, "recompute_mode", {"none", "selective", "full"});
     t.done();
@@ -605,7 +606,39 @@ struct TrainingSetup {
   Workload workload;
   Layout layout;
   Recompute stated_recompute = Recompute::None;
+  unsigned stated_modules = 0;  // Layout::recompute_modules read from training.recompute
 };
+
+/// The selective-recompute module list a case's training.recompute words state, read only when
+/// they are exactly "selective: NAME NAME ..." (an optional trailing parenthetical aside) and
+/// every NAME is a Megatron-Core --recompute-modules name that tutti models (core_attn, moe_act,
+/// layernorm, mlp, moe, shared_experts). Anything else ("norm, act", "mlp up_proj", prose) is
+/// not read: nullopt.
+std::optional<unsigned> stated_recompute_modules(const std::string& words) {
+  const std::string prefix = "selective:";
+  if (words.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string rest = words.substr(prefix.size());
+  if (auto open = rest.find('('); open != std::string::npos) {
+    if (rest.back() != ')') return std::nullopt;
+    rest.resize(open);
+  }
+  unsigned bits = 0;
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    if (rest[i] == ' ' || rest[i] == ',') {
+      ++i;
+      continue;
+    }
+    std::size_t j = rest.find_first_of(" ,", i);
+    if (j == std::string::npos) j = rest.size();
+    auto m = parse_enum<RecomputeModule>(std::string_view(rest).substr(i, j - i));
+    if (!m || *m == RecomputeModule::MlaUpProj) return std::nullopt;
+    bits |= recompute_bit(*m);
+    i = j;
+  }
+  if (bits == 0) return std::nullopt;
+  return bits;
+}
 
 // The attention kernel when `software.attention` is null, from `software.date`: fused attention
 // arrived with FlashAttention (arXiv 2205.14135, May 2022) and FlashAttention-2 (arXiv 2307.08691,
@@ -812,6 +845,18 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   if (l.vp > 1) l.schedule = PipeSchedule::Interleaved;
   const Recompute stated = parse_enum<Recompute>(rc).value_or(Recompute::None);
   l.recompute = stated;
+  if (stated == Recompute::Selective && f.recompute) {
+    if (auto bits = stated_recompute_modules(*f.recompute)) {
+      l.recompute_modules = *bits == recompute_bit(RecomputeModule::CoreAttn) ? 0u : *bits;
+      note("recompute modules " + recompute_modules_string(*bits) + " (training.recompute '" +
+           *f.recompute + "': Megatron-Core --recompute-modules names)");
+    } else {
+      note(
+          "recompute selective of core_attn, Megatron's default module list (training.recompute "
+          "'" +
+          *f.recompute + "' names no exact Megatron module list)");
+    }
+  }
   if (f.sp) {
     l.sequence_parallel = *f.sp && l.tp > 1;
   } else {
@@ -857,6 +902,7 @@ TrainingSetup build_training(const CaseFacts& f, CaseResult& out) {
   s.workload = parse_workload(doc.dump(), f.id);
   s.layout = l;
   s.stated_recompute = stated;
+  s.stated_modules = l.recompute_modules;
   return s;
 }
 
@@ -917,7 +963,8 @@ double predict_training(const CaseFacts& f, CaseResult& out, const Context& ctx)
   if (f.metric == "tokens_per_sec_per_gpu")
     return gb * s.workload.training.seq_len / t / f.num_gpus;
   if (f.metric == "tflops_per_gpu")
-    return megatron_flops_per_iteration(s.workload, s.stated_recompute) / t / f.num_gpus / 1e12;
+    return megatron_flops_per_iteration(s.workload, s.stated_recompute, s.stated_modules) / t /
+           f.num_gpus / 1e12;
   if (f.metric == "mfu")
     return model_flops_per_iteration(s.workload) / t / f.num_gpus /
            peak_flops(cluster.gpu, s.workload.training.dtype, ctx.profile) * 100.0;
@@ -1318,6 +1365,14 @@ const DefaultRow kDefaults[] = {
     {"training.recompute_mode",
      "lightest of none/selective/full that fits tutti's memory estimate (none if none fits)",
      "the run happened, so it fit"},
+    {"training.recompute", "selective = core_attn (Megatron's default --recompute-modules)",
+     "read only as 'selective: NAME ...' (a trailing parenthetical aside allowed) with every NAME "
+     "an exact Megatron-Core --recompute-modules name (core_attn, moe_act, layernorm, mlp, moe, "
+     "shared_experts): those modules are recomputed (mapped: 'selective: layernorm moe', "
+     "'selective: moe_act layernorm', 'selective: moe_act mlp (reproduce guide)'); other words "
+     "are not Megatron module names and keep the default ('norm, act': norm and act are not "
+     "module names, layernorm vs. the QK norm and moe_act vs. the dense MLP's activation are "
+     "ambiguous; 'selective: mlp up_proj': up_proj is not a module name)"},
     {"parallel.cp", "1", "no context parallelism"},
     {"parallel.ep", "1", "experts not sharded"},
     {"parallel.etp", "= tp",

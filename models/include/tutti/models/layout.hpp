@@ -1,6 +1,7 @@
 #pragma once
 // Parallel layout and numeric types shared by workloads, engines and the execution backend.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,30 @@ bool is_gemm_only_dtype(DType d);
 #define TUTTI_RECOMPUTE_VALUES(X) X(None, "none") X(Selective, "selective") X(Full, "full")
 // clang-format on
 TUTTI_ENUM(Recompute, int, TUTTI_RECOMPUTE_VALUES);
+/// The submodules selective recompute re-runs, Megatron-Core's --recompute-modules (names as
+/// Megatron spells them; TransformerConfig.recompute_modules in
+/// megatron/core/transformer/transformer_config.py): "core_attn" (the attention core; the
+/// default), "moe_act" (the routed experts' activation function), "layernorm" (input_layernorm and
+/// pre_mlp_layernorm), "mla_up_proj" (MLA up projection and RoPE), "mlp" (the dense MLP),
+/// "moe" (the whole MoE layer: router, permutation, dispatch/combine all-to-all, experts, shared
+/// experts), "shared_experts". moe_act, layernorm and mla_up_proj use output-discarding
+/// checkpointing (the module's output is freed after its consumer ran and recomputed in
+/// backward); the others keep only the module's input.
+// clang-format off
+#define TUTTI_RECOMPUTE_MODULE_VALUES(X) \
+  X(CoreAttn, "core_attn") X(MoeAct, "moe_act") X(LayerNorm, "layernorm") \
+  X(MlaUpProj, "mla_up_proj") X(Mlp, "mlp") X(Moe, "moe") X(SharedExperts, "shared_experts")
+// clang-format on
+TUTTI_ENUM(RecomputeModule, int, TUTTI_RECOMPUTE_MODULE_VALUES);
+/// Bit of a module in Layout::recompute_modules.
+constexpr unsigned recompute_bit(RecomputeModule m) {
+  return 1u << static_cast<int>(m);
+}
+/// Parses "layernorm+moe" (module names joined by '+', Megatron's names) into a bit set; nullopt
+/// naming nothing when a name is unknown (`bad` receives it).
+std::optional<unsigned> parse_recompute_modules(std::string_view text, std::string* bad = nullptr);
+/// "layernorm+moe": the modules of a bit set in declaration order ("" for none).
+std::string recompute_modules_string(unsigned bits);
 // clang-format off
 #define TUTTI_PIPE_SCHEDULE_VALUES(X) X(OneFOneB, "1f1b") X(Interleaved, "interleaved") X(GPipe, "gpipe")
 // clang-format on
@@ -79,6 +104,9 @@ struct Layout {
   int micro_batch = 1;  ///< Sequences per micro-batch.
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   Recompute recompute = Recompute::None;
+  /// With recompute = selective: the modules re-run in backward (bits of RecomputeModule).
+  /// 0 = Megatron's default list, core_attn alone (what selective meant before module lists).
+  unsigned recompute_modules = 0;
 
   int gpus() const { return tp * pp * dp * cp; }
   /// Tensor-parallel degree of the expert weights (etp, or tp when etp is 0).
@@ -93,10 +121,17 @@ struct Layout {
   /// Whether zero=3 frees gathered parameters after forward (reshard resolved: -1 gives
   /// pp == 1, torchtitan's apply_fsdp default `reshard_after_forward = not pp_enabled`).
   bool reshard_after_forward() const { return reshard < 0 ? pp == 1 : reshard == 1; }
+  /// Whether backward re-runs the forward of module `m` (selective recompute with `m` in the
+  /// module list; full recompute re-runs whole layers and is not a module).
+  bool recomputes(RecomputeModule m) const {
+    if (recompute != Recompute::Selective) return false;
+    return recompute_modules == 0 ? m == RecomputeModule::CoreAttn
+                                  : (recompute_modules & recompute_bit(m)) != 0;
+  }
 };
 
 /// Parses "tp=8,pp=4,cp=1,ep=1,etp=1,zero=1,vp=2,mb=1,dp=4,sp=1,tp_overlap=0,recompute=selective,
-/// schedule=1f1b,shard_group=8,reshard=0"
+/// schedule=1f1b,shard_group=8,reshard=0,recompute_modules=layernorm+moe"
 /// on top of `base`. Throws InputError (file "--parallel") naming the bad item.
 Layout parse_layout_flag(std::string_view text, Layout base = {});
 // to_string / parse_enum for DType, Recompute and PipeSchedule come from their tables.

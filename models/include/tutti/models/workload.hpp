@@ -226,7 +226,8 @@ double model_flops_per_iteration(const Workload& w);
 double model_flops_per_token(const Workload& w);
 /// FLOPs the GPUs execute in one iteration under `l`: model FLOPs with causal attention counted
 /// at half the square (what a causal fused kernel does), attention backward at 2x forward, plus
-/// recompute (selective: the attention core forward again; full: each layer's forward again).
+/// recompute (selective: the attention core forward again, or the GEMMs of the listed modules;
+/// full: each layer's forward again).
 /// Equals the sum of Op::flops over the Program (times multiplicities).
 double hardware_flops_per_iteration(const Workload& w, const Layout& l);
 
@@ -234,8 +235,12 @@ double hardware_flops_per_iteration(const Workload& w, const Layout& l);
 /// Narayanan et al. 2021 eq. 3 (full s x s attention, backward = 2x forward) plus recompute
 /// (full: every layer's forward again, giving 96*B*s*l*h^2*(1 + s/(6h) + V/(16lh)) for dense
 /// GPT; selective: the attention core's forward again, Korthikanti et al. 2022). Generalised to
-/// GQA, gated MLPs and MoE like model_flops_per_iteration.
-double megatron_flops_per_iteration(const Workload& w, Recompute recompute);
+/// GQA, gated MLPs and MoE like model_flops_per_iteration. A selective module list
+/// (`recompute_modules`, Megatron-Core's --recompute-modules) adds the attention core only when
+/// it lists core_attn: the other modules exist only in Megatron-Core, whose reported TFLOP/s
+/// (megatron/training/training.py num_floating_point_operations) counts no recompute at all.
+double megatron_flops_per_iteration(const Workload& w, Recompute recompute,
+                                    unsigned recompute_modules = 0);
 
 /// Memory of one GPU (one pipeline stage class), in bytes.
 struct MemoryBreakdown {
