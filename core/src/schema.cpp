@@ -236,4 +236,16 @@ void require_schema(const Json& schema, const Json& doc, const std::string& sche
   throw InputError(source, key(e.path), found, expected);
 }
 
+Json parse_embedded_schema(const std::vector<std::pair<std::string, std::string>>& files,
+                           const std::string& name) {
+  const std::string* text = nullptr;
+  for (const auto& [file, contents] : files) {
+    if (file != name) continue;
+    if (text) throw InternalError("schemas/" + name + " is embedded more than once");
+    text = &contents;
+  }
+  if (!text) throw InternalError("schemas/" + name + " is not embedded");
+  return parse_json_text(*text, "schemas/" + name);
+}
+
 }  // namespace tutti

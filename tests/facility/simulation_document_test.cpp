@@ -9,32 +9,26 @@
 #include <string>
 #include <vector>
 
-#include "../support/run.hpp"
-#include "tutti/core/error.hpp"
+#include "../support/result_doc.hpp"
 
 using nlohmann::json;
-using tutti::testing::run_tutti;
+using tutti::testing::check_corruptions;
+using tutti::testing::check_round_trip;
+using tutti::testing::input_error_path;
+using tutti::testing::KeyMatch;
+using tutti::testing::run_json;
 
 namespace {
 
 json simulate(const std::vector<std::string>& args) {
   std::vector<std::string> all = {"--json", "simulate"};
   all.insert(all.end(), args.begin(), args.end());
-  auto r = run_tutti(all);
-  REQUIRE_MESSAGE(r.rc == 0, r.err);
-  return r.json();
+  return run_json(all);
 }
 
-// The InputError a malformed document gives, as "key path|found".
-std::string error_of(const json& j, const std::string& at = "") {
-  try {
-    tutti::simulation_document_from_json(j, "run.json", at);
-  } catch (const tutti::InputError& e) {
-    CHECK(e.file() == "run.json");
-    return e.key_path();
-  }
-  return "(no error)";
-}
+const auto read_document = [](const json& j, const std::string& source, const std::string& at) {
+  return tutti::simulation_document_from_json(j, source, at);
+};
 
 }  // namespace
 
@@ -52,8 +46,7 @@ TEST_CASE("simulation document: real output round-trips through the strict reade
   for (const auto& args : runs) {
     INFO(args[1] << " on " << args[3]);
     const json j = simulate(args);
-    const tutti::SimulationDocument d = tutti::simulation_document_from_json(j, "run.json");
-    CHECK(tutti::to_json(d).dump() == j.dump());
+    const tutti::SimulationDocument d = check_round_trip(read_document, j, "run.json");
     // The typed fields hold the document's values.
     CHECK(d.engine == j.at("engine").get<std::string>());
     CHECK(d.gpus == j.at("gpus").get<long long>());
@@ -78,24 +71,20 @@ TEST_CASE("simulation document: real output round-trips through the strict reade
 TEST_CASE("simulation document: a malformed key is an input error naming its path") {
   const json j = simulate(
       {"-w", "models/llama3-8b.json", "-c", "topologies/h100-64gpu-fattree.json", "-p", "tp=2"});
-  json bad = j;
-  bad["facility"]["cost"]["capex_usd"] = "a lot";
-  CHECK(error_of(bad, "architectures.1.simulation") ==
-        "architectures.1.simulation.facility.cost.capex_usd");
-  bad = j;
-  bad.erase("iteration_time_s");
-  CHECK(error_of(bad).find("iteration_time_s") != std::string::npos);
-  bad = j;
-  bad["bottleneck_links"][0]["utilization"] = -1;
-  CHECK(error_of(bad) == "bottleneck_links.0.utilization");
-  bad = j;
-  bad["calibration_defaults"] = {
-      {"h100", {{{"key", "k"}, {"what", "w"}, {"value", "x"}, {"basis", "b"}}}}};
-  CHECK(error_of(bad) == "calibration_defaults.h100.0.value");
-  bad = j;
-  bad["schema_version"] = 2;
-  CHECK(error_of(bad) == "schema_version");
-  CHECK(error_of(json::array()) == "(top level)");  // the whole document: not an object
+  check_corruptions(read_document, j,
+                    {{"/facility/cost/capex_usd", "a lot", "facility.cost.capex_usd"}}, "run.json",
+                    "architectures.1.simulation");
+  check_corruptions(
+      read_document, j,
+      {{"/iteration_time_s", std::nullopt, "iteration_time_s", KeyMatch::contains},
+       {"/bottleneck_links/0/utilization", -1, "bottleneck_links.0.utilization"},
+       {"/calibration_defaults",
+        json{{"h100", {{{"key", "k"}, {"what", "w"}, {"value", "x"}, {"basis", "b"}}}}},
+        "calibration_defaults.h100.0.value"},
+       {"/schema_version", 2, "schema_version"}},
+      "run.json");
+  // The whole document: not an object.
+  CHECK(input_error_path(read_document, json::array(), "run.json") == "(top level)");
   // A document the reader accepts keeps null figures as not known.
   json unknown = j;
   unknown["facility"]["cost"]["capex_usd"] = nullptr;

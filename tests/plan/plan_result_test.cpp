@@ -8,12 +8,13 @@
 #include <fstream>
 #include <string>
 
-#include "../support/run.hpp"
-#include "tutti/core/error.hpp"
+#include "../support/result_doc.hpp"
 
 using nlohmann::json;
 using tutti::PlanConfigurationView;
 using tutti::PlanResultView;
+using tutti::testing::check_corruptions;
+using tutti::testing::run_json;
 using tutti::testing::run_tutti;
 using tutti::testing::src;
 
@@ -53,10 +54,12 @@ void check_configuration(const PlanConfigurationView& v, const json& j) {
 }
 
 json example_plan() {
-  auto r = run_tutti({"plan", "--example", "--json", "-q"});
-  REQUIRE_MESSAGE(r.rc == 0, r.err);
-  return r.json();
+  return run_json({"plan", "--example", "--json", "-q"});
 }
+
+const auto read_plan = [](const json& j, const std::string& source, const std::string& at) {
+  return PlanResultView::from_json(j, source, at);
+};
 
 }  // namespace
 
@@ -93,9 +96,7 @@ TEST_CASE("plan result: tutti plan --example --json reads back into the typed vi
 TEST_CASE("plan result: an impossible request reads back with its reason and nearest miss") {
   // The small request with a deadline nothing meets (exit 1: a valid "no").
   const std::string file = src("tests/plan/small_request.json");
-  auto r = run_tutti({"plan", file, "--deadline", "2h", "--json"});
-  REQUIRE_MESSAGE(r.rc == 1, r.err);
-  const json j = r.json();
+  const json j = run_json({"plan", file, "--deadline", "2h", "--json"}, 1);
   const PlanResultView v = PlanResultView::from_json(j, file);
   CHECK_FALSE(v.found);
   CHECK_FALSE(v.recommended.has_value());
@@ -112,28 +113,13 @@ TEST_CASE("plan result: an impossible request reads back with its reason and nea
 
 TEST_CASE("plan result: a malformed plan is an InputError naming the file and the key path") {
   const json good = example_plan();
-  struct Case {
-    const char* pointer;
-    json value;
-    const char* key;
-  };
-  const Case cases[] = {{"/pareto", "x", "pareto"},
-                        {"/schema_version", 2, "schema_version"},
-                        {"/recommended/hardware/gpus", 0, "recommended.hardware.gpus"},
-                        {"/pareto/0/layout/tp", "eight", "pareto.0.layout.tp"},
-                        {"/constraints/0/value", 3, "constraints.0.value"}};
-  for (const auto& c : cases) {
-    json bad = good;
-    bad[json::json_pointer(c.pointer)] = c.value;
-    try {
-      (void)PlanResultView::from_json(bad, "bad-plan.json");
-      FAIL_CHECK("accepted ", c.pointer);
-    } catch (const tutti::InputError& e) {
-      const std::string what = e.what();
-      CHECK_MESSAGE(what.find("bad-plan.json") != std::string::npos, what);
-      CHECK_MESSAGE(what.find(c.key) != std::string::npos, c.key, " not named in: ", what);
-    }
-  }
+  check_corruptions(read_plan, good,
+                    {{"/pareto", "x", "pareto"},
+                     {"/schema_version", 2, "schema_version"},
+                     {"/recommended/hardware/gpus", 0, "recommended.hardware.gpus"},
+                     {"/pareto/0/layout/tp", "eight", "pareto.0.layout.tp"},
+                     {"/constraints/0/value", 3, "constraints.0.value"}},
+                    "bad-plan.json");
   // A document of an older shape (no schema_version) is refused, naming the key.
   json old = good;
   old.erase("schema_version");

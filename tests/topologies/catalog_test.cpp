@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
+#include "tutti/topologies/cluster.hpp"
 
 using namespace tutti;
 
@@ -250,4 +252,35 @@ TEST_CASE(
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("switch.infiniband") != std::string::npos);
   }
+}
+
+TEST_CASE(
+    "catalog: a server's cooling is data and picks the facility preset a cluster defaults to") {
+  const Catalog& c = Catalog::builtin();
+  // Liquid: the NVL72 racks, the 1,400 W MI355X and JUPITER's GH200 node; air: the 8-GPU servers,
+  // DGX B300 included (1,100 W per GPU in a fan-cooled chassis).
+  for (const char* id : {"gb200-nvl72", "gb300-nvl72", "mi355x-8x", "gh200-quad"})
+    CHECK_MESSAGE(c.node(id).liquid_cooled, id);
+  for (const char* id : {"dgx-h100", "dgx-b200", "dgx-b300", "mi325x-8x", "gaudi3-8x"})
+    CHECK_MESSAGE(!c.node(id).liquid_cooled, id);
+  const auto preset = [](const char* node, int nodes) {
+    const nlohmann::json j = {
+        {"name", "x"}, {"node", node}, {"nodes", nodes}, {"fabric", {{"kind", "none"}}}};
+    return parse_cluster(Doc::from_json(j, "x.json")).facility.id;
+  };
+  CHECK(preset("dgx-b300", 1) == "air-cooled");
+  CHECK(preset("gb200-nvl72", 18) == "liquid-cooled");
+  CHECK(preset("gh200-quad", 1) == "liquid-cooled");
+  // A server without a cooling, or with one the catalog does not know, is an input error.
+  const std::string node =
+      R"({"id":"n","name":"N","gpu":"h100-sxm-80gb","gpus":8,"scaleup":"nvswitch","nvlink_domain_gpus":8,)"
+      R"("nvswitch_chips":4,"nics":8,"nic":"cx7-400g","nic_transceivers":4,"pcie_bandwidth":"64GB/s",)"
+      R"("max_power":"10kW","overhead_power":"3kW","price":"$1","rack_units":8,"nodes_per_rack":4,)"
+      R"("source":"a test entry","estimates":[])";
+  const auto parse_node = [](const std::string& entry) {
+    Catalog::parse({{"nodes.json", R"({"kind":"node","entries":[)" + entry + "]}"}});
+  };
+  CHECK_THROWS_WITH_AS(parse_node(node + "}"), doctest::Contains("cooling"), InputError);
+  CHECK_THROWS_WITH_AS(parse_node(node + R"(,"cooling":"water"})"), doctest::Contains("water"),
+                       InputError);
 }

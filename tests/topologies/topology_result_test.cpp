@@ -6,29 +6,23 @@
 
 #include <string>
 
-#include "../support/run.hpp"
-#include "tutti/core/error.hpp"
+#include "../support/result_doc.hpp"
 
 using nlohmann::json;
-using tutti::testing::run_tutti;
+using tutti::testing::check_corruptions;
+using tutti::testing::check_round_trip;
+using tutti::testing::KeyMatch;
+using tutti::testing::run_json;
 
 namespace {
 
 json topo(const std::string& cluster) {
-  auto r = run_tutti({"--json", "topo", cluster});
-  REQUIRE_MESSAGE(r.rc == 0, r.err);
-  return r.json();
+  return run_json({"--json", "topo", cluster});
 }
 
-std::string error_of(const json& j) {
-  try {
-    tutti::topology_result_from_json(j, "topo.json", "architectures.1.topology");
-  } catch (const tutti::InputError& e) {
-    CHECK(e.file() == "topo.json");
-    return e.key_path();
-  }
-  return "(no error)";
-}
+const auto read_topology = [](const json& j, const std::string& source, const std::string& at) {
+  return tutti::topology_result_from_json(j, source, at);
+};
 
 }  // namespace
 
@@ -37,8 +31,7 @@ TEST_CASE("topology result: real output round-trips through the strict reader") 
                               "topologies/gb200-nvl72-576.json"}) {
     INFO(cluster);
     const json j = topo(cluster);
-    const tutti::TopologyResult t = tutti::topology_result_from_json(j, "topo.json");
-    CHECK(tutti::to_json(t).dump() == j.dump());
+    const tutti::TopologyResult t = check_round_trip(read_topology, j, "topo.json");
     CHECK(t.gpus == j.at("gpus").get<long long>());
     CHECK(t.network_capex_usd == j.at("network_capex_usd").get<double>());
     REQUIRE(t.bom.size() == j.at("bom").size());
@@ -50,17 +43,10 @@ TEST_CASE("topology result: real output round-trips through the strict reader") 
 }
 
 TEST_CASE("topology result: a malformed key is an input error naming its path") {
-  const json j = topo("topologies/dgx-h100-superpod-1su.json");
-  json bad = j;
-  bad["network_capex_usd"] = "1M";
-  CHECK(error_of(bad) == "architectures.1.topology.network_capex_usd");
-  bad = j;
-  bad["bom"][0].erase("count");
-  CHECK(error_of(bad).find("architectures.1.topology.bom.0") == 0);
-  bad = j;
-  bad["bom"][1]["network"] = "yes";
-  CHECK(error_of(bad) == "architectures.1.topology.bom.1.network");
-  bad = j;
-  bad["schema_version"] = 7;
-  CHECK(error_of(bad) == "architectures.1.topology.schema_version");
+  check_corruptions(read_topology, topo("topologies/dgx-h100-superpod-1su.json"),
+                    {{"/network_capex_usd", "1M", "network_capex_usd"},
+                     {"/bom/0/count", std::nullopt, "bom.0", KeyMatch::prefix},
+                     {"/bom/1/network", "yes", "bom.1.network"},
+                     {"/schema_version", 7, "schema_version"}},
+                    "topo.json", "architectures.1.topology");
 }

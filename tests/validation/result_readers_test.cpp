@@ -5,40 +5,27 @@
 
 #include <string>
 
-#include "../support/run.hpp"
-#include "tutti/core/error.hpp"
+#include "../support/result_doc.hpp"
 #include "tutti/validation/live.hpp"
 #include "tutti/validation/validation.hpp"
 
 using namespace tutti;
 using nlohmann::json;
-using tutti::testing::run_tutti;
+using tutti::testing::check_corruptions;
+using tutti::testing::check_round_trip;
+using tutti::testing::KeyMatch;
+using tutti::testing::run_json;
 using tutti::testing::src;
 
 namespace {
 
-template <class Read>
-std::string error_of(Read read, const json& j) {
-  try {
-    read(j, "result.json", "runs.0");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "result.json");
-    return e.key_path();
-  }
-  return "(no error)";
-}
+const auto read_validation = [](const json& j, const std::string& source, const std::string& at) {
+  return validation_report_from_json(j, source, at);
+};
 
-std::string validation_error(const json& j) {
-  return error_of([](const json& d, const std::string& s,
-                     const std::string& at) { validation_report_from_json(d, s, at); },
-                  j);
-}
-
-std::string replay_error(const json& j) {
-  return error_of([](const json& d, const std::string& s,
-                     const std::string& at) { replay_comparison_from_json(d, s, at); },
-                  j);
-}
+const auto read_replay = [](const json& j, const std::string& source, const std::string& at) {
+  return replay_comparison_from_json(j, source, at);
+};
 
 ReplayMeasurement tiny_replay() {
   ReplayMeasurement m;
@@ -58,12 +45,9 @@ ReplayMeasurement tiny_replay() {
 }  // namespace
 
 TEST_CASE("validation result: real output round-trips through the strict reader") {
-  auto r = run_tutti({"validate", "--cases", "tests/validation/published-public.json", "--json",
-                      "--only", "korthikanti"});
-  REQUIRE_MESSAGE(r.rc == 0, r.err);
-  const json j = r.json();
-  const ValidationReport rep = validation_report_from_json(j, "validate.json");
-  CHECK(to_json(rep).dump() == j.dump());
+  const json j = run_json({"validate", "--cases", "tests/validation/published-public.json",
+                           "--json", "--only", "korthikanti"});
+  const ValidationReport rep = check_round_trip(read_validation, j, "validate.json");
   REQUIRE(!rep.cases.empty());
   CHECK(rep.cases.size() == j.at("cases").size());
   CHECK(rep.cases[0].predicted == j.at("cases").at(0).at("predicted").get<double>());
@@ -76,44 +60,32 @@ TEST_CASE("validation result: real output round-trips through the strict reader"
   more.skipped.push_back({"a-case", "a fact tutti cannot express"});
   more.inconsistent.push_back({"b-case", 7e9, 8e9, 14.3, {"model.kv_heads: = heads"}});
   const json m = to_json(more);
-  CHECK(to_json(validation_report_from_json(m, "validate.json")).dump() == m.dump());
+  check_round_trip(read_validation, m, "validate.json");
 
-  json bad = j;
-  bad["cases"][0]["gpus"] = -1;
-  CHECK(validation_error(bad) == "runs.0.cases.0.gpus");
-  bad = j;
-  bad["summary"].erase("mape_pct");
-  CHECK(validation_error(bad).find("runs.0.summary") == 0);
-  bad = j;
-  bad["cases"][0]["kind"] = "sparse";
-  CHECK(validation_error(bad) == "runs.0.cases.0.kind");
-  bad = m;
-  bad["inconsistent"][0]["stated_params"] = "7B";
-  CHECK(validation_error(bad) == "runs.0.inconsistent.0.stated_params");
+  check_corruptions(read_validation, j,
+                    {{"/cases/0/gpus", -1, "cases.0.gpus"},
+                     {"/summary/mape_pct", std::nullopt, "summary", KeyMatch::prefix},
+                     {"/cases/0/kind", "sparse", "cases.0.kind"}},
+                    "result.json", "runs.0");
+  check_corruptions(read_validation, m,
+                    {{"/inconsistent/0/stated_params", "7B", "inconsistent.0.stated_params"}},
+                    "result.json", "runs.0");
 }
 
 TEST_CASE("replay validation result: compare_replay's document round-trips through the reader") {
   for (double tolerance : {0.0, 1e6}) {
     INFO("tolerance " << tolerance);
     const json j = compare_replay(tiny_replay(), "m.json", {"", "", tolerance});
-    const ReplayComparison c = replay_comparison_from_json(j, "replay.json");
-    CHECK(to_json(c).dump() == j.dump());
+    const ReplayComparison c = check_round_trip(read_replay, j, "replay.json");
     CHECK(c.predicted_s == j.at("iteration").at("predicted_s").get<double>());
     CHECK(c.measured_iterations == 3);
     CHECK(c.by_kind.size() == j.at("by_kind").size());
     CHECK(c.within_tolerance.has_value() == (tolerance > 0));
   }
-  const json j = compare_replay(tiny_replay(), "m.json", {});
-  json bad = j;
-  bad["iteration"]["measured_iterations"] = 2.5;
-  CHECK(replay_error(bad) == "runs.0.iteration.measured_iterations");
-  bad = j;
-  bad["device"] = "tpu";
-  CHECK(replay_error(bad) == "runs.0.device");
-  bad = j;
-  bad["by_kind"][0].erase("measured_s");
-  CHECK(replay_error(bad).find("runs.0.by_kind.0") == 0);
-  bad = j;
-  bad["tolerance_pct"] = 0;
-  CHECK(replay_error(bad) == "runs.0.tolerance_pct");
+  check_corruptions(read_replay, compare_replay(tiny_replay(), "m.json", {}),
+                    {{"/iteration/measured_iterations", 2.5, "iteration.measured_iterations"},
+                     {"/device", "tpu", "device"},
+                     {"/by_kind/0/measured_s", std::nullopt, "by_kind.0", KeyMatch::prefix},
+                     {"/tolerance_pct", 0, "tolerance_pct"}},
+                    "result.json", "runs.0");
 }

@@ -108,6 +108,7 @@ NodeSpec parse_node(Obj& e) {
   n.price_usd = e.req("price").quantity(Dim::Money);
   n.rack_units = static_cast<int>(e.req("rack_units").integer(1, 100000));
   n.nodes_per_rack = static_cast<int>(e.req("nodes_per_rack").integer(0, 1000));
+  n.liquid_cooled = e.req("cooling").choice({"air", "liquid"}) == "liquid";
   n.nvls = e.boolean_or("nvls", false);
   n.nodes_per_su = static_cast<int>(e.integer_or("nodes_per_su", 0, 1, 4096));
   if (n.nvls && n.scaleup != ScaleUp::NVSwitch)
@@ -493,7 +494,8 @@ Json Catalog::si_json(std::string_view kind, std::string_view id) const {
          {"price_usd", n.price_usd},
          {"rack_units", n.rack_units},
          {"nodes_per_rack", n.nodes_per_rack},
-         {"nvls", n.nvls}};
+         {"nvls", n.nvls},
+         {"cooling", n.liquid_cooled ? "liquid" : "air"}};
   } else if (kind == "nic") {
     const auto& n = nic(id);
     j = {{"bandwidth_Bps", n.bandwidth_Bps},

@@ -359,8 +359,8 @@ Cluster parse_cluster(const Doc& doc, bool measure_diameter) {
   }
 
   // Facility.
-  std::string preset =
-      c.gpu.tdp_W >= 1200 || c.node.nodes_per_rack >= 18 ? "liquid-cooled" : "air-cooled";
+  // The server's own cooling (catalog `cooling`) picks the default preset.
+  std::string preset = c.node.liquid_cooled ? "liquid-cooled" : "air-cooled";
   std::optional<Obj> fo;
   if (auto v = root.opt("facility")) {
     fo = v->obj();

@@ -1,8 +1,6 @@
 // The topology result read back (topology_result.hpp).
 #include "tutti/topologies/topology_result.hpp"
 
-#include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 
 namespace tutti {
@@ -17,12 +15,8 @@ std::optional<double> opt_number(const json& j, const char* key) {
 }  // namespace
 
 const json& topology_result_schema() {
-  static const json schema = [] {
-    const auto& files = embedded_topology_result_schema();
-    if (files.size() != 1)
-      throw InternalError("topology_result.schema.json is not embedded exactly once");
-    return parse_json_text(files[0].second, "schemas/topology_result.schema.json");
-  }();
+  static const json schema =
+      parse_embedded_schema(embedded_topology_result_schema(), "topology_result.schema.json");
   return schema;
 }
 

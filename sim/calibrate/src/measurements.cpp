@@ -5,7 +5,6 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 
 namespace tutti::calibrate {
@@ -84,11 +83,8 @@ Replay read_replay(const Json& r, const std::string& file) {
 }  // namespace
 
 const Json& measurements_schema() {
-  static const Json schema = [] {
-    const auto& files = embedded_measurement_schema();
-    if (files.size() != 1) throw InternalError("schemas/measurements.schema.json is not embedded");
-    return parse_json_text(files.front().second, "schemas/measurements.schema.json");
-  }();
+  static const Json schema =
+      parse_embedded_schema(embedded_measurement_schema(), "measurements.schema.json");
   return schema;
 }
 

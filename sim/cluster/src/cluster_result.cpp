@@ -4,8 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tutti/core/config.hpp"
-#include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 
 namespace tutti {
@@ -14,12 +12,7 @@ namespace {
 constexpr const char* kSchema = "cluster_result.schema.json";
 
 const nlohmann::json& schema() {
-  static const nlohmann::json s = [] {
-    const auto& files = embedded_cluster_result_schema();
-    if (files.size() != 1 || files[0].first != kSchema)
-      throw InternalError(std::string(kSchema) + " is not embedded");
-    return parse_json_text(files[0].second, std::string("schemas/") + kSchema);
-  }();
+  static const nlohmann::json s = parse_embedded_schema(embedded_cluster_result_schema(), kSchema);
   return s;
 }
 

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 
-#include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/facility/facility.hpp"
 #include "tutti/models/layout.hpp"
@@ -216,12 +214,8 @@ json to_json(const SimulationDocument& d) {
 }
 
 const json& simulation_result_schema() {
-  static const json schema = [] {
-    const auto& files = embedded_simulation_result_schema();
-    if (files.size() != 1)
-      throw InternalError("simulation_result.schema.json is not embedded exactly once");
-    return parse_json_text(files[0].second, "schemas/simulation_result.schema.json");
-  }();
+  static const json schema =
+      parse_embedded_schema(embedded_simulation_result_schema(), "simulation_result.schema.json");
   return schema;
 }
 

@@ -5,7 +5,6 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 
 namespace tutti {
@@ -15,12 +14,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* kSchema = "plan_result.schema.json";
 
 const nlohmann::json& schema() {
-  static const nlohmann::json s = [] {
-    const auto& files = embedded_plan_result_schema();
-    if (files.size() != 1 || files[0].first != kSchema)
-      throw InternalError(std::string(kSchema) + " is not embedded");
-    return parse_json_text(files[0].second, std::string("schemas/") + kSchema);
-  }();
+  static const nlohmann::json s = parse_embedded_schema(embedded_plan_result_schema(), kSchema);
   return s;
 }
 

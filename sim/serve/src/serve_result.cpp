@@ -5,7 +5,6 @@
 
 #include "tutti/core/config.hpp"
 #include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 
 namespace tutti::serve {
@@ -14,12 +13,7 @@ namespace {
 constexpr const char* kSchema = "serve_result.schema.json";
 
 const nlohmann::json& schema() {
-  static const nlohmann::json s = [] {
-    const auto& files = embedded_serve_result_schema();
-    if (files.size() != 1 || files[0].first != kSchema)
-      throw InternalError(std::string(kSchema) + " is not embedded");
-    return parse_json_text(files[0].second, std::string("schemas/") + kSchema);
-  }();
+  static const nlohmann::json s = parse_embedded_schema(embedded_serve_result_schema(), kSchema);
   return s;
 }
 

@@ -3,8 +3,6 @@
 // first, so a wrong or missing key is an InputError naming it, then read into its type.
 #include <nlohmann/json.hpp>
 
-#include "tutti/core/error.hpp"
-#include "tutti/core/json_text.hpp"
 #include "tutti/core/schema.hpp"
 #include "tutti/validation/live.hpp"
 #include "tutti/validation/validation.hpp"
@@ -32,22 +30,11 @@ std::vector<ErrorSummary> groups_of(const json& a) {
 
 }  // namespace
 
-const json& validation_result_schema(const std::string& name) {
-  static const std::map<std::string, json> parsed = [] {
-    std::map<std::string, json> m;
-    for (const auto& [file, text] : embedded_validation_result_schemas())
-      m.emplace(file, parse_json_text(text, "schemas/" + file));
-    return m;
-  }();
-  const auto it = parsed.find(name);
-  if (it == parsed.end()) throw InternalError("result schema " + name + " is not embedded");
-  return it->second;
-}
-
 ValidationReport validation_report_from_json(const json& j, const std::string& source,
                                              const std::string& at) {
-  require_schema(validation_result_schema("validation_result.schema.json"), j,
-                 "validation_result.schema.json", source, at);
+  static const json schema =
+      parse_embedded_schema(embedded_validation_result_schemas(), "validation_result.schema.json");
+  require_schema(schema, j, "validation_result.schema.json", source, at);
   ValidationReport r;
   r.files = j.at("files").get<std::vector<std::string>>();
   r.total_cases = j.at("total_cases").get<int>();
@@ -93,8 +80,9 @@ ValidationReport validation_report_from_json(const json& j, const std::string& s
 
 ReplayComparison replay_comparison_from_json(const json& j, const std::string& source,
                                              const std::string& at) {
-  require_schema(validation_result_schema("replay_validation_result.schema.json"), j,
-                 "replay_validation_result.schema.json", source, at);
+  static const json schema = parse_embedded_schema(embedded_validation_result_schemas(),
+                                                   "replay_validation_result.schema.json");
+  require_schema(schema, j, "replay_validation_result.schema.json", source, at);
   ReplayComparison r;
   r.schema_version = j.at("schema_version").get<int>();
   r.measurements = j.at("measurements").get<std::string>();

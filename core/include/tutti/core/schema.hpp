@@ -15,6 +15,7 @@
 // Complexity: O(size of the document x depth of the schema); oneOf/anyOf try each branch.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tutti {
@@ -44,5 +45,12 @@ std::string format_schema_errors(const std::vector<SchemaError>& errors);
 void require_schema(const nlohmann::json& schema, const nlohmann::json& doc,
                     const std::string& schema_name, const std::string& source,
                     const std::string& at = "");
+
+/// Parses the schema `name` (e.g. "plan_result.schema.json") from `files`, the (file name, text)
+/// pairs a library embeds at build time (cmake tutti_embed_files). The one way a library reads its
+/// embedded schemas: a reader keeps the result in a function-local static, so each schema is parsed
+/// once. Throws InternalError when `name` is not among `files` exactly once (a build bug).
+nlohmann::json parse_embedded_schema(const std::vector<std::pair<std::string, std::string>>& files,
+                                     const std::string& name);
 
 }  // namespace tutti

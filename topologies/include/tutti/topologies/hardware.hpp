@@ -64,6 +64,10 @@ struct NodeSpec {
   double price_usd = 0;         ///< Whole server including GPUs.
   int rack_units = 8;
   int nodes_per_rack = 0;  ///< Reference-design density (0 = derive from rack power).
+  /// How the vendor cools the server (catalog `cooling`, required, cited in `source`): true for
+  /// "liquid" (direct-to-chip cold plates: GB200/GB300 NVL72, MI355X), false for "air". Picks the
+  /// facility preset a cluster gets when it names none (liquid-cooled or air-cooled).
+  bool liquid_cooled = false;
   /// NVLink SHARP (NVLS): the NVSwitch reduces in the switch (third-generation NVSwitch, Hopper,
   /// and later). NCCL's NVLS algorithm then spans the whole NVLink domain (72 GPUs on NVL72).
   bool nvls = false;

@@ -89,7 +89,5 @@ nlohmann::json to_json(const ReplayComparison& r);
 /// The embedded result schemas of this library (validation_result.schema.json,
 /// replay_validation_result.schema.json) as (file name, text) (cmake/embed_files.cmake).
 const std::vector<std::pair<std::string, std::string>>& embedded_validation_result_schemas();
-/// One of them, parsed once.
-const nlohmann::json& validation_result_schema(const std::string& name);
 
 }  // namespace tutti
