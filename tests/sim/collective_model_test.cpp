@@ -237,3 +237,41 @@ TEST_CASE("collective_estimate_s is plan_collective's estimate, bit for bit, wit
         }
   }
 }
+
+TEST_CASE("direct and node-limited all-to-alls carry every peer, no sampled shifts") {
+  // 16 nodes of 4 GPUs: a direct all-to-all over 32 ranks (8 nodes) and a node-limited one over
+  // all 64 (15 other nodes, 3 domain-mates): more peers than the 8 shifts once sampled.
+  const double nic = 50e9, nvl = 400e9, S = 64e6;
+  TestFatTree topo(4, 4, 4, 2, nic, nvl, 1e15, 0);
+  CalibrationProfile prof = testing::ideal_profile();
+  CollectiveContext ctx = make_collective_context(topo, prof, false, false);
+  auto pairs_once = [](const CollectivePlan& p, int n) {
+    std::vector<int> seen(static_cast<std::size_t>(n * n), 0);
+    for (const CollFlow& f : p.phases.at(0).flows) ++seen[f.src_gpu * n + f.dst_gpu];
+    return seen;
+  };
+  const CollectivePlan d = plan_collective(Coll::AllToAll, S, iota_group(32), ctx);
+  REQUIRE(d.algo == CollAlgo::Direct);
+  REQUIRE(d.phases.size() == 1);
+  CHECK(d.phases[0].flows.size() == 32u * 31u);
+  const std::vector<int> ds = pairs_once(d, 32);
+  const double b = d.phases[0].flows[0].bytes;
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) CHECK(ds[i * 32 + j] == (i == j ? 0 : 1));
+  for (const CollFlow& f : d.phases[0].flows) CHECK(f.bytes == b);
+  // Every NIC sends to and receives from 28 peers alike: 28 S/32 bytes at the NIC's rate.
+  CHECK(simulate_collectives({d}, topo, prof) == doctest::Approx(28 * b / nic));
+  ctx.a2a_topk = 8;
+  ctx.a2a_max_nodes = 4;
+  const CollectivePlan nl = plan_collective(Coll::AllToAll, S, iota_group(64), ctx);
+  REQUIRE(nl.algo == CollAlgo::NodeLimited);
+  CHECK(nl.phases.at(0).flows.size() == 64u * (15u + 3u));
+  const std::vector<int> ns = pairs_once(nl, 64);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      const bool peer = i != j && (i / 4 == j / 4 || i % 4 == j % 4);  // domain-mate or rail peer
+      CHECK(ns[i * 64 + j] == (peer ? 1 : 0));
+    }
+}
