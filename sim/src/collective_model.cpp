@@ -16,6 +16,7 @@ namespace {
 
 constexpr int kMaxPairwisePhases = 16;
 constexpr int kMaxDirectRanks = 64;
+constexpr int kDirectSampledShifts = 8;
 
 struct Geo {
   std::vector<std::vector<int>> nodes;  // group members per node, nodes in first-seen order
@@ -539,27 +540,41 @@ void build_phases(CollectivePlan& plan, Coll coll, double S_wire, const Geo& g, 
       break;
     }
     case CollAlgo::Direct: {
-      // Every peer: shift s = 1..n-1 sends i -> i+s, S/n bytes per flow.
+      // Every peer when n-1 <= kDirectSampledShifts; else kDirectSampledShifts evenly spaced
+      // shifts, each carrying (n-1)/kDirectSampledShifts peers' bytes (per-GPU volume exact).
       CollPhase ph;
-      ph.flows.reserve(static_cast<std::size_t>(n) * (n - 1));
-      for (int s = 1; s < n; ++s)
+      const int shifts = n - 1;
+      const int k = std::min(shifts, kDirectSampledShifts);
+      for (int p = 0; p < k; ++p) {
+        int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / k);
+        int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / k);
         for (int i = 0; i < n; ++i)
-          ph.flows.push_back({g.flat[i], g.flat[(i + s) % n], S_wire / n});
+          ph.flows.push_back({g.flat[i], g.flat[(i + lo) % n], S_wire / n * (hi - lo)});
+      }
       plan.phases.push_back(std::move(ph));
       break;
     }
     case CollAlgo::NodeLimited: {
       // One phase: rail-aligned fabric flows to every other node and NVLink flows to every
-      // domain-mate (node_limited_split), every peer.
+      // domain-mate (node_limited_split), each set sampled like Direct's peers above 8 shifts.
       const NodeSplit x = node_limited_split(g, ctx);
       CollPhase ph;
-      ph.flows.reserve(static_cast<std::size_t>(N) * k * (N + k - 2));
+      auto sampled = [&](int shifts, auto&& add) {
+        const int m = std::min(shifts, kDirectSampledShifts);
+        for (int p = 0; p < m; ++p) {
+          const int lo = 1 + static_cast<int>(static_cast<long long>(p) * shifts / m);
+          const int hi = 1 + static_cast<int>(static_cast<long long>(p + 1) * shifts / m);
+          add(lo, hi - lo);
+        }
+      };
       for (int j = 0; j < N; ++j)
         for (int i = 0; i < k; ++i) {
-          for (int d = 1; d < N; ++d)
-            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + d) % N][i], S_wire * x.inter});
-          for (int d = 1; d < k; ++d)
-            ph.flows.push_back({g.nodes[j][i], g.nodes[j][(i + d) % k], S_wire * x.intra});
+          sampled(N - 1, [&](int d, int w) {
+            ph.flows.push_back({g.nodes[j][i], g.nodes[(j + d) % N][i], S_wire * x.inter * w});
+          });
+          sampled(k - 1, [&](int d, int w) {
+            ph.flows.push_back({g.nodes[j][i], g.nodes[j][(i + d) % k], S_wire * x.intra * w});
+          });
         }
       plan.phases.push_back(std::move(ph));
       break;

@@ -48,8 +48,9 @@
 //   Hierarchical  (not NCCL; only with "non_nccl_algorithms": ["hierarchical"]) all_reduce,
 //             N > 1, k > 1: intra-node ring reduce-scatter, then a ring all-reduce of S/k over
 //             the N nodes on each rail (k concurrent rings), then an intra-node ring all-gather.
-//   Direct    all_to_all (n <= 64): one phase, every i->j of S/n bytes (every peer, n(n-1)
-//             flows; no sampling).
+//   Direct    all_to_all (n <= 64): one phase, every i->j of S/n bytes; above 9 ranks the peers
+//             are sampled: 8 evenly spaced shifts s, each flow i -> i+s carrying the bytes of the
+//             (n-1)/8 peers it stands for (every GPU's volume is exact; the spread is sampled).
 //   Pairwise  all_to_all: n-1 phases, shift s sends i -> i+s (S/n bytes). When n-1 > 16 the
 //             phases are sampled: 16 evenly spaced shifts whose repeats add up to n-1.
 //   NodeLimited  all_to_all of MoE tokens under node-limited routing (DeepSeek-V3: each token to
