@@ -8,6 +8,8 @@
 //  * a collective op of a class starts that collective in every group of the class: all their
 //    flows are routed (fabric traffic of all groups contends), except when every flow stays inside
 //    a node: then only the representative node's flows are simulated;
+//  * with one timeline per stage, flows that stay inside a node run in one node of the stage (the
+//    others mirror it exactly, Des::route) when nothing else shares those nodes' links;
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
 //    one copy of precomputed paths into the network, not a re-plan and re-route.
 #include "tutti/sim/engine.hpp"
@@ -138,6 +140,10 @@ struct RoutedPhase {
   std::vector<std::uint32_t> groups;  // flow offsets of each merged collective (size plans+1)
   std::uint32_t max_group = 0;        // flows of the largest group
   int repeat = 1;                     // lock-step steps (paced by Pace)
+  // Mirrored flows (Des::route): not simulated, their bytes only counted on their links. CSR
+  // paths; shadow_groups: flow offsets of each group, like groups.
+  std::vector<std::uint32_t> shadow_offsets{0}, shadow_links, shadow_groups;
+  std::vector<double> shadow_bytes;
 };
 struct RoutedPlan {
   // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
@@ -226,8 +232,9 @@ struct CommInstance {
 class Des {
  public:
   Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
-      const ProgramSimOptions& o)
-      : prog_(p),
+      const ProgramSimOptions& o, bool mirror)
+      : mirror_(mirror),
+        prog_(p),
         cl_(c),
         prof_(prof),
         opt_(o),
@@ -238,6 +245,7 @@ class Des {
   SimResult run();
 
  private:
+  bool mirror_;  // node mirroring requested (build() keeps it on only where it applies)
   void build();
   void release(std::uint32_t c, std::uint32_t i);
   void start_op(std::uint32_t c, std::uint32_t i);
@@ -250,7 +258,9 @@ class Des {
   void check_pacing();
   const RoutedPlan* collective_plan(std::uint32_t c, const Op& op);
   const RoutedPlan* p2p_plan(std::uint32_t src_class, std::uint32_t dst_class, double bytes);
-  RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node);
+  RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
+                   int stage = -1);
+  void own_links(std::int32_t node);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
   std::vector<std::vector<int>> replica_groups(bool strict, bool any_ep);
@@ -311,7 +321,15 @@ class Des {
   std::vector<ClassOps> class_ops_;  // per rank class (prog_.classes)
   std::vector<std::uint32_t> path_;
   std::size_t done_ops_ = 0, total_ops_ = 0;
+  // Node mirroring (Des::route): on while every check holds; link_node_ per link: -1 unused, a
+  // node whose node-internal flows cross it, or kCross (crossed by a flow between nodes).
+  static constexpr std::int32_t kCross = -2;
+  std::vector<std::int32_t> link_node_;
+  std::size_t mirrored_ = 0;  // flows mirrored, over all routed plans
 };
+
+/// Thrown by Des::route when a check of node mirroring fails: the run starts again without it.
+struct MirrorBroken {};
 
 // Replica groups. A rank class stands for the tp*cp*dp ranks of a stage; with d-mod-k routing
 // every data-parallel replica sees the same contention, but with ECMP hashing the transfers of
@@ -565,6 +583,10 @@ void Des::build() {
   }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
   const int span = L.tp * L.cp;
+  // Node mirroring needs one timeline per stage and stages made of whole nodes.
+  const int gpn = topo_.gpus_per_node();
+  mirror_ = mirror_ && replicas_ == 1 && topo_.num_nodes() > 1 && per_stage % gpn == 0;
+  if (mirror_) link_node_.assign(topo_.links().size(), -1);
   cls_.resize(prog_.classes.size() * replicas_);
   class_ops_.resize(prog_.classes.size());
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcount;
@@ -623,9 +645,37 @@ std::vector<int> Des::ranks_of(std::uint32_t c) const {
   return out;
 }
 
-RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node) {
+// Node mirroring. With one timeline per stage, every op of a stage starts at the same moment in
+// all of the stage's nodes. When (a) every stage is made of whole nodes, (b) every plan that puts
+// flows inside nodes puts the same ones (local source, local destination, bytes) in each node of
+// its stage, (c) a link is crossed only by flows inside one node or only by flows between
+// nodes, and (d) the inside flows of a plan start together in all nodes (one step, or one
+// collective: a paced plan of several runs one instance per collective), then the links of a node's
+// inside form components of the max-min network that no other flow reaches, and the same flows
+// start on them at the same times in every node of a stage: by induction over events they get the
+// same rates and finish together. So only the stage's first node (rep_node, also the node that
+// plans with every flow inside a node run in) simulates its inside flows; those of the other nodes
+// are dropped from the flow sets and only their bytes are counted on their links (link_bytes, in
+// the same order, so the bottleneck report is unchanged). A set then ends when its simulated flows
+// end, as it would with every flow. The checks run as plans are routed; when one fails the run
+// starts again without mirroring (MirrorBroken).
+void Des::own_links(std::int32_t node) {
+  for (std::uint32_t l : path_) {
+    std::int32_t& o = link_node_[l];
+    if (o == -1) o = node;
+    if (o != node) throw MirrorBroken{};
+  }
+}
+
+RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
+                      int stage) {
   RoutedPlan rp;
   if (plans.empty()) return rp;
+  const int gpn = topo_.gpus_per_node();
+  const int nodes_per_stage =
+      prog_.layout.tp * prog_.layout.cp * prog_.layout.dp / std::max(1, gpn);
+  // Per node of the stage: the inside flows (phase, local src, local dst, bytes) of this plan.
+  std::map<int, std::vector<std::tuple<std::size_t, int, int, double>>> inside;
   rp.fixed_latency_s = plans[0].fixed_latency_s;
   rp.algo = plans[0].algo;
   rp.proto = plans[0].proto;
@@ -635,17 +685,34 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
     out.offsets.push_back(0);
     out.repeat = plans[0].phases[ph].repeat;
     out.groups.push_back(0);
+    out.shadow_groups.push_back(0);
     for (const CollectivePlan& p : plans) {
       const CollPhase& cp = p.phases[ph];
       check_internal(cp.repeat == out.repeat, "engine: merged collective plans differ in steps");
       for (const CollFlow& f : cp.flows) {
         if (local_only && topo_.node_of(f.src_gpu) != rep_node) continue;
         if (f.src_gpu == f.dst_gpu) continue;
+        const int node = topo_.node_of(f.src_gpu);
+        const bool in_node = node == topo_.node_of(f.dst_gpu);
+        bool shadow = false;
+        if (mirror_ && in_node && !local_only) {
+          if (stage < 0 || node / nodes_per_stage != stage) throw MirrorBroken{};
+          inside[node].emplace_back(ph, f.src_gpu % gpn, f.dst_gpu % gpn, f.bytes);
+          shadow = node != rep_node;
+        }
         // Adaptive routing / spraying: one subflow of bytes / n per equal-cost path.
         const int np = topo_.paths(f.src_gpu, f.dst_gpu);
         for (int part = 0; part < np; ++part) {
           topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu),
                            np > 1 ? part : -1, path_);
+          if (mirror_) own_links(in_node ? node : kCross);
+          if (shadow) {
+            out.shadow_links.insert(out.shadow_links.end(), path_.begin(), path_.end());
+            out.shadow_offsets.push_back(static_cast<std::uint32_t>(out.shadow_links.size()));
+            out.shadow_bytes.push_back(f.bytes / np);
+            ++mirrored_;
+            continue;
+          }
           out.links.insert(out.links.end(), path_.begin(), path_.end());
           for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
           out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
@@ -655,6 +722,20 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
       const auto nb = static_cast<std::uint32_t>(out.bytes.size());
       out.max_group = std::max(out.max_group, nb - out.groups.back());
       out.groups.push_back(nb);  // one group per plan, in every phase (possibly empty)
+      out.shadow_groups.push_back(static_cast<std::uint32_t>(out.shadow_bytes.size()));
+    }
+  }
+  if (!inside.empty()) {
+    // (d): a paced run of several groups runs one instance per group, whose later steps start
+    // when that group's earlier ones end; the nodes' inside flows start together only in a run of
+    // one step, or of one group.
+    if (plans.size() > 1 && (rp.phases.size() > 1 || rp.phases[0].repeat > 1)) throw MirrorBroken{};
+    // (b): every node of the stage has the rep node's inside flows
+    for (auto& [nd, v] : inside) std::sort(v.begin(), v.end());
+    const auto& ref = inside[rep_node];
+    for (int nd = stage * nodes_per_stage; nd < (stage + 1) * nodes_per_stage; ++nd) {
+      const auto it = inside.find(nd);
+      if (it == inside.end() ? !ref.empty() : it->second != ref) throw MirrorBroken{};
     }
   }
   return rp;
@@ -687,7 +768,7 @@ const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
     if (local && topo_.node_of(g[0]) != rep_node) continue;
     plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
   }
-  auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node));
+  auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node, cls_[c].rc->stage));
   const RoutedPlan* ptr = rp.get();
   coll_cache_.emplace(key, std::move(rp));
   cls_[c].plans.push_back(
@@ -824,6 +905,10 @@ void Des::start_phase(std::uint32_t id) {
   for (std::uint32_t f = groups[0]; f < groups[ng]; ++f)
     net_.add_flow(set, ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f],
                   ph.bytes[f] * k, k);
+  const std::uint32_t* sg = ph.shadow_groups.data() + (all ? 0 : in.group);
+  for (std::uint32_t f = sg[0]; f < sg[ng]; ++f)
+    net_.count_bytes(ph.shadow_links.data() + ph.shadow_offsets[f],
+                     ph.shadow_offsets[f + 1] - ph.shadow_offsets[f], ph.shadow_bytes[f] * k);
   net_.start_set(set, now_);
   pc.watch(set, ph.bytes.data(), groups, ng, max_group, ph.repeat);
   if (pc.watched && !pc.listed) {
@@ -991,15 +1076,16 @@ SimResult Des::run() {
   if (!opt_.trace.path.empty())
     write_trace(opt_.trace.path, prog_, trace_timelines(), opt_.trace.filter, iter);
   if (opt_.replica_timelines) *opt_.replica_timelines = replicas_;
+  if (opt_.mirrored_flows) *opt_.mirrored_flows = mirrored_;
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(stderr,
                  "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
                  "rate solves, %llu "
-                 "flow re-rates, %zu comm plans\n",
+                 "flow re-rates, %zu comm plans, %zu flows mirrored (node mirroring %s)\n",
                  total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
                  static_cast<unsigned long long>(net_.solves()),
                  static_cast<unsigned long long>(net_.flows_solved()),
-                 coll_cache_.size() + p2p_cache_.size());
+                 coll_cache_.size() + p2p_cache_.size(), mirrored_, mirror_ ? "on" : "off");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -1190,8 +1276,13 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
   if (!(options.compute_slowdown >= 1.0))
     throw InputError("compute_slowdown", "compute_slowdown",
                      std::to_string(options.compute_slowdown), ">= 1");
-  Des des(program, cluster, profile, options);
-  return des.run();
+  try {
+    Des des(program, cluster, profile, options, options.mirror_nodes);
+    return des.run();
+  } catch (const MirrorBroken&) {
+    Des des(program, cluster, profile, options, false);
+    return des.run();
+  }
 }
 
 void finish_result(SimResult& r, const Program& program, const SimCluster& cluster,

@@ -381,3 +381,33 @@ TEST_CASE("moe: dense models report no MoE parts") {
   const SimResult r = simulate_program(expand_program(w, l), sim_cluster(c), default_calibration());
   for (double x : r.breakdown.moe_s) CHECK(x == 0);
 }
+
+TEST_CASE(
+    "node mirroring: one node's inside flows stand for the stage's, same result as every flow") {
+  // 8 DGX nodes, two stages of 4 nodes, ep 16: every all-to-all has NVLink flows in all 4 nodes
+  // of its stage (mirrored from the stage's first node) and rail flows across the fabric.
+  const Cluster c = dgx(8);
+  const SimCluster sc = sim_cluster(c);
+  const CalibrationProfile& prof = default_calibration();
+  for (const char* extra : {"model.moe_imbalance=1", "model.moe_max_nodes_per_token=2"}) {
+    CAPTURE(extra);
+    const Workload w = qwen({"training.global_batch=64", extra});
+    const Program p = expand_program(w, resolve_layout(w, "tp=1,pp=2,ep=16,zero=1", c.gpus()));
+    ProgramSimOptions on, all;
+    std::size_t mirrored = 0, none = 1;
+    on.mirrored_flows = &mirrored;
+    all.mirror_nodes = false;
+    all.mirrored_flows = &none;
+    const SimResult m = simulate_program(p, sc, prof, on), a = simulate_program(p, sc, prof, all);
+    CHECK(mirrored > 0);
+    CHECK(none == 0);
+    CHECK(m.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-12));
+    CHECK(part(m, MoePart::AllToAll) == doctest::Approx(part(a, MoePart::AllToAll)).epsilon(1e-12));
+    // The mirrored flows' bytes still count on their links: the same busiest links.
+    REQUIRE(m.bottleneck_links.size() == a.bottleneck_links.size());
+    for (std::size_t i = 0; i < m.bottleneck_links.size(); ++i) {
+      CHECK(m.bottleneck_links[i].link == a.bottleneck_links[i].link);
+      CHECK(m.bottleneck_links[i].bytes == a.bottleneck_links[i].bytes);
+    }
+  }
+}

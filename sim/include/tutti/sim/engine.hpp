@@ -99,6 +99,12 @@ struct ProgramSimOptions {
   /// Native engine: when set, receives the number of timelines per rank class it ran (replica
   /// groups: 1 when every replica meets the same contention, up to dp).
   int* replica_timelines = nullptr;
+  /// Native engine: with one timeline per stage, simulate the flows inside a node in one node of
+  /// the stage and mirror the others (exact where its checks hold, engine.cpp Des::route; the run
+  /// falls back to every flow where they do not). False: every flow (tests compare the two).
+  bool mirror_nodes = true;
+  /// Native engine: when set, receives the number of flows it mirrored instead of simulating.
+  std::size_t* mirrored_flows = nullptr;
   /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
   /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
   ProgressFn progress;

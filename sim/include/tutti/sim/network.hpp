@@ -60,6 +60,11 @@ class FlowNetwork {
   /// (finishes after its latency, i.e. at once).
   void add_flow(SetId set, const std::uint32_t* links, std::size_t n, double bytes,
                 double latency_scale = 1.0);
+  /// Counts `bytes` on each link of `links[0..n)` in link_bytes() without simulating a flow (a
+  /// flow the engine mirrors from another node, engine.cpp Des::route).
+  void count_bytes(const std::uint32_t* links, std::size_t n, double bytes) {
+    for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
+  }
   /// Starts every flow of the set at time `now` (>= the time of the last advance()).
   /// An empty set completes at `now` (reported by the next advance(now)).
   void start_set(SetId set, double now);
