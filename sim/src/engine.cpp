@@ -11,7 +11,10 @@
 //  * with one timeline per stage, flows that stay inside a node run in one node of the stage (the
 //    others mirror it exactly, Des::route) when nothing else shares those nodes' links;
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
-//    one copy of precomputed paths into the network, not a re-plan and re-route.
+//    one copy of precomputed paths into the network, not a re-plan and re-route;
+//  * a collective whose flows cross only links no other timeline's flows cross (a tensor-parallel
+//    group inside a node) and that runs alone on them takes the duration of its first such run
+//    instead of simulating its flows again ("Private runs", before Des::hold_links).
 #include "tutti/sim/engine.hpp"
 
 #include <algorithm>
@@ -161,6 +164,13 @@ struct RoutedPlan {
   std::vector<RoutedPhase> phases;
   CollAlgo algo = CollAlgo::Ring;
   NcclProto proto = NcclProto::Simple;
+  // Private runs (Des::begin_comm): the timeline whose node-private links this plan's flows cross
+  // (-1: none, the plan is not a candidate), the duration of an undisturbed run per paced flag
+  // (-1: not known yet; -2: never taken: a run moved its bottleneck), and the bytes one run
+  // puts on each of its links.
+  std::int32_t owner = -1;
+  mutable std::array<double, 2> memo_s{-1, -1};
+  mutable std::vector<std::pair<std::uint32_t, double>> memo_bytes;
 };
 
 /// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
@@ -186,6 +196,10 @@ struct ClassState {
     const RoutedPlan* plan;
   };
   std::vector<PlanRef> plans;
+  // Private runs: runs of this timeline's private plans in flight (simulated or memoised), the
+  // memoised ones among them, and a counter bumped when a run can no longer be memoised (another
+  // private run began beside it, or one of its links became shared).
+  std::uint32_t priv_live = 0, priv_memo_live = 0, priv_epoch = 0;
   const RoutedPlan* find_plan(int coll, int group, std::uint32_t peer, double bytes) const {
     for (const PlanRef& r : plans)
       if (r.coll == coll && r.group == group && r.peer == peer && r.bytes == bytes) return r.plan;
@@ -196,7 +210,7 @@ struct ClassState {
 struct Event {
   double t;
   std::uint64_t seq;
-  std::uint32_t kind;  // 0 op done, 1 comm latency done
+  std::uint32_t kind;  // 0 op done, 1 comm latency done, 2 memoised private run done
   std::uint32_t a, b;
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
@@ -207,6 +221,15 @@ struct Event {
 constexpr int kTiers = 8;  // Tier values (topology.hpp)
 using TierCounts = std::array<std::uint64_t, kTiers>;
 
+/// A run of a plan with an owner timeline (RoutedPlan::owner), simulated: whether its duration
+/// may be memoised when it ends (it began alone on its links; Des::begin_comm).
+struct PrivateRun {
+  std::int32_t owner = -1;  // -1: not a private-plan run
+  bool record = false;      // began alone on links its owner holds
+  std::uint32_t epoch = 0;  // the owner's ClassState::priv_epoch at its start
+  double t0 = 0;
+};
+
 struct Join {
   std::uint32_t pending = 0;
   bool moved = false;
@@ -214,6 +237,7 @@ struct Join {
   std::uint64_t sig = 0;  // neighbourhood at its start (RoutedPlan::quiet)
   TierCounts begins{};    // Des::tier_begins_ at its start
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
+  PrivateRun priv;
 };
 
 struct CommInstance {
@@ -227,13 +251,24 @@ struct CommInstance {
   std::uint64_t sig = 0;
   TierCounts begins{};
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
+  PrivateRun priv;
+};
+
+/// A run taken from the memo (Des::begin_comm): not simulated; it ends at its start + the memo.
+struct MemoRun {
+  const RoutedPlan* plan = nullptr;
+  bool paced = false;
+  std::uint64_t sig = 0;
+  TierCounts begins{};
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
 };
 
 class Des {
  public:
   Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
-      const ProgramSimOptions& o, bool mirror)
+      const ProgramSimOptions& o, bool mirror, bool memo)
       : mirror_(mirror),
+        memo_(memo),
         prog_(p),
         cl_(c),
         prof_(prof),
@@ -246,6 +281,7 @@ class Des {
 
  private:
   bool mirror_;  // node mirroring requested (build() keeps it on only where it applies)
+  bool memo_;    // private runs from the memo (begin_comm)
   void build();
   void release(std::uint32_t c, std::uint32_t i);
   void start_op(std::uint32_t c, std::uint32_t i);
@@ -259,7 +295,11 @@ class Des {
   const RoutedPlan* collective_plan(std::uint32_t c, const Op& op);
   const RoutedPlan* p2p_plan(std::uint32_t src_class, std::uint32_t dst_class, double bytes);
   RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
-                   int stage = -1);
+                   int stage = -1, std::int32_t owner = -1);
+  void hold_links(std::int32_t owner);
+  bool owns_links(const RoutedPlan& plan) const;
+  void end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved);
+  void end_memo(std::uint32_t id);
   void own_links(std::int32_t node);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
@@ -326,7 +366,17 @@ class Des {
   static constexpr std::int32_t kCross = -2;
   std::vector<std::int32_t> link_node_;
   std::size_t mirrored_ = 0;  // flows mirrored, over all routed plans
+  // Private runs (begin_comm): link_owner_ per link: -1 unused, the timeline whose private plans
+  // alone cross it, or kCross (crossed by another timeline's flows or a non-private plan's).
+  std::vector<std::int32_t> link_owner_;
+  std::vector<MemoRun> memo_runs_;
+  std::vector<std::uint32_t> free_memo_;
+  std::size_t memo_taken_ = 0;  // runs taken from the memo
 };
+
+/// Thrown when a private run taken from the memo turns out not to have been alone on its links
+/// (Des::begin_comm): the run starts again with every run simulated.
+struct MemoBroken {};
 
 /// Thrown by Des::route when a check of node mirroring fails: the run starts again without it.
 struct MirrorBroken {};
@@ -587,6 +637,7 @@ void Des::build() {
   const int gpn = topo_.gpus_per_node();
   mirror_ = mirror_ && replicas_ == 1 && topo_.num_nodes() > 1 && per_stage % gpn == 0;
   if (mirror_) link_node_.assign(topo_.links().size(), -1);
+  if (memo_) link_owner_.assign(topo_.links().size(), -1);
   cls_.resize(prog_.classes.size() * replicas_);
   class_ops_.resize(prog_.classes.size());
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcount;
@@ -667,9 +718,53 @@ void Des::own_links(std::int32_t node) {
   }
 }
 
+// Private runs. A collective plan of timeline c whose flows all stay inside one node (a TP group:
+// Des::collective_plan routes only the representative node's groups) is c's private plan. Links
+// are held as plans are routed (hold_links): a link crossed only by c's private plans is c's; a
+// link crossed by any other plan (another timeline's, a transfer, a collective across nodes or
+// replicas) is kCross, for good. A run of a private plan that begins when no other private run of
+// c is in flight and whose links are all c's runs alone on its links for as long as it lasts: no
+// other flow can join them (other plans' flows never cross them; c's own private runs that begin
+// meanwhile are counted, priv_live). Its flows' max-min rates then depend only on its own flows,
+// so its duration depends only on the plan and on whether it is paced (the fixed latency, then
+// each phase's chunks; Pace::take depends on the step counts alone, and a run whose bottleneck
+// does not move keeps its chunking): every such run of the plan lasts as long as the first. The
+// first undisturbed run's duration is memoised (per paced flag; a run whose bottleneck moved is
+// never memoised), and later such runs end at start + that duration with their bytes counted on
+// their links, without flows. Everything else a run touches is kept: the tier counts and the
+// pacing neighbourhoods of other runs (begin_comm, end_run), the ops' rendezvous and end times.
+// Checks, each failing into a restart with every run simulated (MemoBroken): a private run of c
+// that begins beside a memoised one, and a link of c's that a newly routed plan crosses while a
+// memoised run of c is in flight. Equal to simulating every run up to the solver's rounding
+// (tests/sim/private_runs_test.cpp). Cost: O(links of the plan) per run, instead of its flows.
+void Des::hold_links(std::int32_t owner) {
+  for (std::uint32_t l : path_) {
+    std::int32_t& o = link_owner_[l];
+    if (o == kCross || (owner >= 0 && o == owner)) continue;
+    if (owner >= 0 && o == -1) {
+      o = owner;
+      continue;
+    }
+    if (o >= 0) {  // another timeline's flows (or a non-private plan's) now cross o's link
+      ClassState& s = cls_[static_cast<std::size_t>(o)];
+      if (s.priv_memo_live > 0) throw MemoBroken{};
+      ++s.priv_epoch;
+    }
+    o = kCross;
+  }
+}
+
+bool Des::owns_links(const RoutedPlan& plan) const {
+  for (const RoutedPhase& ph : plan.phases)
+    for (std::uint32_t l : ph.links)
+      if (link_owner_[l] != plan.owner) return false;
+  return true;
+}
+
 RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
-                      int stage) {
+                      int stage, std::int32_t owner) {
   RoutedPlan rp;
+  rp.owner = memo_ ? owner : -1;
   if (plans.empty()) return rp;
   const int gpn = topo_.gpus_per_node();
   const int nodes_per_stage =
@@ -706,6 +801,7 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
           topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu),
                            np > 1 ? part : -1, path_);
           if (mirror_) own_links(in_node ? node : kCross);
+          if (memo_) hold_links(rp.owner);
           if (shadow) {
             out.shadow_links.insert(out.shadow_links.end(), path_.begin(), path_.end());
             out.shadow_offsets.push_back(static_cast<std::uint32_t>(out.shadow_links.size()));
@@ -768,7 +864,9 @@ const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
     if (local && topo_.node_of(g[0]) != rep_node) continue;
     plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
   }
-  auto rp = std::make_unique<RoutedPlan>(route(plans, local, rep_node, cls_[c].rc->stage));
+  auto rp =
+      std::make_unique<RoutedPlan>(route(plans, local, rep_node, cls_[c].rc->stage,
+                                         local && !whole ? static_cast<std::int32_t>(c) : -1));
   const RoutedPlan* ptr = rp.get();
   coll_cache_.emplace(key, std::move(rp));
   cls_[c].plans.push_back(
@@ -841,12 +939,53 @@ void Des::begin_comm(const RoutedPlan* plan,
   const TierCounts begins = tier_begins_;
   const bool paced = std::find(plan->quiet.begin(), plan->quiet.end(), sig) == plan->quiet.end();
   const std::size_t ng = plan->phases.empty() ? 0 : plan->phases[0].groups.size() - 1;
+  PrivateRun pr;
+  if (plan->owner >= 0) {
+    ClassState& s = cls_[static_cast<std::size_t>(plan->owner)];
+    const bool alone = s.priv_live == 0 && owns_links(*plan);
+    if (s.priv_live > 0) {
+      if (s.priv_memo_live > 0) throw MemoBroken{};  // it ran as if alone: start again
+      ++s.priv_epoch;  // the runs in flight are no longer alone: none of them is memoised
+    }
+    ++s.priv_live;
+    const double m = plan->memo_s[paced ? 1 : 0];
+    if (alone && m >= 0) {
+      ++s.priv_memo_live;
+      ++memo_taken_;
+      if (plan->memo_bytes.empty()) {
+        auto add = [&](std::uint32_t l, double b) {
+          for (auto& e : plan->memo_bytes)
+            if (e.first == l) {
+              e.second += b;
+              return;
+            }
+          plan->memo_bytes.emplace_back(l, b);
+        };
+        for (const RoutedPhase& ph : plan->phases)
+          for (std::size_t f = 0; f + 1 < ph.offsets.size(); ++f)
+            for (std::uint32_t h = ph.offsets[f]; h < ph.offsets[f + 1]; ++h)
+              add(ph.links[h], ph.bytes[f] * ph.repeat);
+      }
+      for (const auto& e : plan->memo_bytes) net_.count_bytes(&e.first, 1, e.second);
+      const std::uint32_t id = take_slot(memo_runs_, free_memo_);
+      MemoRun& mr = memo_runs_[id];
+      mr.plan = plan;
+      mr.paced = paced;
+      mr.sig = sig;
+      mr.begins = begins;
+      mr.participants = std::move(parts);
+      push(now_ + m, 2, id, 0);
+      return;
+    }
+    pr = {plan->owner, alone && m == -1, s.priv_epoch, now_};
+  }
   if (!paced || ng < 2) {
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
     insts_[id].participants = std::move(parts);
     insts_[id].paced = paced;
     insts_[id].sig = sig;
     insts_[id].begins = begins;
+    insts_[id].priv = pr;
     return;
   }
   const std::uint32_t j = take_slot(joins_, free_joins_);
@@ -856,7 +995,27 @@ void Des::begin_comm(const RoutedPlan* plan,
   joins_[j].sig = sig;
   joins_[j].begins = begins;
   joins_[j].participants = std::move(parts);
+  joins_[j].priv = pr;
   for (std::uint32_t g = 0; g < ng; ++g) new_instance(plan, true, g, j);
+}
+
+void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved) {
+  if (pr.owner < 0) return;
+  ClassState& s = cls_[static_cast<std::size_t>(pr.owner)];
+  --s.priv_live;
+  double& m = plan->memo_s[paced ? 1 : 0];
+  if (pr.record && pr.epoch == s.priv_epoch && m == -1) m = moved ? -2 : now_ - pr.t0;
+}
+
+void Des::end_memo(std::uint32_t id) {
+  MemoRun& mr = memo_runs_[id];
+  end_run(mr.plan, mr.paced, mr.sig, mr.begins, false);
+  ClassState& s = cls_[static_cast<std::size_t>(mr.plan->owner)];
+  --s.priv_live;
+  --s.priv_memo_live;
+  for (auto [c, i] : mr.participants) complete_op(c, i);
+  mr.participants.clear();
+  free_memo_.push_back(id);
 }
 
 void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const TierCounts& begins,
@@ -879,6 +1038,8 @@ void Des::start_phase(std::uint32_t id) {
   if (in.phase >= in.plan->phases.size()) {
     if (in.join == CommInstance::kAll) {
       end_run(in.plan, in.paced, in.sig, in.begins, in.pace.moved);
+      end_private(in.priv, in.plan, in.paced, in.pace.moved);
+      in.priv = {};
       for (auto [c, i] : in.participants) complete_op(c, i);
       in.participants.clear();
     } else {
@@ -886,6 +1047,8 @@ void Des::start_phase(std::uint32_t id) {
       jn.moved = jn.moved || in.pace.moved;
       if (--jn.pending == 0) {
         end_run(in.plan, jn.paced, jn.sig, jn.begins, jn.moved);
+        end_private(jn.priv, in.plan, jn.paced, jn.moved);
+        jn.priv = {};
         for (auto [c, i] : jn.participants) complete_op(c, i);
         jn.participants.clear();
         free_joins_.push_back(in.join);
@@ -1048,8 +1211,10 @@ SimResult Des::run() {
       now_ = e.t;
       if (e.kind == 0)
         complete_op(e.a, e.b);
-      else
+      else if (e.kind == 1)
         start_phase(e.a);
+      else
+        end_memo(e.a);
     }
     drain_ready();
   }
@@ -1077,15 +1242,18 @@ SimResult Des::run() {
     write_trace(opt_.trace.path, prog_, trace_timelines(), opt_.trace.filter, iter);
   if (opt_.replica_timelines) *opt_.replica_timelines = replicas_;
   if (opt_.mirrored_flows) *opt_.mirrored_flows = mirrored_;
+  if (opt_.memo_runs) *opt_.memo_runs = memo_taken_;
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(stderr,
                  "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
                  "rate solves, %llu "
-                 "flow re-rates, %zu comm plans, %zu flows mirrored (node mirroring %s)\n",
+                 "flow re-rates, %zu comm plans, %zu flows mirrored (node mirroring %s), %zu "
+                 "private runs from the memo (%s)\n",
                  total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
                  static_cast<unsigned long long>(net_.solves()),
                  static_cast<unsigned long long>(net_.flows_solved()),
-                 coll_cache_.size() + p2p_cache_.size(), mirrored_, mirror_ ? "on" : "off");
+                 coll_cache_.size() + p2p_cache_.size(), mirrored_, mirror_ ? "on" : "off",
+                 memo_taken_, memo_ ? "on" : "off");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -1276,12 +1444,17 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
   if (!(options.compute_slowdown >= 1.0))
     throw InputError("compute_slowdown", "compute_slowdown",
                      std::to_string(options.compute_slowdown), ">= 1");
-  try {
-    Des des(program, cluster, profile, options, options.mirror_nodes);
-    return des.run();
-  } catch (const MirrorBroken&) {
-    Des des(program, cluster, profile, options, false);
-    return des.run();
+  // A failed check of node mirroring or of a memoised private run starts the run again without it.
+  bool mirror = options.mirror_nodes, memo = options.memo_private;
+  while (true) {
+    try {
+      Des des(program, cluster, profile, options, mirror, memo);
+      return des.run();
+    } catch (const MirrorBroken&) {
+      mirror = false;
+    } catch (const MemoBroken&) {
+      memo = false;
+    }
   }
 }
 

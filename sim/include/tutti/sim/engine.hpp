@@ -105,6 +105,14 @@ struct ProgramSimOptions {
   bool mirror_nodes = true;
   /// Native engine: when set, receives the number of flows it mirrored instead of simulating.
   std::size_t* mirrored_flows = nullptr;
+  /// Native engine: a collective whose flows stay on links no other timeline's flows cross
+  /// (a tensor-parallel group inside one node) takes the duration of its first undisturbed run
+  /// when it runs alone on those links again, without simulating its flows (exact where its
+  /// checks hold, engine.cpp "Private runs"; the run falls back to every flow where they do
+  /// not). False: every run simulated (tests compare the two).
+  bool memo_private = true;
+  /// Native engine: when set, receives the number of collective runs it took from the memo.
+  std::size_t* memo_runs = nullptr;
   /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
   /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
   ProgressFn progress;
