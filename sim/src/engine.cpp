@@ -166,11 +166,13 @@ struct RoutedPlan {
   NcclProto proto = NcclProto::Simple;
   // Private runs (Des::begin_comm): the timeline whose node-private links this plan's flows cross
   // (-1: none, the plan is not a candidate), the duration of an undisturbed run per paced flag
-  // (-1: not known yet; -2: never taken: a run moved its bottleneck), and the bytes one run
-  // puts on each of its links.
+  // (-1: not known yet; -2: never taken: a run moved its bottleneck), the runs taken from the memo
+  // (their bytes are counted on the links at the end, Des::run), and the Des::cross_epoch_ at
+  // which every link of the plan was last seen held by its owner (0: never).
   std::int32_t owner = -1;
   mutable std::array<double, 2> memo_s{-1, -1};
-  mutable std::vector<std::pair<std::uint32_t, double>> memo_bytes;
+  mutable std::uint64_t memo_count = 0;
+  mutable std::uint32_t owned_epoch = 0;
 };
 
 /// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
@@ -300,6 +302,7 @@ class Des {
   bool owns_links(const RoutedPlan& plan) const;
   void end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved);
   void end_memo(std::uint32_t id);
+  void count_memo_bytes();
   void own_links(std::int32_t node);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
@@ -370,6 +373,8 @@ class Des {
   // alone cross it, or kCross (crossed by another timeline's flows or a non-private plan's).
   std::vector<std::int32_t> link_owner_;
   std::vector<MemoRun> memo_runs_;
+  std::vector<const RoutedPlan*> memo_plans_;  // plans with runs taken from the memo
+  std::uint32_t cross_epoch_ = 1;              // bumped whenever a held link becomes kCross
   std::vector<std::uint32_t> free_memo_;
   std::size_t memo_taken_ = 0;  // runs taken from the memo
 };
@@ -749,16 +754,29 @@ void Des::hold_links(std::int32_t owner) {
       ClassState& s = cls_[static_cast<std::size_t>(o)];
       if (s.priv_memo_live > 0) throw MemoBroken{};
       ++s.priv_epoch;
+      ++cross_epoch_;
     }
     o = kCross;
   }
 }
 
 bool Des::owns_links(const RoutedPlan& plan) const {
+  if (plan.owned_epoch == cross_epoch_) return true;  // no held link was lost since the last look
   for (const RoutedPhase& ph : plan.phases)
     for (std::uint32_t l : ph.links)
       if (link_owner_[l] != plan.owner) return false;
+  plan.owned_epoch = cross_epoch_;
   return true;
+}
+
+void Des::count_memo_bytes() {
+  for (const RoutedPlan* plan : memo_plans_) {
+    const double runs = static_cast<double>(plan->memo_count);
+    for (const RoutedPhase& ph : plan->phases)
+      for (std::size_t f = 0; f + 1 < ph.offsets.size(); ++f)
+        net_.count_bytes(ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f],
+                         ph.bytes[f] * ph.repeat * runs);
+  }
 }
 
 RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
@@ -952,21 +970,7 @@ void Des::begin_comm(const RoutedPlan* plan,
     if (alone && m >= 0) {
       ++s.priv_memo_live;
       ++memo_taken_;
-      if (plan->memo_bytes.empty()) {
-        auto add = [&](std::uint32_t l, double b) {
-          for (auto& e : plan->memo_bytes)
-            if (e.first == l) {
-              e.second += b;
-              return;
-            }
-          plan->memo_bytes.emplace_back(l, b);
-        };
-        for (const RoutedPhase& ph : plan->phases)
-          for (std::size_t f = 0; f + 1 < ph.offsets.size(); ++f)
-            for (std::uint32_t h = ph.offsets[f]; h < ph.offsets[f + 1]; ++h)
-              add(ph.links[h], ph.bytes[f] * ph.repeat);
-      }
-      for (const auto& e : plan->memo_bytes) net_.count_bytes(&e.first, 1, e.second);
+      if (plan->memo_count++ == 0) memo_plans_.push_back(plan);
       const std::uint32_t id = take_slot(memo_runs_, free_memo_);
       MemoRun& mr = memo_runs_[id];
       mr.plan = plan;
@@ -1235,6 +1239,7 @@ SimResult Des::run() {
   r.engine = "native";
   r.iteration_time_s = iter;
   r.approximations = approximations_;
+  count_memo_bytes();
   breakdown(r, iter);
   bottlenecks(r, iter);
   finish_result(r, prog_, cl_, prof_, opt_);
