@@ -303,6 +303,7 @@ class Des {
   void end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved);
   void end_memo(std::uint32_t id);
   void count_memo_bytes();
+  void route_all();
   void own_links(std::int32_t node);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
@@ -723,25 +724,27 @@ void Des::own_links(std::int32_t node) {
   }
 }
 
-// Private runs. A collective plan of timeline c whose flows all stay inside one node (a TP group:
-// Des::collective_plan routes only the representative node's groups) is c's private plan. Links
-// are held as plans are routed (hold_links): a link crossed only by c's private plans is c's; a
-// link crossed by any other plan (another timeline's, a transfer, a collective across nodes or
-// replicas) is kCross, for good. A run of a private plan that begins when no other private run of
-// c is in flight and whose links are all c's runs alone on its links for as long as it lasts: no
-// other flow can join them (other plans' flows never cross them; c's own private runs that begin
-// meanwhile are counted, priv_live). Its flows' max-min rates then depend only on its own flows,
-// so its duration depends only on the plan and on whether it is paced (the fixed latency, then
-// each phase's chunks; Pace::take depends on the step counts alone, and a run whose bottleneck
-// does not move keeps its chunking): every such run of the plan lasts as long as the first. The
-// first undisturbed run's duration is memoised (per paced flag; a run whose bottleneck moved is
-// never memoised), and later such runs end at start + that duration with their bytes counted on
-// their links, without flows. Everything else a run touches is kept: the tier counts and the
-// pacing neighbourhoods of other runs (begin_comm, end_run), the ops' rendezvous and end times.
-// Checks, each failing into a restart with every run simulated (MemoBroken): a private run of c
-// that begins beside a memoised one, and a link of c's that a newly routed plan crosses while a
-// memoised run of c is in flight. Equal to simulating every run up to the solver's rounding
-// (tests/sim/private_runs_test.cpp). Cost: O(links of the plan) per run, instead of its flows.
+// Private runs. A collective plan of timeline c over groups of c's own ranks (not one across the
+// replica timelines of a stage: a TP, CP or EP group; inside a node only the representative
+// node's groups are routed, Des::collective_plan) is c's private plan. Links are held as plans are
+// routed (hold_links): a link crossed only by c's private plans is c's; a link crossed by any other
+// plan (another timeline's, a transfer, a collective across replicas) is kCross, for good; so a
+// private plan whose flows reach the fabric is usually not alone there, and is simulated. A run of
+// a private plan that begins when no other private run of c is in flight and whose links are all
+// c's runs alone on its links for as long as it lasts: no other flow can join them (other plans'
+// flows never cross them; c's own private runs that begin meanwhile are counted, priv_live). Its
+// flows' max-min rates then depend only on its own flows, so its duration depends only on the plan
+// and on whether it is paced (the fixed latency, then each phase's chunks; Pace::take depends on
+// the step counts alone, and a run whose bottleneck does not move keeps its chunking): every such
+// run of the plan lasts as long as the first. The first undisturbed run's duration is memoised (per
+// paced flag; a run whose bottleneck moved is never memoised), and later such runs end at start +
+// that duration with their bytes counted on their links, without flows. Everything else a run
+// touches is kept: the tier counts and the pacing neighbourhoods of other runs (begin_comm,
+// end_run), the ops' rendezvous and end times. Checks, each failing into a restart with every run
+// simulated (MemoBroken): a private run of c that begins beside a memoised one, and a link of c's
+// that a newly routed plan crosses while a memoised run of c is in flight. Equal to simulating
+// every run up to the solver's rounding (tests/sim/private_runs_test.cpp). Cost: O(links of the
+// plan) per run, instead of its flows.
 void Des::hold_links(std::int32_t owner) {
   for (std::uint32_t l : path_) {
     std::int32_t& o = link_owner_[l];
@@ -776,6 +779,11 @@ void Des::count_memo_bytes() {
       for (std::size_t f = 0; f + 1 < ph.offsets.size(); ++f)
         net_.count_bytes(ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f],
                          ph.bytes[f] * ph.repeat * runs);
+    for (const RoutedPhase& ph : plan->phases)
+      for (std::size_t f = 0; f + 1 < ph.shadow_offsets.size(); ++f)
+        net_.count_bytes(ph.shadow_links.data() + ph.shadow_offsets[f],
+                         ph.shadow_offsets[f + 1] - ph.shadow_offsets[f],
+                         ph.shadow_bytes[f] * ph.repeat * runs);
   }
 }
 
@@ -882,9 +890,8 @@ const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
     if (local && topo_.node_of(g[0]) != rep_node) continue;
     plans.push_back(plan_collective(op.coll, op.bytes, g, ctx_));
   }
-  auto rp =
-      std::make_unique<RoutedPlan>(route(plans, local, rep_node, cls_[c].rc->stage,
-                                         local && !whole ? static_cast<std::int32_t>(c) : -1));
+  auto rp = std::make_unique<RoutedPlan>(
+      route(plans, local, rep_node, cls_[c].rc->stage, whole ? -1 : static_cast<std::int32_t>(c)));
   const RoutedPlan* ptr = rp.get();
   coll_cache_.emplace(key, std::move(rp));
   cls_[c].plans.push_back(
@@ -913,6 +920,28 @@ const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes
   p2p_cache_.emplace(key, std::move(rp));
   cls_[sc].plans.push_back({-1, -1, dc, bytes, ptr});
   return ptr;
+}
+
+// Private runs need the links' holders settled before runs are taken from the memo: a plan first
+// routed during the run that crosses a held link while a memoised run is on it breaks the run
+// (MemoBroken). So every transfer and every collective a timeline will run is routed before the
+// first op starts (the same plans the run would route as it goes, cached the same way); only the
+// collectives across pipeline stages (GroupDim::PP) are still routed as they start.
+void Des::route_all() {
+  for (std::uint32_t c = 0; c < cls_.size(); ++c) {
+    const ClassState& s = cls_[c];
+    const auto& ops = s.rc->ops;
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::Collective && op.group != GroupDim::PP) {
+        collective_plan(crosses_replicas(op.group) ? c - static_cast<std::uint32_t>(s.replica) : c,
+                        op);
+      } else if (op.kind == OpKind::Send) {
+        const int peer = s.rc->stage + op.peer_delta;
+        if (peer < 0 || peer >= static_cast<int>(prog_.classes.size())) continue;  // start_op says
+        p2p_plan(c, static_cast<std::uint32_t>(peer * replicas_ + s.replica), op.bytes);
+      }
+    }
+  }
 }
 
 void Des::release(std::uint32_t c, std::uint32_t i) {
@@ -1193,6 +1222,7 @@ SimResult Des::run() {
       run_iterations = std::ceil(opt_.samples_to_train / prog_.samples_per_iteration);
     check_trace(prog_, trace_timelines(), opt_.trace, run_iterations);
   }
+  if (memo_) route_all();
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
     for (std::uint32_t i = 0; i < cls_[c].indeg.size(); ++i)
       if (cls_[c].indeg[i] == 0) ready_.push({c, i});

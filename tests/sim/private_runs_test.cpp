@@ -47,8 +47,11 @@ void same(const SimResult& a, const SimResult& b) {
 }
 
 Program tiny(const std::string& parallel, int gpus, int global_batch) {
+  // 16 heads (tiny-gpt has 12), so that a TP group fills an 8-GPU node: its data-parallel rings
+  // then leave the NVLink to it (a DP or DPxCP ring through a node crosses the TP group's links).
   const Workload w = load_workload(std::string(TUTTI_SOURCE_DIR) + "/models/tiny-gpt.json",
-                                   {"training.global_batch=" + std::to_string(global_batch)});
+                                   {"training.global_batch=" + std::to_string(global_batch),
+                                    "model.heads=16", "model.layers=8"});
   return expand_program(w, resolve_layout(w, parallel, gpus));
 }
 
@@ -64,7 +67,7 @@ TEST_CASE("private runs: ECMP replicas on 1,024 GPUs equal simulating every run"
   p.sets = {"fabric.routing=ecmp"};
   const Cluster c = make_cluster(p);
   const SimCluster sc = sim_cluster(c);
-  const Program prog = tiny("tp=4,pp=4", c.gpus(), 1024);  // two replicas per node
+  const Program prog = tiny("tp=8,pp=4", c.gpus(), 1024);
   const Run memo = run(prog, sc, true, default_calibration());
   const Run every = run(prog, sc, false, default_calibration());
   CHECK(memo.timelines > 1);  // ECMP sets replicas apart: many timelines, each with its TP runs
@@ -72,6 +75,24 @@ TEST_CASE("private runs: ECMP replicas on 1,024 GPUs equal simulating every run"
   CHECK(memo.memo > 0);
   CHECK(every.memo == 0);
   same(memo.r, every.r);
+}
+
+TEST_CASE("private runs: a DP ring through the node keeps the TP runs simulated") {
+  // tp 4 on 8-GPU nodes: two replicas share a node and their data-parallel ring crosses both TP
+  // groups' NVLink links, so no link is private and nothing comes from the memo.
+  ClusterParams p;
+  p.name = "shared";
+  p.node = "dgx-h100";
+  p.nodes = 16;
+  p.fabric = "fat_tree";
+  p.oversubscription = 2;
+  p.sets = {"fabric.routing=ecmp"};
+  const Cluster c = make_cluster(p);
+  const SimCluster sc = sim_cluster(c);
+  const Program prog = tiny("tp=4,pp=4", c.gpus(), 64);
+  const Run memo = run(prog, sc, true, default_calibration());
+  CHECK(memo.memo == 0);
+  same(memo.r, run(prog, sc, false, default_calibration()).r);
 }
 
 TEST_CASE("private runs: d-mod-k, pipeline with TP all-reduces, equal simulating every run") {
