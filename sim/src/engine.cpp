@@ -198,10 +198,6 @@ struct ClassState {
     const RoutedPlan* plan;
   };
   std::vector<PlanRef> plans;
-  // Private runs: runs of this timeline's private plans in flight (simulated or memoised), the
-  // memoised ones among them, and a counter bumped when a run can no longer be memoised (another
-  // private run began beside it, or one of its links became shared).
-  std::uint32_t priv_live = 0, priv_memo_live = 0, priv_epoch = 0;
   const RoutedPlan* find_plan(int coll, int group, std::uint32_t peer, double bytes) const {
     for (const PlanRef& r : plans)
       if (r.coll == coll && r.group == group && r.peer == peer && r.bytes == bytes) return r.plan;
@@ -228,7 +224,7 @@ using TierCounts = std::array<std::uint64_t, kTiers>;
 struct PrivateRun {
   std::int32_t owner = -1;  // -1: not a private-plan run
   bool record = false;      // began alone on links its owner holds
-  std::uint32_t epoch = 0;  // the owner's ClassState::priv_epoch at its start
+  std::uint64_t seq = 0;    // its number among private runs (Des::priv_seq_)
   double t0 = 0;
 };
 
@@ -376,6 +372,11 @@ class Des {
   std::vector<MemoRun> memo_runs_;
   std::vector<const RoutedPlan*> memo_plans_;  // plans with runs taken from the memo
   std::uint32_t cross_epoch_ = 1;              // bumped whenever a held link becomes kCross
+  // Per link: private runs in flight on it taken from the memo, and simulated ones; the number
+  // (priv_seq_) of the last private run that began on it (or of its becoming kCross).
+  std::vector<std::uint32_t> memo_busy_, sim_busy_;
+  std::vector<std::uint64_t> last_begin_;
+  std::uint64_t priv_seq_ = 0;
   std::vector<std::uint32_t> free_memo_;
   std::size_t memo_taken_ = 0;  // runs taken from the memo
 };
@@ -643,7 +644,12 @@ void Des::build() {
   const int gpn = topo_.gpus_per_node();
   mirror_ = mirror_ && replicas_ == 1 && topo_.num_nodes() > 1 && per_stage % gpn == 0;
   if (mirror_) link_node_.assign(topo_.links().size(), -1);
-  if (memo_) link_owner_.assign(topo_.links().size(), -1);
+  if (memo_) {
+    link_owner_.assign(topo_.links().size(), -1);
+    memo_busy_.assign(topo_.links().size(), 0);
+    sim_busy_.assign(topo_.links().size(), 0);
+    last_begin_.assign(topo_.links().size(), 0);
+  }
   cls_.resize(prog_.classes.size() * replicas_);
   class_ops_.resize(prog_.classes.size());
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint32_t> xcount;
@@ -726,25 +732,29 @@ void Des::own_links(std::int32_t node) {
 
 // Private runs. A collective plan of timeline c over groups of c's own ranks (not one across the
 // replica timelines of a stage: a TP, CP or EP group; inside a node only the representative
-// node's groups are routed, Des::collective_plan) is c's private plan. Links are held as plans are
+// node's groups are routed, Des::collective_plan) is c's private plan. Every transfer and
+// collective is routed before the first op starts (route_all), and links are held as plans are
 // routed (hold_links): a link crossed only by c's private plans is c's; a link crossed by any other
 // plan (another timeline's, a transfer, a collective across replicas) is kCross, for good; so a
 // private plan whose flows reach the fabric is usually not alone there, and is simulated. A run of
-// a private plan that begins when no other private run of c is in flight and whose links are all
-// c's runs alone on its links for as long as it lasts: no other flow can join them (other plans'
-// flows never cross them; c's own private runs that begin meanwhile are counted, priv_live). Its
-// flows' max-min rates then depend only on its own flows, so its duration depends only on the plan
-// and on whether it is paced (the fixed latency, then each phase's chunks; Pace::take depends on
-// the step counts alone, and a run whose bottleneck does not move keeps its chunking): every such
-// run of the plan lasts as long as the first. The first undisturbed run's duration is memoised (per
-// paced flag; a run whose bottleneck moved is never memoised), and later such runs end at start +
-// that duration with their bytes counted on their links, without flows. Everything else a run
-// touches is kept: the tier counts and the pacing neighbourhoods of other runs (begin_comm,
+// a private plan that begins when no other run is in flight on its links, all of them c's, and
+// during which no other run begins on them, ran alone: no other flow joined its flows (other
+// plans' flows never cross those links; c's private runs are counted per link, sim_busy_ and
+// memo_busy_, and each stamps the links it begins on, last_begin_). Its flows' max-min rates then
+// depend only on its own flows, so its duration depends only on the plan and on whether it is
+// paced (the fixed latency, then each phase's chunks; Pace::take depends on the step counts alone,
+// and a run whose bottleneck does not move keeps its chunking): every such run of the plan lasts
+// as long as the first. The first undisturbed run's duration is memoised (per paced flag; a run
+// whose bottleneck moved is never memoised), and later runs that begin alone end at start + that
+// duration, without flows; their bytes are counted on their links at the end. Everything else a
+// run touches is kept: the tier counts and the pacing neighbourhoods of other runs (begin_comm,
 // end_run), the ops' rendezvous and end times. Checks, each failing into a restart with every run
-// simulated (MemoBroken): a private run of c that begins beside a memoised one, and a link of c's
-// that a newly routed plan crosses while a memoised run of c is in flight. Equal to simulating
-// every run up to the solver's rounding (tests/sim/private_runs_test.cpp). Cost: O(links of the
-// plan) per run, instead of its flows.
+// simulated (MemoBroken): a private run that begins on a link a memoised run is on, and a held link
+// that a plan routed during the run (a collective across stages, GroupDim::PP) crosses while a
+// memoised run is on it. Equal to simulating every run up to the solver's rounding (a memoised
+// duration and a simulated one differ by <= 5e-9 relative at 16,384 GPUs, the incremental
+// solver's drift; tests/sim/private_runs_test.cpp). Cost: O(links of the plan) per run, instead
+// of its flows' activation, solves and completions.
 void Des::hold_links(std::int32_t owner) {
   for (std::uint32_t l : path_) {
     std::int32_t& o = link_owner_[l];
@@ -754,9 +764,8 @@ void Des::hold_links(std::int32_t owner) {
       continue;
     }
     if (o >= 0) {  // another timeline's flows (or a non-private plan's) now cross o's link
-      ClassState& s = cls_[static_cast<std::size_t>(o)];
-      if (s.priv_memo_live > 0) throw MemoBroken{};
-      ++s.priv_epoch;
+      if (memo_busy_[l] > 0) throw MemoBroken{};
+      last_begin_[l] = ++priv_seq_;  // a simulated run on it is no longer alone
       ++cross_epoch_;
     }
     o = kCross;
@@ -988,16 +997,16 @@ void Des::begin_comm(const RoutedPlan* plan,
   const std::size_t ng = plan->phases.empty() ? 0 : plan->phases[0].groups.size() - 1;
   PrivateRun pr;
   if (plan->owner >= 0) {
-    ClassState& s = cls_[static_cast<std::size_t>(plan->owner)];
-    const bool alone = s.priv_live == 0 && owns_links(*plan);
-    if (s.priv_live > 0) {
-      if (s.priv_memo_live > 0) throw MemoBroken{};  // it ran as if alone: start again
-      ++s.priv_epoch;  // the runs in flight are no longer alone: none of them is memoised
-    }
-    ++s.priv_live;
+    bool alone = owns_links(*plan);
+    for (const RoutedPhase& ph : plan->phases)
+      for (std::uint32_t l : ph.links) {
+        if (memo_busy_[l] > 0) throw MemoBroken{};  // that run went as if alone: start again
+        if (sim_busy_[l] > 0) alone = false;
+      }
     const double m = plan->memo_s[paced ? 1 : 0];
     if (alone && m >= 0) {
-      ++s.priv_memo_live;
+      for (const RoutedPhase& ph : plan->phases)
+        for (std::uint32_t l : ph.links) ++memo_busy_[l];
       ++memo_taken_;
       if (plan->memo_count++ == 0) memo_plans_.push_back(plan);
       const std::uint32_t id = take_slot(memo_runs_, free_memo_);
@@ -1010,7 +1019,12 @@ void Des::begin_comm(const RoutedPlan* plan,
       push(now_ + m, 2, id, 0);
       return;
     }
-    pr = {plan->owner, alone && m == -1, s.priv_epoch, now_};
+    pr = {plan->owner, alone && m == -1, ++priv_seq_, now_};
+    for (const RoutedPhase& ph : plan->phases)
+      for (std::uint32_t l : ph.links) {
+        ++sim_busy_[l];
+        last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
+      }
   }
   if (!paced || ng < 2) {
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
@@ -1034,18 +1048,21 @@ void Des::begin_comm(const RoutedPlan* plan,
 
 void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved) {
   if (pr.owner < 0) return;
-  ClassState& s = cls_[static_cast<std::size_t>(pr.owner)];
-  --s.priv_live;
+  bool undisturbed = true;
+  for (const RoutedPhase& ph : plan->phases)
+    for (std::uint32_t l : ph.links) {
+      --sim_busy_[l];
+      undisturbed = undisturbed && last_begin_[l] == pr.seq;
+    }
   double& m = plan->memo_s[paced ? 1 : 0];
-  if (pr.record && pr.epoch == s.priv_epoch && m == -1) m = moved ? -2 : now_ - pr.t0;
+  if (pr.record && undisturbed && m == -1) m = moved ? -2 : now_ - pr.t0;
 }
 
 void Des::end_memo(std::uint32_t id) {
   MemoRun& mr = memo_runs_[id];
   end_run(mr.plan, mr.paced, mr.sig, mr.begins, false);
-  ClassState& s = cls_[static_cast<std::size_t>(mr.plan->owner)];
-  --s.priv_live;
-  --s.priv_memo_live;
+  for (const RoutedPhase& ph : mr.plan->phases)
+    for (std::uint32_t l : ph.links) --memo_busy_[l];
   for (auto [c, i] : mr.participants) complete_op(c, i);
   mr.participants.clear();
   free_memo_.push_back(id);
