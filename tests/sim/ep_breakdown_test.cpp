@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/cluster_fixture.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/engine.hpp"
 #include "tutti/simgrid/simgrid_engine.hpp"
@@ -26,14 +27,7 @@ struct Case {
 };
 
 Cluster fat_tree(int nodes) {
-  ClusterParams p;
-  p.name = "ep-test";
-  p.node = "dgx-h100";
-  p.nodes = nodes;
-  p.fabric = "fat_tree";
-  p.nodes_per_su = 4;
-  p.sets = {"fabric.routing=dmodk"};
-  return make_cluster(p);
+  return testing::dgx_h100_fat_tree("ep-test", nodes, {"fabric.routing=dmodk"});
 }
 
 Cluster shipped_cluster(const char* file) {

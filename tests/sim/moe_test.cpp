@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/cluster_fixture.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/collective_model.hpp"
@@ -20,13 +21,7 @@ using namespace tutti;
 namespace {
 
 Cluster dgx(int nodes) {
-  ClusterParams p;
-  p.name = "moe-test";
-  p.node = "dgx-h100";
-  p.nodes = nodes;
-  p.fabric = "fat_tree";
-  p.nodes_per_su = 4;
-  return make_cluster(p);
+  return testing::dgx_h100_fat_tree("moe-test", nodes);
 }
 
 // Qwen3-30B-A3B cut to 2 layers and a small batch: the real MoE layer shapes, fast to run.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/cluster_fixture.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/models/workload.hpp"
 #include "tutti/sim/calibration.hpp"
@@ -19,13 +20,7 @@ using namespace tutti;
 namespace {
 
 Cluster dgx(int nodes) {
-  ClusterParams p;
-  p.name = "recompute-test";
-  p.node = "dgx-h100";
-  p.nodes = nodes;
-  p.fabric = "fat_tree";
-  p.nodes_per_su = 4;
-  return make_cluster(p);
+  return testing::dgx_h100_fat_tree("recompute-test", nodes);
 }
 
 Workload qwen() {
