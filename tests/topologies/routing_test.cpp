@@ -261,9 +261,12 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
     CHECK(&t != &healthy);
     std::vector<std::uint32_t> path;
     std::set<std::uint32_t> used_healthy, used_failed;
+    // The cables in use when healthy: ECMP's hashed routes (the same link ids in every mode;
+    // healthy spray routes name one representative cable per bundle).
+    const Cluster ce = fat_tree_2to1("ecmp");
     for (int s = 0; s < 32; ++s)
       for (int d = 32; d < 64; ++d) {
-        healthy.route(s, d, 7 * s + d, path);
+        ce.topology->route(s, d, 7 * s + d, path);
         used_healthy.insert(path.begin(), path.end());
         const int n = t.paths(s, d);
         for (int i = 0; i < n; ++i) {
