@@ -399,7 +399,10 @@ struct MirrorBroken {};
 //  * flows: every send/recv pair's flows and every replica-private collective's flows (owned by
 //    their replica), and with strict_replica_groups the flows of the collectives over DP-like
 //    groups too (owned by none: they join every replica of a stage); first coloured by (transfer
-//    or collective phase, bytes), links by (bandwidth, latency);
+//    or collective phase, bytes), links by (capacity, latency), the capacity being the bandwidth
+//    times Topology::link_bundle (adaptive routing / spraying on a Clos fabric: one flow per
+//    transfer over one representative cable per bundle of equally loaded cables, whose capacity is
+//    the bundle's; the graph is then the FlowNetwork's, and the argument below holds unchanged);
 //  * refined until stable: a flow by its owner's colour and the multiset of its links' colours, a
 //    link by the multiset of its flows' colours, a replica by the multiset of its flows' colours.
 // Why exact: in a stable colouring every link of a colour carries the same number of flows of each
@@ -551,10 +554,11 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep) {
   {
     std::map<std::pair<double, double>, std::uint32_t> lk;
     for (std::size_t l = 0; l < nl; ++l)
-      lcol[l] =
-          lk.emplace(std::make_pair(topo_.links()[l].bandwidth_Bps, topo_.links()[l].latency_s),
-                     static_cast<std::uint32_t>(lk.size()))
-              .first->second;
+      lcol[l] = lk.emplace(std::make_pair(topo_.links()[l].bandwidth_Bps *
+                                              topo_.link_bundle(static_cast<std::uint32_t>(l)),
+                                          topo_.links()[l].latency_s),
+                           static_cast<std::uint32_t>(lk.size()))
+                    .first->second;
   }
   std::uint32_t nfc = static_cast<std::uint32_t>(init.size()), nlc = 0, nrc = 1;
   Renumber rn;
@@ -1360,7 +1364,11 @@ void Des::bottlenecks(SimResult& r, double iter) {
   std::vector<std::uint32_t> idx;
   for (std::uint32_t l = 0; l < bytes.size(); ++l)
     if (bytes[l] > 0) idx.push_back(l);
-  auto util = [&](std::uint32_t l) { return bytes[l] / (topo_.links()[l].bandwidth_Bps * iter); };
+  // Per cable: a link standing for a bundle (Topology::link_bundle) carries the bundle's bytes.
+  auto per_cable = [&](std::uint32_t l) { return bytes[l] / topo_.link_bundle(l); };
+  auto util = [&](std::uint32_t l) {
+    return per_cable(l) / (topo_.links()[l].bandwidth_Bps * iter);
+  };
   std::stable_sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
     double ua = util(a), ub = util(b);
     return ua != ub ? ua > ub : a < b;
@@ -1375,7 +1383,7 @@ void Des::bottlenecks(SimResult& r, double iter) {
     u.name = fabric_device_name(topo_.devices()[L.src]) + "->" +
              fabric_device_name(topo_.devices()[L.dst]);
     u.utilization = iter > 0 ? util(l) : 0;
-    u.bytes = bytes[l];
+    u.bytes = per_cable(l);
     r.bottleneck_links.push_back(u);
   }
 }

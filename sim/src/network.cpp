@@ -14,7 +14,9 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
   lat_.resize(links.size());
   for (std::size_t i = 0; i < links.size(); ++i) {
     const TierModel& tm = profile.tier(links[i].tier);
-    cap_[i] = links[i].bandwidth_Bps * tm.bandwidth_efficiency;
+    // A link standing for a bundle of cables (adaptive/spray on Clos) has the bundle's capacity.
+    cap_[i] = links[i].bandwidth_Bps * tm.bandwidth_efficiency *
+              topo.link_bundle(static_cast<std::uint32_t>(i));
     lat_[i] = links[i].latency_s + tm.extra_latency_s;
   }
   link_bytes_.assign(cap_.size(), 0.0);

@@ -129,6 +129,28 @@ TEST_CASE("two jobs sharing a spine slow down while the same jobs on disjoint le
   CHECK(outcome(simulate_cluster(small_cluster(), l, o), "A").slowdown == 1.0);
 }
 
+TEST_CASE("under packet spraying two jobs sharing the uplinks slow down no more than under ECMP") {
+  // Spraying: each ring flow spreads over the 4 uplinks of its leaf (one flow over the bundle,
+  // Topology::link_bundle): the link sharing counts the bundle as 4 cables, so the jobs share
+  // the uplinks evenly instead of colliding on hashed ones.
+  static const Cluster sprayed = load_cluster(
+      testing::src("topologies/h100-64gpu-fattree.json"),
+      {"fabric.oversubscription=8", "fabric.leaf_down_ports=32", "fabric.routing=spray"});
+  JobList l = list({job("A", 0, 16, 3600, 0, 0.8), job("B", 0, 16, 3600, 0, 0.8)});
+  const ClusterSimOptions o = quiet(SchedulerKind::Fifo, PlacementKind::Spread);
+  const ClusterResult ecmp = simulate_cluster(small_cluster(), l, o);
+  const ClusterResult spray = simulate_cluster(sprayed, l, o);
+  for (const char* id : {"A", "B"}) {
+    INFO(std::string(id) << ": ECMP slowdown " << outcome(ecmp, id).slowdown << ", spray "
+                         << outcome(spray, id).slowdown);
+    CHECK(outcome(spray, id).groups == 2);
+    CHECK(outcome(spray, id).slowdown > 1.0);  // 8:1: the uplinks are still too few
+    CHECK(outcome(spray, id).slowdown <= outcome(ecmp, id).slowdown * (1 + 1e-9));
+  }
+  const ClusterResult alone = simulate_cluster(sprayed, list({job("A", 0, 16, 3600, 0, 0.8)}), o);
+  CHECK(outcome(alone, "A").slowdown == 1.0);
+}
+
 TEST_CASE("topology-aware GPU placement avoids fragmenting nodes that packed first-fit splits") {
   // GPU allocation on 8 nodes: 4-GPU jobs and a later 8-GPU job per node.
   std::vector<JobSpec> js;

@@ -1,9 +1,10 @@
 // Routing modes on Clos fabrics (issue 22): ECMP (a hash per flow: flows collide on some links
-// while others idle), adaptive routing and packet spraying (each flow split evenly over its
-// equal-cost paths, the fluid limit of per-packet balancing). On an oversubscribed fat-tree
-// with hash collisions the split modes reach the ideal fluid bound and ECMP does not; where
-// nothing collides every mode gives the same time; and SimGrid, routing the same subflows over
-// the same explicit paths, agrees with the native engine within 1%.
+// while others idle), adaptive routing and packet spraying (each flow spread evenly over the
+// equal-cost cables of every tier, the fluid limit of per-packet balancing at each switch: one
+// flow over bundles, Topology::link_bundle). On oversubscribed fabrics with hash collisions (a
+// 2:1 fat-tree, a 3-tier fabric 2:1 at the core) the balanced modes reach the ideal fluid bound
+// and ECMP does not; where nothing collides every mode gives the same time; and SimGrid, on the
+// same routes and bundle capacities, agrees with the native engine within 1%.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -51,29 +52,100 @@ double scale_out_capacity(const Topology& t, const CalibrationProfile& prof, Tie
 
 }  // namespace
 
-TEST_CASE("routing: adaptive and spray split a cross-leaf flow over every leaf uplink") {
+TEST_CASE("routing: adaptive and spray send one flow over the bundles of every tier") {
   for (const char* mode : {"adaptive", "spray"}) {
     const Cluster c = fat_tree_2to1(mode);
     const Topology& t = *c.topology;
     INFO(mode);
-    CHECK(t.max_paths() == 16);
-    CHECK(t.paths(0, 32) == 16);  // across leaves: one path per uplink
-    CHECK(t.paths(0, 8) == 1);    // same leaf: one path
-    CHECK(t.paths(0, 1) == 1);    // same node (NVLink)
+    CHECK(t.max_paths() == 1);
+    CHECK(t.paths(0, 32) == 1);  // one flow, spread over the 16 uplinks by its bundle
     std::set<std::uint32_t> up;
-    std::vector<std::uint32_t> path;
-    for (int i = 0; i < 16; ++i) {
-      t.route_path(0, 32, 12345, i, path);
+    std::vector<std::uint32_t> path, again;
+    for (int i = 0; i < 32; ++i) {
+      t.route(i, 32 + i, 12345 + i, path);
+      t.route_path(i, 32 + i, 999, 0, again);
+      CHECK(again == path);     // no hash: every flow of a leaf names the same cables
       CHECK(path.size() == 6);  // PCIe, access, up, down, access, PCIe
-      for (std::uint32_t l : path)
-        if (t.links()[l].tier == Tier::LeafSpine && t.devices()[t.links()[l].dst].level == 1)
-          up.insert(l);
+      for (std::uint32_t l : path) {
+        const Tier tier = t.links()[l].tier;
+        // 16 uplinks (and 16 downlinks into leaf 1) per bundle; one plane: one access cable.
+        CHECK(t.link_bundle(l) == (tier == Tier::LeafSpine ? 16.0 : 1.0));
+        if (tier == Tier::LeafSpine && t.devices()[t.links()[l].dst].level == 1) up.insert(l);
+      }
     }
-    CHECK(up.size() == 16);  // every uplink once
+    CHECK(up.size() == 1);  // the bundle's representative cable
   }
-  // ECMP and d-mod-k keep one path per flow.
-  CHECK(fat_tree_2to1("ecmp").topology->paths(0, 32) == 1);
-  CHECK(fat_tree_2to1("dmodk").topology->max_paths() == 1);
+  // ECMP and d-mod-k keep one hashed path per flow, over single cables.
+  for (const char* mode : {"ecmp", "dmodk"}) {
+    const Cluster c = fat_tree_2to1(mode);
+    CHECK(c.topology->paths(0, 32) == 1);
+    CHECK(c.topology->max_paths() == 1);
+    for (std::uint32_t l = 0; l < c.topology->links().size(); ++l)
+      CHECK(c.topology->link_bundle(l) == 1.0);
+  }
+}
+
+TEST_CASE(
+    "routing: across pods of a 3-tier fabric adaptive and spray reach the core's fluid bound") {
+  // 256 DGX H100 on the 16k rail-optimized fabric with spines 2:1 towards the cores: two pods
+  // (5 and 3 scalable units). Every GPU of pod 1 (nodes 160-255) sends to its rail peer in pod 0:
+  // 768 flows over pod 1's spine-to-core cables, fewer than the flows. Balanced at every switch,
+  // each flow gets (cables / flows) of a cable; ECMP hashing at the core leaves some cables idle
+  // and others doubled, and the former model (split over leaf uplinks only, core hops hashed)
+  // kept diluted collisions at the core.
+  const CalibrationProfile& prof = default_calibration();
+  const double bytes = 64e6;
+  auto cluster = [](const std::string& mode) {
+    return load_cluster(std::string(TUTTI_SOURCE_DIR) + "/topologies/h100-16k-rail-3tier.json",
+                        {"nodes=256", "fabric.spine_oversubscription=2", "fabric.routing=" + mode});
+  };
+  auto plans_of = [&](const Topology& t) {
+    CollectiveContext ctx = make_collective_context(t, prof, false, false);
+    std::vector<CollectivePlan> plans;
+    for (int i = 0; i < 96; ++i)
+      for (int r = 0; r < 8; ++r)
+        plans.push_back(plan_p2p((160 + i) * 8 + r, i * 8 + r, bytes, ctx));
+    return plans;
+  };
+  double t_ecmp = 0;
+  {
+    const Cluster c = cluster("ecmp");
+    t_ecmp = simulate_collectives(plans_of(*c.topology), *c.topology, prof);
+  }
+  for (const char* mode : {"adaptive", "spray"}) {
+    const Cluster c = cluster(mode);
+    const Topology& t = *c.topology;
+    const auto plans = plans_of(t);
+    // Spine-to-core cables: spines are built whole per pod, so each pod has half of them.
+    double up_cables = 0, core_cap = 0;
+    std::uint32_t core_link = 0;
+    for (std::uint32_t l = 0; l < t.links().size(); ++l) {
+      const Link& L = t.links()[l];
+      if (L.tier == Tier::SpineCore && t.devices()[L.src].level == 1) {
+        ++up_cables;
+        core_cap = L.bandwidth_Bps * prof.tier(Tier::SpineCore).bandwidth_efficiency;
+        core_link = l;
+      }
+    }
+    INFO(mode);
+    CHECK(t.link_bundle(core_link) == up_cables / 2);
+    std::vector<std::uint32_t> path;
+    t.route(160 * 8, 0, 0, path);
+    CHECK(path.size() == 8);  // PCIe, access, leaf up, spine up, core down, leaf down, access, PCIe
+    double lat = 0;
+    for (std::uint32_t l : path)
+      lat += t.links()[l].latency_s + prof.tier(t.links()[l].tier).extra_latency_s;
+    const double rate = std::min(scale_out_capacity(t, prof, Tier::Access),
+                                 core_cap * (up_cables / 2) / static_cast<double>(plans.size()));
+    const double bound = plans[0].fixed_latency_s + lat + bytes / rate;
+    const double ts = simulate_collectives(plans, t, prof);
+    std::printf(
+        "3-tier 2:1 at the core, 768 cross-pod flows: ECMP %.6f s, %s %.6f s, fluid bound "
+        "%.6f s\n",
+        t_ecmp, mode, ts, bound);
+    CHECK(ts == doctest::Approx(bound).epsilon(1e-6));
+    CHECK(t_ecmp > ts * 1.1);
+  }
 }
 
 TEST_CASE(
@@ -126,7 +198,7 @@ TEST_CASE("routing: where no flows collide every routing mode gives the same tim
     CHECK(times[i] == doctest::Approx(times[i % 2]).epsilon(1e-9));
 }
 
-TEST_CASE("routing: SimGrid agrees with the native engine on split flows on a 2:1 fat-tree") {
+TEST_CASE("routing: SimGrid agrees with the native engine on sprayed flows on a 2:1 fat-tree") {
   const CalibrationProfile& prof = default_calibration();
   for (const char* mode : {"spray"}) {
     const Cluster c = fat_tree_2to1(mode);
@@ -189,9 +261,12 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
     CHECK(&t != &healthy);
     std::vector<std::uint32_t> path;
     std::set<std::uint32_t> used_healthy, used_failed;
+    // The cables in use when healthy: ECMP's hashed routes (the same link ids in every mode;
+    // healthy spray routes name one representative cable per bundle).
+    const Cluster ce = fat_tree_2to1("ecmp");
     for (int s = 0; s < 32; ++s)
       for (int d = 32; d < 64; ++d) {
-        healthy.route(s, d, 7 * s + d, path);
+        ce.topology->route(s, d, 7 * s + d, path);
         used_healthy.insert(path.begin(), path.end());
         const int n = t.paths(s, d);
         for (int i = 0; i < n; ++i) {

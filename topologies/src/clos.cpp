@@ -50,51 +50,81 @@ class ClosFabric final : public NodeLayer {
                     std::vector<std::uint32_t>& out) const override {
     route_fabric_path(a, b, hash, -1, out);
   }
-  // Adaptive routing / spraying: one path per (plane, leaf uplink); plane-local pairs on one leaf
-  // have one path per plane.
+  // Adaptive routing / spraying on a healthy fabric: every switch spreads each flow evenly over
+  // its equal-cost output ports, so a flow loads each of the P access cables of its NIC with
+  // 1/P of it, each of the P x U uplinks of its leaf position (and the P x U downlinks of the
+  // destination's) with 1/(P U), and, across pods, each of the P x S x V spine-to-core cables of
+  // its pod (and the P x S x V core-to-spine cables into the destination pod) with 1/(P S V)
+  // (spine j gets 1/S of it over its U / S parallel cables, then V uplinks; core j,c sends what
+  // reached it down its V / C cables). Every cable of such a bundle is crossed by the same flows
+  // at the same share, so its max-min constraint is the same: the flow is one flow over one
+  // representative cable per bundle (plane 0, uplink 0, spine 0, core 0), whose capacity is the
+  // bundle's (link_bundle). Exact for this fluid model; one flow per flow, as cheap as ECMP.
+  bool fluid() const { return splits_flows(routing_) && dead_link_.empty(); }
+  double link_bundle(std::uint32_t l) const override {
+    if (!fluid() || l < acc_base_) return 1;
+    if (l < lu_base_) return planes_;
+    if (l < su_base_) return static_cast<double>(planes_) * U_;
+    return static_cast<double>(planes_) * S_ * V_;
+  }
+  void route_fluid(int a, int b, std::vector<std::uint32_t>& out) const {
+    const auto P = static_cast<std::uint32_t>(planes_);
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(a) * P));
+    const int la = leaf_of(a), lb = leaf_of(b);
+    if (la != lb) {
+      out.push_back(leaf_up(la, 0));
+      const int pa = la / PL_, pb = lb / PL_;
+      if (pa != pb) {
+        out.push_back(spine_up(0, pa, 0, 0));
+        out.push_back(spine_up(0, pb, 0, 0) + 1);
+      }
+      out.push_back(leaf_up(lb, 0) + 1);
+    }
+    out.push_back(acc_base_ + 2 * (static_cast<std::uint32_t>(b) * P) + 1);
+  }
+  // Adaptive routing / spraying with failures: one path per surviving (plane, leaf uplink).
   int fabric_paths(int a, int b) const override {
-    if (!splits_flows(routing_)) return 1;
-    if (!dead_link_.empty()) {
+    if (!splits_flows(routing_) || fluid()) return 1;
+    {
       Choices ch;
       choices(a, b, ch);
       if (ch.first.empty()) unreachable(a, b);
       return static_cast<int>(ch.first.size());
     }
-    return planes_ * (leaf_of(a) != leaf_of(b) && U_ > 0 ? U_ : 1);
   }
-  int max_paths() const override { return splits_flows(routing_) ? planes_ * std::max(U_, 1) : 1; }
+  int max_paths() const override {
+    return splits_flows(routing_) && !fluid() ? planes_ * std::max(U_, 1) : 1;
+  }
 
-  // part -1: ECMP (a hash picks the plane, the leaf uplink, the spine uplink and the parallel
-  // cables down) or d-mod-k. part >= 0 (adaptive/spray): plane part % P and leaf uplink
-  // (part / P) % U, and down from spine j = u % S to the destination leaf over parallel cable
-  // u / S, so the U subflows of a flow load each of its leaf uplinks and each of the destination
-  // leaf's downlinks with exactly 1/U of it (the fluid bound of a 2-tier fabric, and inside a
-  // pod). Across pods (3 tiers) each subflow's spine uplink and core downlink are hashed per
-  // subflow: collisions at the core remain, each diluted to 1/U of a flow (modelling the
-  // switches' per-hop choice exactly would need U x V subflows per flow).
+  // ECMP (a hash picks the plane, the leaf uplink, the spine uplink and the parallel cables
+  // down) or d-mod-k; adaptive/spray on a healthy fabric: the bundles' representative cables
+  // (route_fluid); with failures (route_failed), part >= 0 is path `part` of a split flow: plane
+  // and leaf uplink among those left, the core hops hashed per subflow.
   void route_fabric_path(int a, int b, std::uint64_t hash, int part,
                          std::vector<std::uint32_t>& out) const override {
     if (!dead_link_.empty()) {
       route_failed(a, b, hash, part, out);
       return;
     }
+    if (fluid()) {
+      route_fluid(a, b, out);
+      return;
+    }
     const bool dm = routing_ == Routing::DModK;
-    const bool split = part >= 0;
     const auto ub = static_cast<std::uint64_t>(b);
-    const std::uint64_t h = split ? mix(hash, 1000 + static_cast<std::uint64_t>(part)) : hash;
+    const std::uint64_t h = hash;
     auto pick = [&](int n, std::uint64_t salt, std::uint64_t dkey) -> std::uint32_t {
       if (n <= 1) return 0;
       return static_cast<std::uint32_t>((dm ? dkey : mix(h, salt)) % static_cast<std::uint64_t>(n));
     };
-    const int p = split ? part % planes_ : static_cast<int>(pick(planes_, 0, ub));
+    const int p = static_cast<int>(pick(planes_, 0, ub));
     const auto P = static_cast<std::uint32_t>(planes_);
     out.push_back(acc_base_ +
                   2 * (static_cast<std::uint32_t>(a) * P + static_cast<std::uint32_t>(p)));
     const int la = p * L_ + leaf_of(a), lb = p * L_ + leaf_of(b);
     if (la != lb) {
       const std::uint64_t U = static_cast<std::uint64_t>(U_);
-      const std::uint32_t u =
-          split ? static_cast<std::uint32_t>((part / planes_) % U_) : pick(U_, 1, ub);
+      const std::uint32_t u = pick(U_, 1, ub);
       const int j = static_cast<int>(u) % S_;
       const int par1 = U_ / S_;
       out.push_back(lu_base_ +
@@ -112,9 +142,7 @@ class ClosFabric final : public NodeLayer {
                            static_cast<std::uint32_t>(c)) +
                       1);
       }
-      const std::uint32_t k =
-          split ? u / static_cast<std::uint32_t>(S_)
-                : pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
+      const std::uint32_t k = pick(par1, 4, ub / (U * static_cast<std::uint64_t>(std::max(V_, 1))));
       out.push_back(lu_base_ +
                     2 * (static_cast<std::uint32_t>(lb) * static_cast<std::uint32_t>(U_) +
                          k * static_cast<std::uint32_t>(S_) + static_cast<std::uint32_t>(j)) +
@@ -282,6 +310,9 @@ class ClosFabric final : public NodeLayer {
       for (std::uint32_t l = acc_base_; l < links_.size(); ++l)
         if (links_[l].src == d || links_[l].dst == d) t->dead_link_[l] = 1;
     }
+    // Nothing down: the healthy fabric (its routes, and adaptive/spray's bundles).
+    if (std::find(t->dead_link_.begin(), t->dead_link_.end(), 1) == t->dead_link_.end())
+      t->dead_link_.clear();
     return t;
   }
 };

@@ -92,7 +92,10 @@ void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream
   const auto& links = topo.links();
   for (std::size_t i = 0; i < links.size(); ++i) {
     const Link& l = links[i];
-    out << "    <link id=\"L" << i << "\" bandwidth=\"" << num(l.bandwidth_Bps)
+    // A link standing for a bundle of cables (adaptive/spray, Topology::link_bundle) carries
+    // the bundle's bandwidth: routes name it for every flow of the bundle.
+    out << "    <link id=\"L" << i << "\" bandwidth=\""
+        << num(l.bandwidth_Bps * topo.link_bundle(static_cast<std::uint32_t>(i)))
         << "Bps\" latency=\"" << num(l.latency_s) << "s\" sharing_policy=\"SHARED\">\n"
         << "      <prop id=\"from\" value=\"" << simgrid_device_name(topo, l.src) << "\"/>\n"
         << "      <prop id=\"to\" value=\"" << simgrid_device_name(topo, l.dst) << "\"/>\n"

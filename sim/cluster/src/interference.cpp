@@ -89,13 +89,16 @@ bool LinkShare::solve(std::uint32_t l) {
 
 double LinkShare::water_level(std::uint32_t l) {
   LinkState& ls = links_[l];
-  if (ls.total <= 1.0) return 1e300;
+  // Capacity in cables: a link standing for a bundle (adaptive/spray, Topology::link_bundle) has
+  // the bundle's.
+  const double cables = t_.link_bundle(l);
+  if (ls.total <= cables) return 1e300;
   sort_.assign(ls.users.begin(), ls.users.end());
   std::sort(sort_.begin(), sort_.end(), [&](const Use& a, const Use& b) {
     return jobs_[a.job].demand != jobs_[b.job].demand ? jobs_[a.job].demand < jobs_[b.job].demand
                                                       : a.job < b.job;
   });
-  double cap = 1.0;
+  double cap = cables;
   double flows = 0;
   for (const Use& u : sort_) flows += u.flows;
   for (const Use& u : sort_) {
@@ -115,7 +118,7 @@ double LinkShare::stretch(int j) const {
   const JobState& js = jobs_[j];
   double s = 1;
   for (auto [l, f] : js.links) {
-    const double alone = std::min(js.demand, 1.0 / f);
+    const double alone = std::min(js.demand, t_.link_bundle(l) / f);
     const double shared = std::min(js.demand, links_[l].level);
     if (shared > 0) s = std::max(s, alone / shared);
   }

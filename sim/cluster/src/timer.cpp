@@ -35,6 +35,7 @@ class PlacedTopology final : public Topology {
   void route(int src, int dst, std::uint64_t hash, std::vector<std::uint32_t>& out) const override {
     base_->route(map_[src], map_[dst], hash, out);
   }
+  double link_bundle(std::uint32_t l) const override { return base_->link_bundle(l); }
   std::string describe() const override { return base_->describe() + " (a job's placement)"; }
 
  private:

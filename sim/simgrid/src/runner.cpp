@@ -694,7 +694,7 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
     b = get(is);
   }
   auto util = [&](const std::pair<std::uint32_t, double>& x) {
-    return x.second / (topo.links()[x.first].bandwidth_Bps * iter);
+    return x.second / topo.link_bundle(x.first) / (topo.links()[x.first].bandwidth_Bps * iter);
   };
   std::stable_sort(lb.begin(), lb.end(), [&](const auto& a, const auto& b) {
     const double ua = util(a), ub = util(b);
@@ -709,7 +709,7 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
     u.tier = L.tier;
     u.name = device_name(topo.devices()[L.src]) + "->" + device_name(topo.devices()[L.dst]);
     u.utilization = iter > 0 ? util(x) : 0;
-    u.bytes = x.second;
+    u.bytes = x.second / topo.link_bundle(x.first);  // per cable (Topology::link_bundle)
     r.bottleneck_links.push_back(u);
   }
   finish_result(r, program, cluster, profile, options);

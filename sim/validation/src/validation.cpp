@@ -431,6 +431,7 @@ class SegmentedTopology final : public Topology {
   }
   int paths(int src, int dst) const override { return base_->paths(gpu(src), gpu(dst)); }
   int max_paths() const override { return base_->max_paths(); }
+  double link_bundle(std::uint32_t l) const override { return base_->link_bundle(l); }
   void route_path(int src, int dst, std::uint64_t hash, int part,
                   std::vector<std::uint32_t>& out) const override {
     base_->route_path(gpu(src), gpu(dst), hash, part, out);

@@ -43,7 +43,8 @@ class FlowNetwork {
   using SetId = std::uint32_t;
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
-  /// Links of `topo` with capacities and latencies adjusted by `profile`'s tier models.
+  /// Links of `topo` with capacities and latencies adjusted by `profile`'s tier models; a link
+  /// standing for a bundle of cables (Topology::link_bundle) gets the bundle's capacity.
   FlowNetwork(const Topology& topo, const CalibrationProfile& profile);
   /// A bare network (tests): capacity in bytes/s and latency in seconds per link.
   FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s);

@@ -69,12 +69,21 @@ class Topology {
   virtual void route(int src, int dst, std::uint64_t hash,
                      std::vector<std::uint32_t>& out) const = 0;
 
-  /// Paths a flow from GPU `src` to GPU `dst` is split over: 1 under ECMP and d-mod-k routing;
-  /// under adaptive routing or packet spraying (Routing::Adaptive / Spray on Clos fabrics) the
-  /// number of equal-cost choices the fabric offers the pair (planes x leaf uplinks when the
-  /// pair crosses a spine), over which the flow's bytes are spread evenly. Engines send one
-  /// subflow of bytes / paths on each path (route_path), the fluid limit of per-packet balancing.
+  /// Paths a flow from GPU `src` to GPU `dst` is split over: 1 under ECMP and d-mod-k routing,
+  /// and under adaptive routing or packet spraying (Routing::Adaptive / Spray) on a healthy Clos
+  /// fabric, where the flow is one flow over bundles (link_bundle). On a Clos fabric with
+  /// failures, adaptive/spray split a flow over the (plane, leaf uplink) choices that remain
+  /// (their core hops hashed): engines send one subflow of bytes / paths on each path
+  /// (route_path).
   virtual int paths(int /*src*/, int /*dst*/) const { return 1; }
+  /// Cables that link `l` stands for in the flow model (>= 1). 1 everywhere except under
+  /// adaptive routing / packet spraying on a healthy Clos fabric: there each flow is spread
+  /// evenly over every equal-cost cable at every tier (the fluid limit of per-packet balancing
+  /// at each switch), so all cables of a tier's bundle carry the same flows, each at the same
+  /// share (1 / cables), and have equal max-min constraints; routes then name one
+  /// representative cable per bundle, and engines give link `l` link_bundle(l) times its
+  /// bandwidth (FlowNetwork) and report its bytes / link_bundle(l) as the bytes per cable.
+  virtual double link_bundle(std::uint32_t /*l*/) const { return 1; }
   /// Most paths() over all pairs (1 when no flow is split).
   virtual int max_paths() const { return 1; }
   /// Like route(), for path `part` (0 <= part < paths(src, dst)) of a split flow. With one path
