@@ -1365,8 +1365,8 @@ SimResult Des::run() {
     std::fprintf(stderr,
                  "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
                  "rate solves, %llu "
-                 "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s; %zu of them run "
-                 "for real when perturbed)\n",
+                 "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s), %zu mirrored "
+                 "flows run for real when perturbed (over all runs)\n",
                  total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
                  static_cast<unsigned long long>(net_.solves()),
                  static_cast<unsigned long long>(net_.flows_solved()),
