@@ -1567,6 +1567,9 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
     throw InputError("compute_slowdown", "compute_slowdown",
                      std::to_string(options.compute_slowdown), ">= 1");
   int level = options.mirror_nodes ? (options.mirror_ep_groups ? 2 : 1) : 0;
+  // TUTTI_MIRROR=0/1 caps the level (benchmarks of the exact reference at scale: bench/engine.md).
+  if (const char* cap = std::getenv("TUTTI_MIRROR"); cap != nullptr && (*cap == '0' || *cap == '1'))
+    level = std::min(level, *cap - '0');
   while (true) {
     try {
       Des des(program, cluster, profile, options, level);
