@@ -774,6 +774,9 @@ void Des::heat(int block) {
     const RoutedPhase& ph = insts_[id].plan->phases[insts_[id].phase];
     for (const RoutedPhase::Run& r : ph.unit_runs)
       if (block == rep || r.block == block) make_real(id, r.block);
+    // The representative's flows of this set are perturbed too: they keep it perturbed while
+    // the set runs (the representative has no mirrored flows to add).
+    if (block == rep) make_real(id, rep);
   }
 }
 
