@@ -352,7 +352,7 @@ class Des {
   // Mirroring (Des::route): on while every check holds; link_node_ per link: -1 unused, a node
   // whose node-internal flows cross it, kCross (crossed by a flow between nodes that is no EP
   // group's own), or kBlock - b (crossed by the flows between nodes of EP group block b, and
-  // perhaps by kCross flows at other times: claim_links).
+  // perhaps by kCross flows: Des::heat).
   static constexpr std::int32_t kCross = -2, kBlock = -3;
   std::vector<std::int32_t> link_node_;
   int block_nodes_ = 1;   // nodes per mirrored EP group (1: EP groups are not mirrored)
@@ -856,7 +856,7 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
   const int nodes_per_stage =
       prog_.layout.tp * prog_.layout.cp * prog_.layout.dp / std::max(1, gpn);
   const int bn = block_nodes_;
-  const bool claims = mirror_ >= 2;  // (c) for EP groups: collect the links sets claim
+  const bool claims = mirror_ >= 2;  // (c) for EP groups: the links units_begin watches
   // Level 1 for this plan: every flow stays inside one EP group, its phases are single steps, and
   // with several groups there is one phase ((d), and the plan runs as one instance).
   bool blocks =
