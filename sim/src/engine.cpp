@@ -9,7 +9,9 @@
 //    flows are routed (fabric traffic of all groups contends), except when every flow stays inside
 //    a node: then only the representative node's flows are simulated;
 //  * with one timeline per stage, flows that stay inside a node run in one node of the stage (the
-//    others mirror it exactly, Des::route) when nothing else shares those nodes' links;
+//    others mirror it exactly, Des::route) when nothing else shares those nodes' links, and so do
+//    the rail flows of the node-limited all-to-all in one EP group of the stage when no other flow
+//    crosses those links while they run;
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
 //    one copy of precomputed paths into the network, not a re-plan and re-route;
 //  * a collective whose flows cross only links no other timeline's flows cross (a tensor-parallel
@@ -147,6 +149,20 @@ struct RoutedPhase {
   // paths; shadow_groups: flow offsets of each group, like groups.
   std::vector<std::uint32_t> shadow_offsets{0}, shadow_links, shadow_groups;
   std::vector<double> shadow_bytes;
+  // EP-group mirroring (Des::route, Des::units_begin): per group (CSR, size plans+1), the
+  // distinct links its flows between nodes of one EP group cross (simulated and mirrored alike),
+  // and the distinct links its other flows between nodes cross; unit_block: the EP group (block)
+  // of each group's unit links (-1: none). Per mirrored flow: the index of the simulated flow it
+  // mirrors (its image; kNoImage for a node's flows), and runs of mirrored flows of one block.
+  // Empty unless EP groups are mirrored.
+  static constexpr std::uint32_t kNoImage = 0xffffffffu;
+  struct Run {
+    int block;
+    std::uint32_t first, last;
+  };
+  std::vector<std::uint32_t> unit_links, unit_groups{0}, cross_links, cross_groups{0}, shadow_image;
+  std::vector<int> unit_block;
+  std::vector<Run> unit_runs;
 };
 struct RoutedPlan {
   // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
@@ -173,6 +189,7 @@ struct RoutedPlan {
   mutable std::array<double, 2> memo_s{-1, -1};
   mutable std::uint64_t memo_count = 0;
   mutable std::uint32_t owned_epoch = 0;
+  bool units = false;  // has flows of EP groups (runs as one instance: Des::begin_comm)
 };
 
 /// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
@@ -250,6 +267,11 @@ struct CommInstance {
   TierCounts begins{};
   std::vector<std::pair<std::uint32_t, std::uint32_t>> participants;  // (class, op)
   PrivateRun priv;
+  // EP-group mirroring (Des::units_begin), for the set in flight: its id, the blocks whose flows
+  // it perturbs (cross flows on their links), the blocks whose flows it runs for real.
+  FlowNetwork::SetId set = 0;
+  std::vector<int> heats, real;
+  int unit_stage = -1;  // the stage of its EP-group flows (-1: none)
 };
 
 /// A run taken from the memo (Des::begin_comm): not simulated; it ends at its start + the memo.
@@ -264,7 +286,7 @@ struct MemoRun {
 class Des {
  public:
   Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
-      const ProgramSimOptions& o, bool mirror, bool memo)
+      const ProgramSimOptions& o, int mirror, bool memo)
       : mirror_(mirror),
         memo_(memo),
         prog_(p),
@@ -278,8 +300,10 @@ class Des {
   SimResult run();
 
  private:
-  bool mirror_;  // node mirroring requested (build() keeps it on only where it applies)
-  bool memo_;    // private runs from the memo (begin_comm)
+  // Mirroring (Des::route): 2 nodes and EP groups, 1 nodes only, 0 off; requested, then kept on
+  // by build() only where it applies.
+  int mirror_;
+  bool memo_;  // private runs from the memo (begin_comm)
   void build();
   void release(std::uint32_t c, std::uint32_t i);
   void start_op(std::uint32_t c, std::uint32_t i);
@@ -300,7 +324,11 @@ class Des {
   void end_memo(std::uint32_t id);
   void count_memo_bytes();
   void route_all();
-  void own_links(std::int32_t node);
+  void own_links(std::int32_t owner);
+  void units_begin(std::uint32_t id, std::uint32_t g0, std::uint32_t g1);
+  void units_end(std::uint32_t id, std::uint32_t g0, std::uint32_t g1);
+  void heat(int block);
+  void make_real(std::uint32_t id, int block);
   std::vector<std::vector<int>> groups_of(const std::vector<int>& ranks, GroupDim dim);
   std::vector<int> ranks_of(std::uint32_t c) const;
   std::vector<std::vector<int>> replica_groups(bool strict, bool any_ep);
@@ -361,11 +389,26 @@ class Des {
   std::vector<ClassOps> class_ops_;  // per rank class (prog_.classes)
   std::vector<std::uint32_t> path_;
   std::size_t done_ops_ = 0, total_ops_ = 0;
-  // Node mirroring (Des::route): on while every check holds; link_node_ per link: -1 unused, a
-  // node whose node-internal flows cross it, or kCross (crossed by a flow between nodes).
-  static constexpr std::int32_t kCross = -2;
+  // Mirroring (Des::route): on while every check holds; link_node_ per link: -1 unused, a node
+  // whose node-internal flows cross it, kCross (crossed by a flow between nodes that is no EP
+  // group's own), or kBlock - b (crossed by the flows between nodes of EP group block b, and
+  // perhaps by kCross flows: Des::heat).
+  static constexpr std::int32_t kCross = -2, kBlock = -3;
   std::vector<std::int32_t> link_node_;
-  std::size_t mirrored_ = 0;  // flows mirrored, over all routed plans
+  int block_nodes_ = 1;   // nodes per mirrored EP group (1: EP groups are not mirrored)
+  int stage_blocks_ = 1;  // EP groups (blocks) per stage
+  // Per link, flow sets in flight that cross it with cross flows; per block, the sets in flight
+  // that perturb it (cross flows on its links, or its own flows run for real); the instances
+  // whose sets in flight have EP-group flows (units_begin).
+  std::vector<std::uint32_t> cross_busy_, hot_;
+  std::vector<std::uint32_t> unit_sets_;
+  // The correspondence of a mirrored unit's links with its representative's (Des::route, (b)):
+  // image_of_[l] the representative's link that link l mirrors (-1: none yet); image_ (unit code
+  // << 32 | representative's link) -> the unit's link.
+  std::vector<std::int64_t> image_of_;
+  std::unordered_map<std::uint64_t, std::uint32_t> image_;
+  std::size_t mirrored_ = 0;   // flows mirrored, over all routed plans
+  std::size_t made_real_ = 0;  // mirrored flows of EP groups run for real (make_real), all runs
   // Private runs (begin_comm): link_owner_ per link: -1 unused, the timeline whose private plans
   // alone cross it, or kCross (crossed by another timeline's flows or a non-private plan's).
   std::vector<std::int32_t> link_owner_;
@@ -385,8 +428,11 @@ class Des {
 /// (Des::begin_comm): the run starts again with every run simulated.
 struct MemoBroken {};
 
-/// Thrown by Des::route when a check of node mirroring fails: the run starts again without it.
-struct MirrorBroken {};
+/// Thrown when a check of mirroring fails: the run starts again with mirroring at level `retry`
+/// (1: nodes only, 0: off; below the level that failed).
+struct MirrorBroken {
+  int retry;
+};
 
 // Replica groups. A rank class stands for the tp*cp*dp ranks of a stage; with d-mod-k routing
 // every data-parallel replica sees the same contention, but with ECMP hashing the transfers of
@@ -644,10 +690,30 @@ void Des::build() {
   }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
   const int span = L.tp * L.cp;
-  // Node mirroring needs one timeline per stage and stages made of whole nodes.
+  // Mirroring needs one timeline per stage and stages made of whole nodes; EP groups are mirrored
+  // when each is a run of whole nodes and a stage has several of them (Des::route).
   const int gpn = topo_.gpus_per_node();
-  mirror_ = mirror_ && replicas_ == 1 && topo_.num_nodes() > 1 && per_stage % gpn == 0;
-  if (mirror_) link_node_.assign(topo_.links().size(), -1);
+  if (!(replicas_ == 1 && topo_.num_nodes() > 1 && per_stage % gpn == 0)) mirror_ = 0;
+  if (mirror_ >= 2 && L.ep > 1) {
+    std::vector<int> g = group_ranks(L, 0, GroupDim::EP);
+    std::sort(g.begin(), g.end());
+    const int n = static_cast<int>(g.size()), nps = per_stage / gpn;
+    bool run = g[0] % gpn == 0 && n % gpn == 0;
+    for (int i = 0; run && i < n; ++i) run = g[static_cast<std::size_t>(i)] == g[0] + i;
+    if (run && n / gpn > 1 && nps % (n / gpn) == 0 && nps / (n / gpn) > 1) {
+      block_nodes_ = n / gpn;
+      stage_blocks_ = nps / block_nodes_;
+    }
+  }
+  if (mirror_ >= 2 && block_nodes_ == 1) mirror_ = 1;
+  if (mirror_) {
+    link_node_.assign(topo_.links().size(), -1);
+    image_of_.assign(topo_.links().size(), -1);
+  }
+  if (mirror_ >= 2) {
+    cross_busy_.assign(topo_.links().size(), 0);
+    hot_.assign(static_cast<std::size_t>(topo_.num_nodes() / block_nodes_ + 1), 0);
+  }
   if (memo_) {
     link_owner_.assign(topo_.links().size(), -1);
     memo_busy_.assign(topo_.links().size(), 0);
@@ -712,25 +778,140 @@ std::vector<int> Des::ranks_of(std::uint32_t c) const {
   return out;
 }
 
-// Node mirroring. With one timeline per stage, every op of a stage starts at the same moment in
-// all of the stage's nodes. When (a) every stage is made of whole nodes, (b) every plan that puts
-// flows inside nodes puts the same ones (local source, local destination, bytes) in each node of
-// its stage, (c) a link is crossed only by flows inside one node or only by flows between
-// nodes, and (d) the inside flows of a plan start together in all nodes (one step, or one
-// collective: a paced plan of several runs one instance per collective), then the links of a node's
-// inside form components of the max-min network that no other flow reaches, and the same flows
-// start on them at the same times in every node of a stage: by induction over events they get the
-// same rates and finish together. So only the stage's first node (rep_node, also the node that
-// plans with every flow inside a node run in) simulates its inside flows; those of the other nodes
-// are dropped from the flow sets and only their bytes are counted on their links (link_bytes, in
-// the same order, so the bottleneck report is unchanged). A set then ends when its simulated flows
-// end, as it would with every flow. The checks run as plans are routed; when one fails the run
-// starts again without mirroring (MirrorBroken).
-void Des::own_links(std::int32_t node) {
+// Mirroring. With one timeline per stage, every op of a stage starts at the same moment in all of
+// the stage's nodes. A *unit* is a node (level 0) or, with expert parallelism, an EP group that
+// is a run of whole nodes (level 1, block_nodes_ nodes; DeepSeek-V3 ep 64 on 8-GPU nodes: 8
+// nodes, 16 per stage of 128); a unit's own flows are, at level 0, the flows inside the node, and
+// at level 1 the flows between nodes of a plan whose every flow stays inside one EP group (the
+// node-limited all-to-all: rail flows under the EP group's leaf switches). All other flows between
+// nodes (pipeline transfers, data-parallel and EDP collectives, collectives across stages) are
+// *cross* flows. When
+//  (a) every stage is made of whole nodes (and whole EP groups, for level 1);
+//  (b) every plan that gives units of a stage own flows gives each unit of the stage the same ones
+//      as the stage's first unit (the representative: same phase, source and destination relative
+//      to the unit, bytes, and paths that correspond link for link, with equal capacities and
+//      latencies, under one correspondence of each unit's links with the representative's over
+//      all plans);
+//  (c) a link is crossed by the own flows of one unit only; a level-0 link by nothing else, ever;
+//      a level-1 link (a rail NIC port) by no cross flow while that unit's flows are mirrored (see
+//      "perturbed" below);
+//  (d) the own flows of a plan start together in all units (level 0: one step, or one collective:
+//      a paced plan of several runs one instance per collective, whose later steps start on its
+//      own; level 1: single steps, one phase when the plan has several groups, and the plan runs
+//      as one instance, RoutedPlan::units);
+// then the links of each unit form, while its own flows run, components of the max-min network
+// that no other flow reaches, isomorphic to the representative's and with the same flows started
+// at the same times: by induction over events they get the same rates and finish together. So
+// only the representative (rep_node, also the node that plans with every flow inside a node run
+// in, or its EP group) simulates its own flows; those of the other units are dropped from the flow
+// sets and only their bytes are counted on their links (link_bytes, in the same order, so the
+// bottleneck report is unchanged). A set then ends when its simulated flows end, as it would with
+// every flow. Checks (a), (b), (d) and the static part of (c) run as plans are routed; when one
+// fails the run starts again with mirroring one level down (MirrorBroken: EP groups -> nodes only
+// -> off). The rail NIC ports of an EP group also carry pipeline transfers and data-parallel/EDP
+// collectives, at times that overlap the all-to-alls, so level 1's part of (c) is kept as the run
+// goes instead (Des::heat): from the moment a set of cross flows on a block's links starts, that
+// block is *perturbed* until the set ends, and its mirrored flows in the sets in flight join
+// their sets for real with the bytes their images have left (until then they were those images,
+// by the argument above), as do its flows in sets that start while it is perturbed; a block
+// whose flows run for real perturbs itself the same way (they are no longer images), and a
+// perturbed representative makes every block of its stage run for real.
+void Des::own_links(std::int32_t owner) {
   for (std::uint32_t l : path_) {
     std::int32_t& o = link_node_[l];
-    if (o == -1) o = node;
-    if (o != node) throw MirrorBroken{};
+    if (o == owner || (owner == kCross && o <= kBlock)) continue;  // kBlock + kCross: Des::heat
+    if (o == -1 || (o == kCross && owner <= kBlock)) {
+      o = owner;
+      continue;
+    }
+    throw MirrorBroken{owner <= kBlock || o <= kBlock ? 1 : 0};
+  }
+}
+
+// Perturbed EP groups (the comment above): hot_ counts, per block, the sets in flight that
+// perturb it (cross sets on its links: CommInstance::heats; sets that run its flows for real:
+// CommInstance::real). make_real adds a block's mirrored flows of a set in flight to it
+// (FlowNetwork::clone_flow: the bytes their images have left, or the same activation time).
+void Des::heat(int block) {
+  if (hot_[static_cast<std::size_t>(block)]++ > 0) return;
+  const int stage = block / stage_blocks_, rep = stage * stage_blocks_;
+  for (std::size_t k = 0; k < unit_sets_.size(); ++k) {
+    const std::uint32_t id = unit_sets_[k];
+    if (insts_[id].unit_stage != stage) continue;
+    const RoutedPhase& ph = insts_[id].plan->phases[insts_[id].phase];
+    for (const RoutedPhase::Run& r : ph.unit_runs)
+      if (block == rep || r.block == block) make_real(id, r.block);
+    // The representative's flows of this set are perturbed too: they keep it perturbed while
+    // the set runs (the representative has no mirrored flows to add).
+    if (block == rep) make_real(id, rep);
+  }
+}
+
+void Des::make_real(std::uint32_t id, int block) {
+  CommInstance& in = insts_[id];
+  if (std::find(in.real.begin(), in.real.end(), block) != in.real.end()) return;
+  in.real.push_back(block);
+  const RoutedPhase& ph = in.plan->phases[in.phase];
+  for (const RoutedPhase::Run& r : ph.unit_runs) {
+    if (r.block != block) continue;
+    made_real_ += r.last - r.first;
+    for (std::uint32_t f = r.first; f < r.last; ++f)
+      net_.clone_flow(in.set, ph.shadow_image[f], ph.shadow_links.data() + ph.shadow_offsets[f],
+                      ph.shadow_offsets[f + 1] - ph.shadow_offsets[f], now_);
+  }
+  heat(block);
+}
+
+void Des::units_begin(std::uint32_t id, std::uint32_t g0, std::uint32_t g1) {
+  const RoutedPhase& ph = insts_[id].plan->phases[insts_[id].phase];
+  if (ph.unit_links.empty() && ph.cross_links.empty()) return;
+  std::vector<int> heats;
+  for (std::uint32_t i = ph.cross_groups[g0]; i < ph.cross_groups[g1]; ++i) {
+    const std::uint32_t l = ph.cross_links[i];
+    ++cross_busy_[l];
+    if (link_node_[l] <= kBlock) heats.push_back(kBlock - link_node_[l]);
+  }
+  std::sort(heats.begin(), heats.end());
+  heats.erase(std::unique(heats.begin(), heats.end()), heats.end());
+  insts_[id].heats = heats;
+  for (int b : heats) heat(b);
+  if (ph.unit_links.empty()) return;
+  // Blocks whose links carry cross flows now (cross sets begun before these links were a block's).
+  heats.clear();
+  int stage = -1;
+  for (std::uint32_t g = g0; g < g1; ++g) {
+    const int b = ph.unit_block[g];
+    if (b < 0) continue;
+    stage = b / stage_blocks_;
+    for (std::uint32_t i = ph.unit_groups[g]; i < ph.unit_groups[g + 1]; ++i)
+      if (cross_busy_[ph.unit_links[i]] > 0) {
+        heats.push_back(b);
+        break;
+      }
+  }
+  insts_[id].unit_stage = stage;
+  unit_sets_.push_back(id);
+  const int rep = stage * stage_blocks_;
+  const bool all = hot_[static_cast<std::size_t>(rep)] > 0 ||
+                   std::find(heats.begin(), heats.end(), rep) != heats.end();
+  for (int b : heats) make_real(id, b);
+  for (const RoutedPhase::Run& r : ph.unit_runs)
+    if (all || hot_[static_cast<std::size_t>(r.block)] > 0) make_real(id, r.block);
+}
+
+void Des::units_end(std::uint32_t id, std::uint32_t g0, std::uint32_t g1) {
+  CommInstance& in = insts_[id];
+  const RoutedPhase& ph = in.plan->phases[in.phase];
+  if (ph.unit_links.empty() && ph.cross_links.empty()) return;
+  for (std::uint32_t i = ph.cross_groups[g0]; i < ph.cross_groups[g1]; ++i)
+    --cross_busy_[ph.cross_links[i]];
+  for (int b : in.heats) --hot_[static_cast<std::size_t>(b)];
+  for (int b : in.real) --hot_[static_cast<std::size_t>(b)];
+  in.heats.clear();
+  in.real.clear();
+  if (in.unit_stage >= 0) {
+    unit_sets_.erase(std::find(unit_sets_.begin(), unit_sets_.end(), id));
+    in.unit_stage = -1;
   }
 }
 
@@ -808,8 +989,31 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
   const int gpn = topo_.gpus_per_node();
   const int nodes_per_stage =
       prog_.layout.tp * prog_.layout.cp * prog_.layout.dp / std::max(1, gpn);
-  // Per node of the stage: the inside flows (phase, local src, local dst, bytes) of this plan.
-  std::map<int, std::vector<std::tuple<std::size_t, int, int, double>>> inside;
+  const int bn = block_nodes_;
+  const bool claims = mirror_ >= 2;  // (c) for EP groups: the links units_begin watches
+  // Level 1 for this plan: every flow stays inside one EP group, its phases are single steps, and
+  // with several groups there is one phase ((d), and the plan runs as one instance).
+  bool blocks =
+      claims && !local_only && stage >= 0 && (plans.size() == 1 || plans[0].phases.size() == 1);
+  for (const CollPhase& cp : plans[0].phases)
+    if (cp.repeat != 1) blocks = false;
+  for (std::size_t i = 0; blocks && i < plans.size(); ++i)
+    for (const CollPhase& cp : plans[i].phases)
+      for (const CollFlow& f : cp.flows)
+        if (topo_.node_of(f.src_gpu) / bn != topo_.node_of(f.dst_gpu) / bn) blocks = false;
+  // Own flows per unit (level, unit): phase, source and destination relative to the unit, bytes,
+  // subflow, and the path (upaths[off, off + n)).
+  struct Own {
+    std::size_t ph;
+    int src, dst;
+    double bytes;
+    int part;
+    std::uint32_t off, n;
+    std::uint32_t idx;  // index among the phase's simulated flows, or its mirrored flows
+    auto key() const { return std::make_tuple(ph, src, dst, part, bytes); }
+  };
+  std::map<std::pair<int, int>, std::vector<Own>> own;
+  std::vector<std::uint32_t> upaths, ul, xl;
   rp.fixed_latency_s = plans[0].fixed_latency_s;
   rp.algo = plans[0].algo;
   rp.proto = plans[0].proto;
@@ -823,25 +1027,54 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
     for (const CollectivePlan& p : plans) {
       const CollPhase& cp = p.phases[ph];
       check_internal(cp.repeat == out.repeat, "engine: merged collective plans differ in steps");
+      ul.clear();
+      xl.clear();
+      int group_block = -1;
       for (const CollFlow& f : cp.flows) {
         if (local_only && topo_.node_of(f.src_gpu) != rep_node) continue;
         if (f.src_gpu == f.dst_gpu) continue;
         const int node = topo_.node_of(f.src_gpu);
         const bool in_node = node == topo_.node_of(f.dst_gpu);
-        bool shadow = false;
+        int level = -1, unit = 0;  // -1: not a unit's own flow
         if (mirror_ && in_node && !local_only) {
-          if (stage < 0 || node / nodes_per_stage != stage) throw MirrorBroken{};
-          inside[node].emplace_back(ph, f.src_gpu % gpn, f.dst_gpu % gpn, f.bytes);
-          shadow = node != rep_node;
+          if (stage < 0 || node / nodes_per_stage != stage) throw MirrorBroken{0};
+          level = 0;
+          unit = node;
+        } else if (blocks && !in_node) {
+          level = 1;
+          unit = node / bn;
         }
+        const bool shadow = level == 0 ? node != rep_node : level == 1 && unit != rep_node / bn;
+        const int base = level == 0 ? node * gpn : unit * bn * gpn;
         // Adaptive routing / spraying: one subflow of bytes / n per equal-cost path.
         const int np = topo_.paths(f.src_gpu, f.dst_gpu);
         for (int part = 0; part < np; ++part) {
           topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu),
                            np > 1 ? part : -1, path_);
-          if (mirror_) own_links(in_node ? node : kCross);
+          if (mirror_) own_links(in_node ? node : level == 1 ? kBlock - unit : kCross);
           if (memo_) hold_links(rp.owner);
+          if (level >= 0) {
+            own[{level, unit}].push_back(
+                {ph, f.src_gpu - base, f.dst_gpu - base, f.bytes / np, part,
+                 static_cast<std::uint32_t>(upaths.size()),
+                 static_cast<std::uint32_t>(path_.size()),
+                 static_cast<std::uint32_t>(shadow ? out.shadow_bytes.size() : out.bytes.size())});
+            upaths.insert(upaths.end(), path_.begin(), path_.end());
+          }
+          if (level == 1) group_block = unit;
+          if (claims && !in_node) {
+            std::vector<std::uint32_t>& claim = level == 1 ? ul : xl;
+            claim.insert(claim.end(), path_.begin(), path_.end());
+          }
           if (shadow) {
+            if (level == 1) {
+              const auto i = static_cast<std::uint32_t>(out.shadow_bytes.size());
+              if (out.unit_runs.empty() || out.unit_runs.back().block != unit ||
+                  out.unit_runs.back().last != i)
+                out.unit_runs.push_back({unit, i, i});
+              ++out.unit_runs.back().last;
+            }
+            out.shadow_image.push_back(RoutedPhase::kNoImage);
             out.shadow_links.insert(out.shadow_links.end(), path_.begin(), path_.end());
             out.shadow_offsets.push_back(static_cast<std::uint32_t>(out.shadow_links.size()));
             out.shadow_bytes.push_back(f.bytes / np);
@@ -858,19 +1091,79 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
       out.max_group = std::max(out.max_group, nb - out.groups.back());
       out.groups.push_back(nb);  // one group per plan, in every phase (possibly empty)
       out.shadow_groups.push_back(static_cast<std::uint32_t>(out.shadow_bytes.size()));
+      if (claims) {
+        for (auto* v : {&ul, &xl}) {
+          std::sort(v->begin(), v->end());
+          v->erase(std::unique(v->begin(), v->end()), v->end());
+        }
+        out.unit_links.insert(out.unit_links.end(), ul.begin(), ul.end());
+        out.unit_groups.push_back(static_cast<std::uint32_t>(out.unit_links.size()));
+        out.cross_links.insert(out.cross_links.end(), xl.begin(), xl.end());
+        out.cross_groups.push_back(static_cast<std::uint32_t>(out.cross_links.size()));
+        out.unit_block.push_back(group_block);
+        rp.units = rp.units || group_block >= 0;
+      }
     }
   }
-  if (!inside.empty()) {
+  if (!own.empty()) {
     // (d): a paced run of several groups runs one instance per group, whose later steps start
-    // when that group's earlier ones end; the nodes' inside flows start together only in a run of
+    // when that group's earlier ones end; the units' own flows start together only in a run of
     // one step, or of one group.
-    if (plans.size() > 1 && (rp.phases.size() > 1 || rp.phases[0].repeat > 1)) throw MirrorBroken{};
-    // (b): every node of the stage has the rep node's inside flows
-    for (auto& [nd, v] : inside) std::sort(v.begin(), v.end());
-    const auto& ref = inside[rep_node];
-    for (int nd = stage * nodes_per_stage; nd < (stage + 1) * nodes_per_stage; ++nd) {
-      const auto it = inside.find(nd);
-      if (it == inside.end() ? !ref.empty() : it->second != ref) throw MirrorBroken{};
+    if (plans.size() > 1 && (rp.phases.size() > 1 || rp.phases[0].repeat > 1))
+      throw MirrorBroken{own.begin()->first.first};  // level 0 first in the map: nodes break
+    for (auto& [u, v] : own)
+      std::sort(v.begin(), v.end(), [](const Own& a, const Own& b) { return a.key() < b.key(); });
+    // (b): every unit of the stage has the representative's own flows, on corresponding links.
+    for (int level = 0; level < 2; ++level) {
+      const int size = level == 0 ? 1 : bn, per = nodes_per_stage / size;
+      const int first = stage * per, ref_unit = rep_node / size;
+      bool any = false;
+      for (const auto& [u, v] : own) {
+        if (u.first != level) continue;
+        any = true;
+        if (u.second < first || u.second >= first + per) throw MirrorBroken{level};
+      }
+      if (!any) continue;
+      static const std::vector<Own> none;
+      const auto rit = own.find({level, ref_unit});
+      const std::vector<Own>& ref = rit == own.end() ? none : rit->second;
+      for (int u = first; u < first + per; ++u) {
+        if (u == ref_unit) continue;
+        const auto it = own.find({level, u});
+        const std::vector<Own>& v = it == own.end() ? none : it->second;
+        if (v.size() != ref.size()) throw MirrorBroken{level};
+        const std::uint64_t code =
+            static_cast<std::uint64_t>(static_cast<std::uint32_t>(level == 0 ? u : kBlock - u))
+            << 32;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (v[i].key() != ref[i].key() || v[i].n != ref[i].n) throw MirrorBroken{level};
+          for (std::uint32_t j = 0; j < v[i].n; ++j) {
+            const std::uint32_t lr = upaths[ref[i].off + j], lu = upaths[v[i].off + j];
+            const auto [img, fresh] = image_.emplace(code | lr, lu);
+            std::int64_t& back = image_of_[lu];
+            if (back == -1) back = lr;
+            if ((!fresh && img->second != lu) || back != lr ||
+                net_.capacity_Bps(lu) != net_.capacity_Bps(lr) ||
+                net_.latency_s(lu) != net_.latency_s(lr))
+              throw MirrorBroken{level};
+          }
+          if (level == 1) rp.phases[v[i].ph].shadow_image[v[i].idx] = ref[i].idx;
+        }
+      }
+    }
+  }
+  if (rp.owner >= 0) {
+    // A plan with mirrored flows (nodes or EP groups) is never private: its runs keep mirroring's
+    // own bookkeeping (Des::units_begin); its links are nobody's.
+    bool mirrored = rp.units;
+    for (const RoutedPhase& ph : rp.phases) mirrored = mirrored || !ph.shadow_bytes.empty();
+    if (mirrored) {
+      rp.owner = -1;
+      for (const RoutedPhase& ph : rp.phases) {
+        path_.assign(ph.links.begin(), ph.links.end());
+        path_.insert(path_.end(), ph.shadow_links.begin(), ph.shadow_links.end());
+        hold_links(-1);
+      }
     }
   }
   return rp;
@@ -1030,7 +1323,7 @@ void Des::begin_comm(const RoutedPlan* plan,
         last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
       }
   }
-  if (!paced || ng < 2) {
+  if (!paced || ng < 2 || plan->units) {  // units: one set for all groups (Des::units_begin)
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
     insts_[id].participants = std::move(parts);
     insts_[id].paced = paced;
@@ -1127,6 +1420,8 @@ void Des::start_phase(std::uint32_t id) {
     net_.count_bytes(ph.shadow_links.data() + ph.shadow_offsets[f],
                      ph.shadow_offsets[f + 1] - ph.shadow_offsets[f], ph.shadow_bytes[f] * k);
   net_.start_set(set, now_);
+  in.set = set;
+  if (mirror_ >= 2) units_begin(id, all ? 0 : in.group, all ? ng : in.group + 1);
   pc.watch(set, ph.bytes.data(), groups, ng, max_group, ph.repeat);
   if (pc.watched && !pc.listed) {
     pc.listed = true;
@@ -1137,6 +1432,11 @@ void Des::start_phase(std::uint32_t id) {
 void Des::on_set_done(std::uint64_t tag) {
   std::uint32_t id = static_cast<std::uint32_t>(tag);
   CommInstance& in = insts_[id];
+  const bool all = in.group == CommInstance::kAll;
+  const RoutedPhase& ph = in.plan->phases[in.phase];
+  if (mirror_ >= 2)
+    units_end(id, all ? 0 : in.group,
+              all ? static_cast<std::uint32_t>(ph.groups.size() - 1) : in.group + 1);
   in.pace.watched = false;
   in.pace.step += in.pace.chunk;
   if (in.pace.step >= in.plan->phases[in.phase].repeat) {
@@ -1299,17 +1599,22 @@ SimResult Des::run() {
   if (opt_.replica_timelines) *opt_.replica_timelines = replicas_;
   if (opt_.mirrored_flows) *opt_.mirrored_flows = mirrored_;
   if (opt_.memo_runs) *opt_.memo_runs = memo_taken_;
+  if (opt_.mirror_level) *opt_.mirror_level = mirror_;
   if (std::getenv("TUTTI_ENGINE_STATS"))
-    std::fprintf(stderr,
-                 "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
-                 "rate solves, %llu "
-                 "flow re-rates, %zu comm plans, %zu flows mirrored (node mirroring %s), %zu "
-                 "private runs from the memo (%s)\n",
-                 total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
-                 static_cast<unsigned long long>(net_.solves()),
-                 static_cast<unsigned long long>(net_.flows_solved()),
-                 coll_cache_.size() + p2p_cache_.size(), mirrored_, mirror_ ? "on" : "off",
-                 memo_taken_, memo_ ? "on" : "off");
+    std::fprintf(
+        stderr,
+        "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
+        "rate solves, %llu "
+        "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s), %zu mirrored "
+        "flows run for real when perturbed (over all runs), %zu private runs from the memo (%s)\n",
+        total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
+        static_cast<unsigned long long>(net_.solves()),
+        static_cast<unsigned long long>(net_.flows_solved()),
+        coll_cache_.size() + p2p_cache_.size(), mirrored_,
+        mirror_ == 2 ? ("nodes and EP groups of " + std::to_string(block_nodes_) + " nodes").c_str()
+        : mirror_ == 1 ? "nodes"
+                       : "off",
+        made_real_, memo_taken_, memo_ ? "on" : "off");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -1504,14 +1809,20 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
   if (!(options.compute_slowdown >= 1.0))
     throw InputError("compute_slowdown", "compute_slowdown",
                      std::to_string(options.compute_slowdown), ">= 1");
-  // A failed check of node mirroring or of a memoised private run starts the run again without it.
-  bool mirror = options.mirror_nodes, memo = options.memo_private;
+  int level = options.mirror_nodes ? (options.mirror_ep_groups ? 2 : 1) : 0;
+  // TUTTI_MIRROR=0/1 caps the level (benchmarks of the exact reference at scale: bench/engine.md).
+  if (const char* cap = std::getenv("TUTTI_MIRROR"); cap != nullptr && (*cap == '0' || *cap == '1'))
+    level = std::min(level, *cap - '0');
+  // A failed check of mirroring restarts one level down; of a memoised private run, without the
+  // memo.
+  bool memo = options.memo_private;
   while (true) {
     try {
-      Des des(program, cluster, profile, options, mirror, memo);
+      Des des(program, cluster, profile, options, level, memo);
       return des.run();
-    } catch (const MirrorBroken&) {
-      mirror = false;
+    } catch (const MirrorBroken& b) {
+      check_internal(b.retry < level, "engine: mirroring broke at a level it was not on");
+      level = b.retry;
     } catch (const MemoBroken&) {
       memo = false;
     }

@@ -82,6 +82,44 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
   // t_fin temporarily holds the latency until start_set.
   fl.t_ref = latency_scale * path_latency_s(links, n);
   for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
+  fl.index = static_cast<std::uint32_t>(s.flows.size());
+  s.flows.push_back(f);
+  ++s.pending;
+}
+
+void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* links,
+                             std::size_t n, double now) {
+  check_internal(sets_[set].started && index < sets_[set].flows.size(),
+                 "FlowNetwork::clone_flow of a flow that is not in a started set");
+  const std::uint32_t o = sets_[set].flows[index];
+  if (flows_[o].set != set || flows_[o].index != index || flows_[o].state == 0) return;
+  const std::uint32_t f = take_slot(flows_, free_flows_);
+  if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
+  Flow& fl = flows_[f];
+  const Flow& of = flows_[o];
+  if (n > fl.hop_cap) {
+    fl.off = static_cast<std::uint32_t>(hop_link_.size());
+    fl.hop_cap = static_cast<std::uint32_t>(n);
+    hop_link_.resize(hop_link_.size() + n);
+    hop_pos_.resize(hop_pos_.size() + n);
+  }
+  fl.n = static_cast<std::uint32_t>(n);
+  std::copy(links, links + n, hop_link_.begin() + fl.off);
+  fl.rate = 0;
+  fl.t_fin = kNever;
+  fl.set = set;
+  fl.state = 1;
+  fl.frozen = false;
+  if (of.state == 1) {  // still in its latency: the same activation time
+    fl.remaining = of.remaining;
+    fl.t_ref = of.t_ref;
+  } else {
+    fl.remaining = std::max(0.0, of.remaining - of.rate * (now - of.t_ref));
+    fl.t_ref = now;
+  }
+  activations_.push({fl.t_ref, f, fl.version});
+  Set& s = sets_[set];
+  fl.index = static_cast<std::uint32_t>(s.flows.size());
   s.flows.push_back(f);
   ++s.pending;
 }

@@ -391,6 +391,7 @@ TEST_CASE(
     ProgramSimOptions on, all;
     std::size_t mirrored = 0, none = 1;
     on.mirrored_flows = &mirrored;
+    on.mirror_ep_groups = false;  // nodes only (EP groups as well: the cases below)
     all.mirror_nodes = false;
     all.mirrored_flows = &none;
     const SimResult m = simulate_program(p, sc, prof, on), a = simulate_program(p, sc, prof, all);
@@ -405,4 +406,103 @@ TEST_CASE(
       CHECK(m.bottleneck_links[i].bytes == a.bottleneck_links[i].bytes);
     }
   }
+}
+
+namespace {
+
+// One run per mirroring level (2 nodes and EP groups, 1 nodes only, 0 none) on a Program; the
+// level each run ended with and the flows it mirrored.
+struct MirrorRuns {
+  SimResult r[3];
+  int level[3] = {-1, -1, -1};
+  std::size_t mirrored[3] = {0, 0, 0};
+};
+
+MirrorRuns mirror_runs(const Program& p, const SimCluster& sc) {
+  MirrorRuns m;
+  for (int want = 0; want < 3; ++want) {
+    ProgramSimOptions o;
+    o.mirror_nodes = want >= 1;
+    o.mirror_ep_groups = want >= 2;
+    o.mirror_level = &m.level[want];
+    o.mirrored_flows = &m.mirrored[want];
+    m.r[want] = simulate_program(p, sc, default_calibration(), o);
+  }
+  return m;
+}
+
+// Iteration, all-to-all time and the busiest links' bytes of run `i` equal the unmirrored run's.
+void same_as_unmirrored(const MirrorRuns& m, int i) {
+  const SimResult& a = m.r[0];
+  const SimResult& x = m.r[i];
+  CHECK(x.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-9));
+  CHECK(part(x, MoePart::AllToAll) == doctest::Approx(part(a, MoePart::AllToAll)).epsilon(1e-9));
+  REQUIRE(x.bottleneck_links.size() == a.bottleneck_links.size());
+  for (std::size_t k = 0; k < x.bottleneck_links.size(); ++k) {
+    CHECK(x.bottleneck_links[k].bytes ==
+          doctest::Approx(a.bottleneck_links[k].bytes).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("EP-group mirroring: one EP group's rail flows stand for the stage's, same result") {
+  // 16 DGX nodes, two stages of 8 nodes, ep 16: 4 EP groups of 2 nodes per stage, each under one
+  // leaf (4 nodes per scalable unit); the all-to-all's flows between nodes stay in the EP group.
+  const Cluster c = dgx(16);
+  const SimCluster sc = sim_cluster(c);
+  for (const char* extra : {"model.moe_imbalance=1", "model.moe_max_nodes_per_token=2"}) {
+    CAPTURE(extra);
+    const Workload w = qwen({"training.global_batch=128", extra});
+    const Program p = expand_program(w, resolve_layout(w, "tp=1,pp=2,ep=16,zero=1", c.gpus()));
+    const MirrorRuns m = mirror_runs(p, sc);
+    CHECK(m.level[0] == 0);
+    CHECK(m.level[1] == 1);
+    CHECK(m.level[2] == 2);
+    CHECK(m.mirrored[0] == 0);
+    CHECK(m.mirrored[1] > 0);
+    CHECK(m.mirrored[2] > m.mirrored[1]);  // the other EP groups' rail flows as well
+    same_as_unmirrored(m, 1);
+    same_as_unmirrored(m, 2);
+  }
+}
+
+TEST_CASE("EP-group mirroring: EP groups across scalable units fall back to node mirroring") {
+  // Rail-optimized, 3 nodes per scalable unit: the EP group of nodes 2-3 spans two rail leaves
+  // (its flows go up to the spine), the stage's first does not, so the EP groups' flows differ
+  // and the check fails.
+  ClusterParams cp;
+  cp.name = "moe-test";
+  cp.nodes = 12;
+  cp.fabric = "rail_optimized";
+  cp.nodes_per_su = 3;
+  const Cluster c = make_cluster(cp);
+  const SimCluster sc = sim_cluster(c);
+  const Workload w = qwen({"training.global_batch=96", "model.moe_max_nodes_per_token=2"});
+  const Program p = expand_program(w, resolve_layout(w, "tp=1,pp=2,ep=16,zero=1", c.gpus()));
+  const MirrorRuns m = mirror_runs(p, sc);
+  CHECK(m.level[2] == 1);
+  CHECK(m.mirrored[2] == m.mirrored[1]);
+  same_as_unmirrored(m, 2);
+}
+
+TEST_CASE("node mirroring: an NVLink domain across trays falls back to every flow") {
+  // One GB200 NVL72 domain, trays of 4 GPUs: the ep 8 all-to-all runs over NVLink between two
+  // trays, so the GPUs' NVLink ports carry flows inside a tray and between trays: node mirroring
+  // (and EP-group mirroring, whose EP groups are 2 trays) must be off.
+  ClusterParams cp;
+  cp.name = "moe-test";
+  cp.node = "gb200-nvl72";
+  cp.nodes = 18;
+  cp.fabric = "fat_tree";
+  const Cluster c = make_cluster(cp);
+  const SimCluster sc = sim_cluster(c);
+  const Workload w = qwen({"training.global_batch=72"});
+  const Program p = expand_program(w, resolve_layout(w, "tp=1,pp=1,ep=8,zero=1", c.gpus()));
+  const MirrorRuns m = mirror_runs(p, sc);
+  CHECK(m.level[1] == 0);
+  CHECK(m.level[2] == 0);
+  CHECK(m.mirrored[1] == 0);
+  same_as_unmirrored(m, 1);
+  same_as_unmirrored(m, 2);
 }

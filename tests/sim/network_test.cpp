@@ -229,3 +229,33 @@ TEST_CASE("the incremental solver gives the rates of a full re-solve on random i
   CHECK(inc_rerates < full_rerates);
   MESSAGE("flows re-rated: incremental " << inc_rerates << ", full " << full_rerates);
 }
+
+TEST_CASE("clone_flow: a flow added to a started set goes on from where the original is") {
+  // Links 0 and 1 (cap 10). Set 0: 20 bytes on link 0. At t = 1 (10 bytes left) a copy joins
+  // on link 1 with another set's 5-byte flow: 5 B/s each until t = 2, when that flow and the
+  // original end; the copy's last 5 bytes at 10 B/s end at t = 2.5, and so does set 0.
+  FlowNetwork net({10.0, 10.0}, {0.0, 0.0});
+  std::uint32_t l0 = 0, l1 = 1;
+  auto a = net.open_set(0);
+  net.add_flow(a, &l0, 1, 20.0);
+  net.start_set(a, 0);
+  std::vector<std::uint64_t> done;
+  net.advance(0, done);
+  CHECK(net.flow_rate(a, 0) == doctest::Approx(10.0));
+  net.advance(1.0, done);
+  auto b = net.open_set(1);
+  net.add_flow(b, &l1, 1, 5.0);
+  net.start_set(b, 1.0);
+  net.clone_flow(a, 0, &l1, 1, 1.0);
+  auto t = run_all(net, 2);
+  CHECK(t[0] == doctest::Approx(2.5));
+  CHECK(t[1] == doctest::Approx(2.0));
+  CHECK(net.link_bytes()[1] == doctest::Approx(5.0));  // a copy's bytes are not counted again
+  // A flow still in its latency: the copy starts when it does.
+  FlowNetwork lat({10.0, 10.0}, {0.5, 0.5});
+  auto c = lat.open_set(0);
+  lat.add_flow(c, &l0, 1, 10.0);
+  lat.start_set(c, 0);
+  lat.clone_flow(c, 0, &l1, 1, 0.2);
+  CHECK(run_all(lat, 1)[0] == doctest::Approx(1.5));
+}

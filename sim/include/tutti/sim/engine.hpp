@@ -103,6 +103,11 @@ struct ProgramSimOptions {
   /// the stage and mirror the others (exact where its checks hold, engine.cpp Des::route; the run
   /// falls back to every flow where they do not). False: every flow (tests compare the two).
   bool mirror_nodes = true;
+  /// Native engine, with mirror_nodes: also simulate the flows between the nodes of an EP group
+  /// (a run of whole nodes, several per stage) that stay inside it in one EP group of the stage and
+  /// mirror the others, while no other flow crosses their links (engine.cpp Des::route; the run
+  /// falls back to node mirroring where a check fails). False: node mirroring only.
+  bool mirror_ep_groups = true;
   /// Native engine: when set, receives the number of flows it mirrored instead of simulating.
   std::size_t* mirrored_flows = nullptr;
   /// Native engine: a collective whose flows stay on links no other timeline's flows cross
@@ -113,6 +118,9 @@ struct ProgramSimOptions {
   bool memo_private = true;
   /// Native engine: when set, receives the number of collective runs it took from the memo.
   std::size_t* memo_runs = nullptr;
+  /// Native engine: when set, receives the mirroring the run ended with: 2 nodes and EP groups, 1
+  /// nodes only, 0 none (a failed check restarts the run one level down).
+  int* mirror_level = nullptr;
   /// SimGrid engine: (ops done, ops) as they finish, called in the forked child that runs SimGrid
   /// (a ProgressBar's callback draws from there; it clears its line when done reaches the total).
   ProgressFn progress;

@@ -66,6 +66,12 @@ class FlowNetwork {
   void count_bytes(const std::uint32_t* links, std::size_t n, double bytes) {
     for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
   }
+  /// Adds to a started set a flow on the path `links[0..n)` in the state flow `index` (in add
+  /// order) of the set is in at `now`: its remaining bytes, and its activation time while it waits
+  /// its latency; nothing when that flow has finished. The engine's mirrored flows of a unit that
+  /// another flow starts to perturb (engine.cpp Des::make_real) go on from where their image is.
+  void clone_flow(SetId set, std::size_t index, const std::uint32_t* links, std::size_t n,
+                  double now);
   /// Starts every flow of the set at time `now` (>= the time of the last advance()).
   /// An empty set completes at `now` (reported by the next advance(now)).
   void start_set(SetId set, double now);
@@ -102,6 +108,7 @@ class FlowNetwork {
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     double remaining = 0, t_ref = 0, t_fin = kNever;
     std::uint32_t set = 0, version = 0, hop_cap = 0;
+    std::uint32_t index = 0;  // position in its set's flows
   };
   struct Set {
     std::uint64_t tag = 0;
