@@ -57,10 +57,7 @@ FlowNetwork::SetId FlowNetwork::open_set(std::uint64_t tag) {
   return id;
 }
 
-void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n, double bytes,
-                           double latency_scale) {
-  Set& s = sets_[set];
-  check_internal(s.open && !s.started, "FlowNetwork::add_flow on a started set");
+std::uint32_t FlowNetwork::new_flow(SetId set, const std::uint32_t* links, std::size_t n) {
   const std::uint32_t f = take_slot(flows_, free_flows_);
   if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
   Flow& fl = flows_[f];
@@ -72,19 +69,26 @@ void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n,
   }
   fl.n = static_cast<std::uint32_t>(n);
   std::copy(links, links + n, hop_link_.begin() + fl.off);
-  fl.remaining = std::max(0.0, bytes);
   fl.rate = 0;
-  fl.t_ref = 0;
   fl.t_fin = kNever;
   fl.set = set;
   fl.state = 1;
   fl.frozen = false;
-  // t_fin temporarily holds the latency until start_set.
-  fl.t_ref = latency_scale * path_latency_s(links, n);
-  for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
+  Set& s = sets_[set];
   fl.index = static_cast<std::uint32_t>(s.flows.size());
   s.flows.push_back(f);
   ++s.pending;
+  return f;
+}
+
+void FlowNetwork::add_flow(SetId set, const std::uint32_t* links, std::size_t n, double bytes,
+                           double latency_scale) {
+  check_internal(sets_[set].open && !sets_[set].started, "FlowNetwork::add_flow on a started set");
+  Flow& fl = flows_[new_flow(set, links, n)];
+  fl.remaining = std::max(0.0, bytes);
+  // t_ref holds the latency until start_set.
+  fl.t_ref = latency_scale * path_latency_s(links, n);
+  for (std::size_t i = 0; i < n; ++i) link_bytes_[links[i]] += bytes;
 }
 
 void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* links,
@@ -93,24 +97,10 @@ void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* 
                  "FlowNetwork::clone_flow of a flow that is not in a started set");
   const std::uint32_t o = sets_[set].flows[index];
   if (flows_[o].set != set || flows_[o].index != index || flows_[o].state == 0) return;
-  const std::uint32_t f = take_slot(flows_, free_flows_);
-  if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
+  const std::uint32_t f = new_flow(set, links, n);
   Flow& fl = flows_[f];
-  const Flow& of = flows_[o];
-  if (n > fl.hop_cap) {
-    fl.off = static_cast<std::uint32_t>(hop_link_.size());
-    fl.hop_cap = static_cast<std::uint32_t>(n);
-    hop_link_.resize(hop_link_.size() + n);
-    hop_pos_.resize(hop_pos_.size() + n);
-  }
-  fl.n = static_cast<std::uint32_t>(n);
-  std::copy(links, links + n, hop_link_.begin() + fl.off);
-  fl.rate = 0;
-  fl.t_fin = kNever;
-  fl.set = set;
-  fl.state = 1;
-  fl.frozen = false;
-  if (of.state == 1) {  // still in its latency: the same activation time
+  const Flow& of = flows_[o];  // after new_flow: taking a slot may move the flows
+  if (of.state == 1) {         // still in its latency: the same activation time
     fl.remaining = of.remaining;
     fl.t_ref = of.t_ref;
   } else {
@@ -118,10 +108,6 @@ void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* 
     fl.t_ref = now;
   }
   activations_.push({fl.t_ref, f, fl.version});
-  Set& s = sets_[set];
-  fl.index = static_cast<std::uint32_t>(s.flows.size());
-  s.flows.push_back(f);
-  ++s.pending;
 }
 
 void FlowNetwork::start_set(SetId set, double now) {

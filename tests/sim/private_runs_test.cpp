@@ -55,17 +55,22 @@ Program tiny(const std::string& parallel, int gpus, int global_batch) {
   return expand_program(w, resolve_layout(w, parallel, gpus));
 }
 
-}  // namespace
-
-TEST_CASE("private runs: ECMP replicas on 1,024 GPUs equal simulating every run") {
+/// `nodes` DGX H100 nodes on a 2:1 fat tree with ECMP routing (collisions set replicas apart).
+Cluster dgx_ecmp_2to1(const std::string& name, int nodes) {
   ClusterParams p;
-  p.name = "private";
+  p.name = name;
   p.node = "dgx-h100";
-  p.nodes = 128;
+  p.nodes = nodes;
   p.fabric = "fat_tree";
   p.oversubscription = 2;
   p.sets = {"fabric.routing=ecmp"};
-  const Cluster c = make_cluster(p);
+  return make_cluster(p);
+}
+
+}  // namespace
+
+TEST_CASE("private runs: ECMP replicas on 1,024 GPUs equal simulating every run") {
+  const Cluster c = dgx_ecmp_2to1("private", 128);
   const SimCluster sc = sim_cluster(c);
   const Program prog = tiny("tp=8,pp=4", c.gpus(), 1024);
   const Run memo = run(prog, sc, true, default_calibration());
@@ -80,14 +85,7 @@ TEST_CASE("private runs: ECMP replicas on 1,024 GPUs equal simulating every run"
 TEST_CASE("private runs: a DP ring through the node keeps the TP runs simulated") {
   // tp 4 on 8-GPU nodes: two replicas share a node and their data-parallel ring crosses both TP
   // groups' NVLink links, so no link is private and nothing comes from the memo.
-  ClusterParams p;
-  p.name = "shared";
-  p.node = "dgx-h100";
-  p.nodes = 16;
-  p.fabric = "fat_tree";
-  p.oversubscription = 2;
-  p.sets = {"fabric.routing=ecmp"};
-  const Cluster c = make_cluster(p);
+  const Cluster c = dgx_ecmp_2to1("shared", 16);
   const SimCluster sc = sim_cluster(c);
   const Program prog = tiny("tp=4,pp=4", c.gpus(), 64);
   const Run memo = run(prog, sc, true, default_calibration());

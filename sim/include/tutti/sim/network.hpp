@@ -137,6 +137,9 @@ class FlowNetwork {
   void heap_settle();
   void heap_update(std::uint32_t f);
   void heap_remove(std::uint32_t f);
+  /// A flow slot on `links[0..n)`, waiting (state 1) and listed last in `set` (add_flow and
+  /// clone_flow then set its bytes and activation time).
+  std::uint32_t new_flow(SetId set, const std::uint32_t* links, std::size_t n);
   void activate(std::uint32_t f);
   void detach(std::uint32_t f);
   void finish(std::uint32_t f, std::vector<std::uint64_t>& completed);
