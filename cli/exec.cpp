@@ -182,7 +182,7 @@ int run_bench(const Globals& g, const BenchCli& b) {
     debug_fault(s.rank(), b.debug_die_rank, b.debug_hang_rank);
     std::unique_ptr<exec::ComputeDevice> dev;
     if (b.gemm) dev = gpu ? exec::make_gpu_device(0) : exec::make_cpu_device();
-    nlohmann::json env = exec::environment_json(s, dev.get());
+    nlohmann::json env = exec::environment_json(s, dev.get(), gpu);
     nlohmann::json doc = measurements_document("tutti exec bench", env);
     if (!b.gemm) {
       nlohmann::json colls = nlohmann::json::array();

@@ -209,7 +209,7 @@ nlohmann::json run_replay(exec::Session& s, exec::Watchdog& wd, const ReplayCliO
   ro.check = !o.no_check;
   exec::ReplayResult r =
       o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
-  nlohmann::json env = exec::environment_json(s, nullptr);
+  nlohmann::json env = exec::environment_json(s, nullptr, o.device == "gpu");
   if (s.rank() != 0) return nullptr;
   nlohmann::json doc = measurements_document("tutti exec replay", env);
   nlohmann::json res;

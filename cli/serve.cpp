@@ -146,7 +146,7 @@ int run_serve_replay(const Globals& g, const ServeReplayOptions& o) {
     ro.warmup = o.warmup;
     exec::ReplayResult r =
         o.device == "gpu" ? exec::replay_gpu(s, p, ro, &wd) : exec::replay_cpu(s, p, ro, &wd);
-    nlohmann::json env = exec::environment_json(s, nullptr);
+    nlohmann::json env = exec::environment_json(s, nullptr, o.device == "gpu");
     if (s.rank() != 0) return static_cast<int>(kOk);
     nlohmann::json doc = measurements_document("tutti serve replay", env);
     nlohmann::json res;

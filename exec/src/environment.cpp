@@ -27,7 +27,7 @@ std::string cpu_model_name(const std::string& fallback) {
   return fallback;
 }
 
-nlohmann::json environment_json(const Session& s, const ComputeDevice* dev) {
+nlohmann::json environment_json(const Session& s, const ComputeDevice* dev, bool gpu) {
   nlohmann::json j;
   auto hosts = s.hosts();
   std::map<std::string, int> per_host;
@@ -40,8 +40,7 @@ nlohmann::json environment_json(const Session& s, const ComputeDevice* dev) {
   j["openblas"] = {{"config", openblas_get_config()},
                    {"core", openblas_get_corename()},
                    {"threads", openblas_get_num_threads()}};
-  nlohmann::json cuda = cuda_environment();
-  if (cuda.value("built", false)) j["cuda"] = cuda;
+  if (gpu) j["cuda"] = cuda_environment();  // a CPU run does not load the CUDA module for it
   if (dev) {
     j["device"] = dev->is_gpu() ? "gpu" : "cpu";
     j["device_model"] = dev->model();

@@ -1,14 +1,19 @@
 #pragma once
-// CUDA backend helpers (compiled only with TUTTI_HAVE_CUDA).
+// CUDA backend helpers, and the entry points the module's table holds (../cuda_module.hpp; the
+// functions of the same names in tutti::exec load the module and call these).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "tutti/core/error.hpp"
+#include "tutti/exec/bench.hpp"
 #include "tutti/exec/device.hpp"
+#include "tutti/exec/replay.hpp"
 
 namespace tutti::exec::cuda {
 
@@ -33,6 +38,14 @@ int select_device();
 /// A world NCCL communicator (unique id broadcast over MPI_COMM_WORLD).
 ncclComm_t world_nccl_comm();
 std::string nccl_version_string();
+
+// Entry points (tutti::exec's make_gpu_device, cuda_device_count, cuda_environment,
+// bench_collective_nccl and replay_gpu, whose docs apply).
+int device_count(std::string* why);
+std::unique_ptr<ComputeDevice> make_device(int local_rank);
+nlohmann::json environment();
+CollBenchResult bench_collective(const Session& s, const CollBenchOptions& o, Watchdog* wd);
+ReplayResult replay(const Session& s, const Program& p, const ReplayOptions& o, Watchdog* wd);
 
 /// Row-major C[m,n] = A[m,k] B[k,n] on the handle's stream (column-major C^T = B^T A^T).
 inline void gemm(cublasHandle_t h, const void* a, const void* b, void* c, std::int64_t m,

@@ -24,7 +24,7 @@ int local_rank() {
 
 int select_device() {
   std::string why;
-  int n = cuda_device_count(&why);
+  int n = device_count(&why);
   if (n <= 0) throw InputError("no usable CUDA device: " + why + " (use --device cpu)");
   int dev = local_rank() % n;
   ck(cudaSetDevice(dev), "cudaSetDevice");
@@ -50,11 +50,7 @@ std::string nccl_version_string() {
          std::to_string(v % 100);
 }
 
-}  // namespace cuda
-
-using cuda::ck;
-
-int cuda_device_count(std::string* why) {
+int device_count(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);  // without a driver: error 35, count untouched
   if (e != cudaSuccess) {
@@ -65,19 +61,19 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
-nlohmann::json cuda_environment() {
+nlohmann::json environment() {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
   std::string why;
-  int n = cuda_device_count(&why);
+  int n = device_count(&why);
   nlohmann::json j = {
       {"built", true},
       {"runtime", std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10)},
       {"driver", std::to_string(drv / 1000) + "." + std::to_string((drv % 1000) / 10)},
       {"cublas", std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
                      std::to_string(CUBLAS_VER_PATCH)},
-      {"nccl", cuda::nccl_version_string()},
+      {"nccl", nccl_version_string()},
       {"devices", n}};
   if (n == 0) j["device_error"] = why;
   std::vector<std::string> names;
@@ -95,7 +91,7 @@ class GpuDevice final : public ComputeDevice {
  public:
   explicit GpuDevice(int local_rank) {
     std::string why;
-    int n = cuda_device_count(&why);
+    int n = device_count(&why);
     if (n <= 0) throw InputError("no usable CUDA device: " + why + " (use --device cpu)");
     dev_ = local_rank % n;
     ck(cudaSetDevice(dev_), "cudaSetDevice");
@@ -186,8 +182,9 @@ class GpuDevice final : public ComputeDevice {
 
 }  // namespace
 
-std::unique_ptr<ComputeDevice> make_gpu_device(int local_rank) {
+std::unique_ptr<ComputeDevice> make_device(int local_rank) {
   return std::make_unique<GpuDevice>(local_rank);
 }
 
+}  // namespace cuda
 }  // namespace tutti::exec

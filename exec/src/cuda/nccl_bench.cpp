@@ -42,7 +42,7 @@ void launch(CollOp op, const CollCounts& c, int r, int n, const float* send, flo
 }
 }  // namespace
 
-CollBenchResult bench_collective_nccl(const Session& s, const CollBenchOptions& o, Watchdog* wd) {
+CollBenchResult cuda::bench_collective(const Session& s, const CollBenchOptions& o, Watchdog* wd) {
   CollBenchResult res = coll_bench_result(s, o, "nccl");
   cuda::select_device();
   const int n = s.size(), r = s.rank();

@@ -291,7 +291,8 @@ class GpuReplay {
 
 }  // namespace
 
-ReplayResult replay_gpu(const Session& s, const Program& p, const ReplayOptions& o, Watchdog* wd) {
+ReplayResult cuda::replay(const Session& s, const Program& p, const ReplayOptions& o,
+                          Watchdog* wd) {
   GpuReplay rep(s, p);
   const std::size_t n = rep.cls().ops.size();
   ReplayResult res;

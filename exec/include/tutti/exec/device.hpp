@@ -50,9 +50,11 @@ class ComputeDevice {
 /// The CPU device (OpenBLAS). Never fails.
 std::unique_ptr<ComputeDevice> make_cpu_device();
 /// The GPU of this rank (device = local rank modulo the visible GPUs). Throws InputError when
-/// the build has no CUDA backend or no CUDA device is usable (with the CUDA error text).
+/// the build has no CUDA backend, its module does not load (src/cuda_module.hpp), or no CUDA
+/// device is usable (with the CUDA error text).
 std::unique_ptr<ComputeDevice> make_gpu_device(int local_rank);
-/// Number of usable CUDA devices; 0 when none or built without CUDA. `why` gets the reason.
+/// Number of usable CUDA devices; 0 when none, built without CUDA or the module does not load.
+/// `why` gets the reason. The first of these calls loads the CUDA backend module.
 int cuda_device_count(std::string* why = nullptr);
 
 }  // namespace tutti::exec
