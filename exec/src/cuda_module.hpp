@@ -8,9 +8,8 @@
 // loads it, which exports the tutti namespace for that (cli/CMakeLists.txt, exports.list); both
 // come from one build, so their types agree.
 #include <memory>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "tutti/exec/bench.hpp"
 #include "tutti/exec/device.hpp"

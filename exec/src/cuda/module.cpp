@@ -7,8 +7,8 @@
 extern "C" __attribute__((visibility("default"))) const tutti::exec::CudaModuleApi*
 tutti_exec_cuda_module() {
   namespace c = tutti::exec::cuda;
-  static const tutti::exec::CudaModuleApi api{tutti::exec::kCudaModuleAbi, c::device_count,
-                                              c::make_device, c::environment,
-                                              c::bench_collective, c::replay};
+  static const tutti::exec::CudaModuleApi api{
+      tutti::exec::kCudaModuleAbi, c::device_count, c::make_device, c::environment,
+      c::bench_collective,         c::replay};
   return &api;
 }
