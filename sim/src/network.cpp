@@ -26,6 +26,7 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
+  link_coupled_.assign(cap_.size(), 0);
 }
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
@@ -38,6 +39,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> l
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
+  link_coupled_.assign(cap_.size(), 0);
 }
 
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
@@ -143,6 +145,10 @@ void FlowNetwork::activate(std::uint32_t f) {
   ++n_active_;
   fl.fresh = true;
   fresh_.push_back(f);
+  double ub = kNever;  // its narrowest link (this pass also brings the links' records in)
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h)
+    ub = std::min(ub, lists_[hop_link_[h]].cap_Bps);
+  fl.ub_q = static_cast<std::uint64_t>(std::llround(std::min(ub, kMaxBound) * kQuantum));
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
     std::uint32_t l = hop_link_[h];
     LinkList& ll = lists_[l];
@@ -156,6 +162,8 @@ void FlowNetwork::activate(std::uint32_t f) {
     }
     hop_pos_[h] = ll.n;
     entries_[ll.off + ll.n++] = {f, h};
+    ll.ub_sum_q += fl.ub_q;
+    ++ll.adds;
     dirty_links_.push_back(l);
   }
 }
@@ -169,6 +177,7 @@ void FlowNetwork::detach(std::uint32_t f) {
     const LinkEntry last = entries_[ll.off + --ll.n];
     entries_[ll.off + i] = last;
     hop_pos_[last.hop] = i;
+    ll.ub_sum_q -= fl.ub_q;
     dirty_links_.push_back(l);
   }
   --n_active_;
@@ -229,10 +238,36 @@ void FlowNetwork::resolve(double now) {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
+  // Coupling links: shared by two or more flows and not slack. A slack link (the rate bounds of
+  // its flows, each flow's narrowest link, sum to no more than its capacity) never saturates
+  // while any of its flows is unfrozen, so it constrains nothing: max-min rates are those of the
+  // network without it (its rates are feasible with it, and the feasible set only shrinks). It is
+  // then treated as a single flow's link: a bound, neither traversed nor filled. Bounds are summed
+  // in integers (no drift); a sum within 1e-12 of the capacity (the event batching's tolerance:
+  // products of the same bandwidths round apart, e.g. 32 flows of one cable's rate in a bundle of
+  // 32 cables) counts as slack. The reference solver (set_incremental(false)) couples at every
+  // link.
+  const bool inc = incremental_;
+  auto couples = [&](std::uint32_t l) {
+    const LinkList& ll = lists_[l];
+    return inc ? ll.n >= 2 && (static_cast<double>(ll.ub_sum_q) > ll.cap_Bps * kSlackQ ||
+                               ll.cap_Bps >= kMaxBound)
+               : ll.n >= 1;
+  };
   for (std::uint32_t l : dirty_links_) {
-    if (lists_[l].mark == epoch_) continue;
-    lists_[l].mark = epoch_;
-    comp_links_.push_back(l);
+    LinkList& ll = lists_[l];
+    if (ll.mark == epoch_) continue;
+    ll.mark = epoch_;
+    // The flows that joined are seeded below (fresh_), so a dirty link matters for the flows it
+    // had: a coupling link re-rates them; so does a link slack now that coupled at the last solve
+    // (it may have held them back), and a link left to a single flow that did not just join
+    // (its partners left). A link slack now and then changes no rate by what joined or left it.
+    // (A flow that joined has a link that is not slack, its narrowest: its bound there is the
+    // capacity. A flow cannot join and leave in one advance: it is rated first.)
+    const bool c = couples(l), was = link_coupled_[l] != 0, joined = ll.adds > 0;
+    link_coupled_[l] = c ? 1 : 0;
+    ll.adds = 0;
+    if (c || was || (ll.n == 1 && !joined)) comp_links_.push_back(l);
   }
   dirty_links_.clear();
   const double inf = std::numeric_limits<double>::infinity();
@@ -243,14 +278,37 @@ void FlowNetwork::resolve(double now) {
     const Flow& fl = flows_[f];
     if (fl.state != 2) continue;
     for (std::uint32_t l : path(fl))
-      resolve_floor_ = std::min(resolve_floor_, lists_[l].cap_Bps / lists_[l].n);
+      if (lists_[l].n == 1 || couples(l))  // a slack link bounds no rate
+        resolve_floor_ = std::min(resolve_floor_, lists_[l].cap_Bps / lists_[l].n);
   }
-  fresh_.clear();
   // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
   // and their rates are subtracted from the capacity of the links they share with the others.
   const double floor = incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
-  const std::uint32_t shared_min = incremental_ ? 2 : 1;
   resolve_floor_ = inf;
+  // A flow joins the component: its bound from its links that do not couple, and its coupling
+  // links not yet in the component.
+  auto seed = [&](std::uint32_t f) {
+    Flow& fl = flows_[f];
+    fl.mark = epoch_;
+    fl.frozen = false;
+    comp_flows_.push_back(f);
+    double cap = inf;
+    for (std::uint32_t l2 : path(fl)) {
+      if (!couples(l2)) {
+        cap = std::min(cap, lists_[l2].cap_Bps);
+        continue;
+      }
+      if (lists_[l2].mark == epoch_) continue;
+      lists_[l2].mark = epoch_;
+      comp_links_.push_back(l2);
+    }
+    fl.cap = cap;
+  };
+  // Every link of a flow that joined is dirty (marked above), so seeding it adds no link: the
+  // component's links keep the order of the dirty list, and with it the filling's order.
+  for (std::uint32_t f : fresh_)
+    if (flows_[f].state == 2 && flows_[f].mark != epoch_) seed(f);
+  fresh_.clear();
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     std::uint32_t l = comp_links_[i];
     double rem = cap_[l];
@@ -262,21 +320,7 @@ void FlowNetwork::resolve(double now) {
         continue;
       }
       ++cnt;
-      if (fl.mark == epoch_) continue;
-      fl.mark = epoch_;
-      fl.frozen = false;
-      comp_flows_.push_back(e.flow);
-      double cap = inf;
-      for (std::uint32_t l2 : path(fl)) {
-        if (lists_[l2].n < shared_min) {
-          cap = std::min(cap, lists_[l2].cap_Bps);
-          continue;
-        }
-        if (lists_[l2].mark == epoch_) continue;
-        lists_[l2].mark = epoch_;
-        comp_links_.push_back(l2);
-      }
-      fl.cap = cap;
+      if (fl.mark != epoch_) seed(e.flow);
     }
     link_rem_[l] = rem;
     link_cnt_[l] = cnt;
@@ -294,7 +338,7 @@ void FlowNetwork::resolve(double now) {
   active_links_.clear();
   scan_share_.clear();
   for (std::uint32_t l : comp_links_) {
-    if (lists_[l].n < shared_min || link_cnt_[l] == 0) continue;
+    if (!couples(l) || link_cnt_[l] == 0) continue;
     link_pos_[l] = static_cast<std::uint32_t>(active_links_.size());
     active_links_.push_back(l);
     scan_share_.push_back(std::max(0.0, link_rem_[l]) / link_cnt_[l]);
@@ -324,7 +368,7 @@ void FlowNetwork::resolve(double now) {
       heap_update(f);
     }
     for (std::uint32_t l2 : path(fl)) {
-      if (lists_[l2].n < shared_min) continue;
+      if (!couples(l2)) continue;
       link_rem_[l2] -= share;
       const std::uint32_t c = --link_cnt_[l2];
       if (scanning) scan_share_[link_pos_[l2]] = c > 0 ? std::max(0.0, link_rem_[l2]) / c : inf;
@@ -393,7 +437,7 @@ void FlowNetwork::resolve(double now) {
       // A flow's own bound comes first: freeze it there.
       const std::uint32_t f = flow_caps_[cap_next].flow;
       for (std::uint32_t l2 : path(flows_[f]))
-        if (lists_[l2].n >= shared_min) touched_.push_back(l2);
+        if (couples(l2)) touched_.push_back(l2);
       freeze_flow(f, c);
       push_touched(kNoPos);
       continue;
@@ -405,7 +449,7 @@ void FlowNetwork::resolve(double now) {
     for (const LinkEntry& e : on_link(s.link))
       if (!flows_[e.flow].frozen)
         for (std::uint32_t l2 : path(flows_[e.flow]))
-          if (lists_[l2].n >= shared_min) touched_.push_back(l2);
+          if (couples(l2)) touched_.push_back(l2);
     freeze_link(s.link, std::max(0.0, s.share));
     push_touched(s.link);
   }

@@ -139,17 +139,20 @@ TEST_CASE("the incremental solver gives the rates of a full re-solve on random i
   // phase), flow sets of 1-12 flows on paths of 1-5 links started at random times. The same
   // instance runs twice in lock step, incremental and full; after every event every started
   // flow's rate and, at the end, every set's completion time must agree to 1e-9 relative.
+  // Instances 40-59 add bundle-like links (4-16 times the others' capacity), which are slack
+  // while few flows cross them and couple when many do (the reference couples at every link).
   std::mt19937 gen(20261201);
   auto uni = [&] { return static_cast<double>(gen()) / 4294967296.0; };  // [0, 1)
   auto pick = [&](std::uint32_t n) { return static_cast<std::uint32_t>(gen() % n); };
   std::uint64_t inc_rerates = 0, full_rerates = 0;
-  for (int inst = 0; inst < 40; ++inst) {
+  for (int inst = 0; inst < 60; ++inst) {
     CAPTURE(inst);
     const std::uint32_t L = 8 + pick(40);
-    const bool few_levels = inst % 2 == 0;
+    const bool few_levels = inst % 2 == 0, bundles = inst >= 40;
     std::vector<double> cap(L), lat(L);
     for (std::uint32_t l = 0; l < L; ++l) {
       cap[l] = few_levels ? 10.0 * (1 + pick(3)) : 1.0 + 99.0 * uni();
+      if (bundles && pick(3) == 0) cap[l] *= 4.0 * (1 + pick(4));
       lat[l] = uni() < 0.5 ? 0.0 : 1e-3 * uni();
     }
     FlowNetwork inc(cap, lat), full(cap, lat);

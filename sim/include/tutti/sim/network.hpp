@@ -8,9 +8,11 @@
 //     repeatedly take the link with the smallest fair share remaining_capacity / unfrozen flows,
 //     freeze its flows at that share, subtract them from their other links);
 //   * rates are recomputed at every change of the active set (a flow joins or finishes), and only
-//     for the connected component (links <-> flows) that the change touched. Two reductions keep
+//     for the connected component (links <-> flows) that the change touched. Three reductions keep
 //     that exact: a link crossed by a single flow only bounds that flow's rate by its capacity
-//     (it couples nothing, so it is neither traversed nor filled); and when flows only finished,
+//     (it couples nothing, so it is neither traversed nor filled); so does a slack link, whose
+//     flows' narrowest-link capacities sum to no more than its own (it never saturates: an
+//     adaptive-routing bundle carrying a few rings); and when flows only finished,
 //     flows rated below the lowest finished rate keep their rates (their rates are held and
 //     subtracted from shared links' capacity). Rates agree with a full re-solve to rounding
 //     (the order of floating-point subtractions differs; tests/sim/network_test.cpp checks
@@ -100,7 +102,8 @@ class FlowNetwork {
   // Hot fields first: the component search and the filling read rate, cap, mark, off, n.
   struct Flow {
     double rate = 0;
-    double cap = 0;  // solver scratch: min capacity of the links this flow has to itself
+    double cap = 0;          // solver scratch: min capacity of the links this flow has to itself
+    std::uint64_t ub_q = 0;  // capacity of its narrowest link x kQuantum: its rate's bound
     std::uint32_t mark = 0;
     std::uint32_t off = 0, n = 0;  // hops hop_link_/hop_pos_[off, off + n)
     bool frozen = false;
@@ -149,12 +152,23 @@ class FlowNetwork {
   // Active flows per link, flat: link l's entries are entries_[lists_[l].off, + n), in a block
   // of `room` slots of one pool (a link that outgrows its block moves to a new one at the end, of
   // twice the size, so the pool stays within twice the sum of per-link peak flow counts). One
-  // 24-byte record per link holds what the hot loops read of it (capacity, offset, count, the
-  // solver's visit mark), so a hop costs one access to it and one to its block.
+  // 40-byte record per link holds what the hot loops read of it (capacity, offset, count, the
+  // sum of its flows' bounds, the solver's visit mark, the joins since the last solve), so a hop
+  // costs one access to it and one to its block.
   struct LinkList {
-    double cap_Bps = 0;  // = cap_[l]
+    double cap_Bps = 0;          // = cap_[l]
+    std::uint64_t ub_sum_q = 0;  // sum of the rate bounds (Flow::ub_q) of its active flows
     std::uint32_t off = 0, n = 0, room = 0, mark = 0;
+    std::uint32_t adds = 0;  // flows that joined since the last solve
   };
+  // Slack links (resolve): rate bounds are summed in units of 1/kQuantum bytes/s (exact integer
+  // sums, rounding 1/128 B/s per flow: ties are found for flows above ~8 GB/s, below that a tie
+  // just couples), and a link is slack when the sum is at most its capacity x kSlackQ. Links of
+  // kMaxBound (1 PB/s) or more always couple, and bounds are capped there, so a sum stays in
+  // range (2^64 / kQuantum = 2.9e17 B/s) while a link's flows' bounds stay under that.
+  static constexpr double kQuantum = 64.0, kMaxBound = 1e15;
+  static constexpr double kSlackQ = kQuantum * (1 + 1e-12);
+  std::vector<std::uint8_t> link_coupled_;  // per link: coupling at the last solve (resolve)
   std::vector<LinkList> lists_;
   std::vector<LinkEntry> entries_;
   std::span<const LinkEntry> on_link(std::uint32_t l) const {
