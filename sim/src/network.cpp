@@ -26,7 +26,6 @@ FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
-  link_coupled_.assign(cap_.size(), 0);
 }
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
@@ -39,7 +38,6 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> l
   link_ver_.assign(cap_.size(), 0);
   link_rem_.assign(cap_.size(), 0.0);
   link_pos_.assign(cap_.size(), 0);
-  link_coupled_.assign(cap_.size(), 0);
 }
 
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
@@ -163,6 +161,9 @@ void FlowNetwork::activate(std::uint32_t f) {
     hop_pos_[h] = ll.n;
     entries_[ll.off + ll.n++] = {f, h};
     ll.ub_sum_q += fl.ub_q;
+    // Alone there, or on a link slack before and after: nothing to re-rate for it (resolve seeds
+    // the flow from fresh_).
+    if (ll.n == 1 || (ll.coupled == 0 && !couples(ll))) continue;
     ++ll.adds;
     dirty_links_.push_back(l);
   }
@@ -178,7 +179,8 @@ void FlowNetwork::detach(std::uint32_t f) {
     entries_[ll.off + i] = last;
     hop_pos_[last.hop] = i;
     ll.ub_sum_q -= fl.ub_q;
-    dirty_links_.push_back(l);
+    // A link slack before (and so after) matters only when it is left to a single flow (resolve).
+    if (ll.coupled != 0 || ll.n == 1) dirty_links_.push_back(l);
   }
   --n_active_;
 }
@@ -223,7 +225,7 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
   // Completions.
   for (heap_settle(); !cheap_.empty() && cheap_[0].t <= horizon; heap_settle())
     finish(cheap_[0].flow, completed);
-  if (!dirty_links_.empty()) resolve(t);
+  if (!dirty_links_.empty() || !fresh_.empty()) resolve(t);
 }
 
 void FlowNetwork::resolve(double now) {
@@ -247,13 +249,7 @@ void FlowNetwork::resolve(double now) {
   // products of the same bandwidths round apart, e.g. 32 flows of one cable's rate in a bundle of
   // 32 cables) counts as slack. The reference solver (set_incremental(false)) couples at every
   // link.
-  const bool inc = incremental_;
-  auto couples = [&](std::uint32_t l) {
-    const LinkList& ll = lists_[l];
-    return inc ? ll.n >= 2 && (static_cast<double>(ll.ub_sum_q) > ll.cap_Bps * kSlackQ ||
-                               ll.cap_Bps >= kMaxBound)
-               : ll.n >= 1;
-  };
+  auto couples = [&](std::uint32_t l) { return this->couples(lists_[l]); };
   for (std::uint32_t l : dirty_links_) {
     LinkList& ll = lists_[l];
     if (ll.mark == epoch_) continue;
@@ -262,53 +258,52 @@ void FlowNetwork::resolve(double now) {
     // had: a coupling link re-rates them; so does a link slack now that coupled at the last solve
     // (it may have held them back), and a link left to a single flow that did not just join
     // (its partners left). A link slack now and then changes no rate by what joined or left it.
-    // (A flow that joined has a link that is not slack, its narrowest: its bound there is the
-    // capacity. A flow cannot join and leave in one advance: it is rated first.)
-    const bool c = couples(l), was = link_coupled_[l] != 0, joined = ll.adds > 0;
-    link_coupled_[l] = c ? 1 : 0;
+    // (A flow cannot join and leave in one advance: it is rated first. A flow joining a link
+    // alone does not even make it dirty: activate.)
+    const bool c = couples(l), was = ll.coupled != 0, joined = ll.adds > 0;
+    ll.coupled = c ? 1 : 0;
     ll.adds = 0;
     if (c || was || (ll.n == 1 && !joined)) comp_links_.push_back(l);
   }
   dirty_links_.clear();
   const double inf = std::numeric_limits<double>::infinity();
-  // A flow that joined gets at least min over its path of capacity / flows on the link (at its
-  // bottleneck link it has the largest rate, so at least the average), and no rate below its
-  // own changes; see resolve_floor_.
-  for (std::uint32_t f : fresh_) {
-    const Flow& fl = flows_[f];
-    if (fl.state != 2) continue;
-    for (std::uint32_t l : path(fl))
-      if (lists_[l].n == 1 || couples(l))  // a slack link bounds no rate
-        resolve_floor_ = std::min(resolve_floor_, lists_[l].cap_Bps / lists_[l].n);
-  }
-  // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
-  // and their rates are subtracted from the capacity of the links they share with the others.
-  const double floor = incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
-  resolve_floor_ = inf;
   // A flow joins the component: its bound from its links that do not couple, and its coupling
-  // links not yet in the component.
+  // links not yet in the component. Returns the least capacity / flows over its coupling links
+  // (inf when it has none).
   auto seed = [&](std::uint32_t f) {
     Flow& fl = flows_[f];
     fl.mark = epoch_;
     fl.frozen = false;
     comp_flows_.push_back(f);
-    double cap = inf;
+    double cap = inf, avg = inf;
     for (std::uint32_t l2 : path(fl)) {
+      const LinkList& ll = lists_[l2];
       if (!couples(l2)) {
-        cap = std::min(cap, lists_[l2].cap_Bps);
+        cap = std::min(cap, ll.cap_Bps);
         continue;
       }
-      if (lists_[l2].mark == epoch_) continue;
+      avg = std::min(avg, ll.cap_Bps / ll.n);
+      if (ll.mark == epoch_) continue;
       lists_[l2].mark = epoch_;
       comp_links_.push_back(l2);
     }
     fl.cap = cap;
+    return avg;
   };
-  // Every link of a flow that joined is dirty (marked above), so seeding it adds no link: the
-  // component's links keep the order of the dirty list, and with it the filling's order.
-  for (std::uint32_t f : fresh_)
-    if (flows_[f].state == 2 && flows_[f].mark != epoch_) seed(f);
+  // Flows that joined first. One rated alone on all its links changes no other rate. One with
+  // coupling links gets at least min over its path of capacity / flows on the link, the links
+  // it has to itself included (at its bottleneck link it has the largest rate, so at least the
+  // average), and no rate below its own changes; see resolve_floor_.
+  for (std::uint32_t f : fresh_) {
+    if (flows_[f].state != 2 || flows_[f].mark == epoch_) continue;
+    const double avg = seed(f);
+    if (avg < inf) resolve_floor_ = std::min({resolve_floor_, avg, flows_[f].cap});
+  }
   fresh_.clear();
+  // Flows rated below the floor keep their rates (see resolve_floor_); they are not re-solved,
+  // and their rates are subtracted from the capacity of the links they share with the others.
+  const double floor = incremental_ && resolve_floor_ < inf ? resolve_floor_ * (1 - 1e-9) : 0.0;
+  resolve_floor_ = inf;
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     std::uint32_t l = comp_links_[i];
     double rem = cap_[l];
@@ -344,11 +339,22 @@ void FlowNetwork::resolve(double now) {
     scan_share_.push_back(std::max(0.0, link_rem_[l]) / link_cnt_[l]);
   }
   flow_caps_.clear();
+  double cap_lo = inf, cap_hi = 0;
   for (std::uint32_t f : comp_flows_)
-    if (flows_[f].cap < inf) flow_caps_.push_back({flows_[f].cap, f});
-  std::sort(flow_caps_.begin(), flow_caps_.end(), [](const FlowCap& a, const FlowCap& b) {
-    return a.cap != b.cap ? a.cap < b.cap : a.flow < b.flow;
-  });
+    if (flows_[f].cap < inf) {
+      flow_caps_.push_back({flows_[f].cap, f});
+      cap_lo = std::min(cap_lo, flows_[f].cap);
+      cap_hi = std::max(cap_hi, flows_[f].cap);
+    }
+  // No shared link and one bound level (flows that joined alone on their paths, the common
+  // case): the first scan round below freezes every flow at the least bound, in any order (the
+  // completion heap orders by (time, flow)), so the sort is skipped.
+  const bool one_level = active_links_.empty() && flow_caps_.size() == comp_flows_.size() &&
+                         cap_hi <= cap_lo * (1 + 1e-12) + 1e-300;
+  if (!one_level)
+    std::sort(flow_caps_.begin(), flow_caps_.end(), [](const FlowCap& a, const FlowCap& b) {
+      return a.cap != b.cap ? a.cap < b.cap : a.flow < b.flow;
+    });
   std::size_t cap_next = 0;
   auto next_cap = [&]() {
     while (cap_next < flow_caps_.size() && flows_[flow_caps_[cap_next].flow].frozen) ++cap_next;
@@ -378,6 +384,10 @@ void FlowNetwork::resolve(double now) {
     for (const LinkEntry& e : on_link(l))
       if (!flows_[e.flow].frozen) freeze_flow(e.flow, share);
   };
+  if (one_level) {
+    for (const FlowCap& fc : flow_caps_) freeze_flow(fc.flow, cap_lo);
+    return;
+  }
   // Shares live in a contiguous array parallel to active_links_, so a round's minimum is one
   // sequential pass.
   int rounds = 0;

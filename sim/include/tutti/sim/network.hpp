@@ -159,8 +159,16 @@ class FlowNetwork {
     double cap_Bps = 0;          // = cap_[l]
     std::uint64_t ub_sum_q = 0;  // sum of the rate bounds (Flow::ub_q) of its active flows
     std::uint32_t off = 0, n = 0, room = 0, mark = 0;
-    std::uint32_t adds = 0;  // flows that joined since the last solve
+    std::uint32_t adds = 0;    // flows that joined since the last solve
+    std::uint8_t coupled = 0;  // coupling at the last solve that saw it (resolve)
   };
+  /// Whether a link couples its flows' rates in a solve (resolve): shared and not slack (every
+  /// link with a flow in the reference solver).
+  bool couples(const LinkList& ll) const {
+    return incremental_ ? ll.n >= 2 && (static_cast<double>(ll.ub_sum_q) > ll.cap_Bps * kSlackQ ||
+                                        ll.cap_Bps >= kMaxBound)
+                        : ll.n >= 1;
+  }
   // Slack links (resolve): rate bounds are summed in units of 1/kQuantum bytes/s (exact integer
   // sums, rounding 1/128 B/s per flow: ties are found for flows above ~8 GB/s, below that a tie
   // just couples), and a link is slack when the sum is at most its capacity x kSlackQ. Links of
@@ -168,7 +176,6 @@ class FlowNetwork {
   // range (2^64 / kQuantum = 2.9e17 B/s) while a link's flows' bounds stay under that.
   static constexpr double kQuantum = 64.0, kMaxBound = 1e15;
   static constexpr double kSlackQ = kQuantum * (1 + 1e-12);
-  std::vector<std::uint8_t> link_coupled_;  // per link: coupling at the last solve (resolve)
   std::vector<LinkList> lists_;
   std::vector<LinkEntry> entries_;
   std::span<const LinkEntry> on_link(std::uint32_t l) const {
