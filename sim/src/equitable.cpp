@@ -1,0 +1,233 @@
+#include "tutti/sim/equitable.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace tutti {
+namespace {
+
+// Elements: flows [0, nf), links [nf, nf + nl), replicas [nf + nl, n); an edge per flow hop (with
+// repeats) and per owned flow, kept both ways. Classes are ranges of elems_ (pos_ is the inverse).
+// A class is split by the number of edges its elements have into a splitter class; the partition
+// is stable with respect to every class processed (and to every union of such classes), so when a
+// class that is not queued splits, stability with respect to its largest part follows from the
+// others' and the whole's, and only the others are queued.
+class Refiner {
+ public:
+  explicit Refiner(const EquitableGraph& g);
+  // Refines until stable (or every replica is alone). Without `late`, the late flows' classes are
+  // never splitters (so the other elements refine as in the graph without them); with it, they
+  // are queued first.
+  void run(bool late);
+  bool discrete() const { return rclasses_ == nr_; }
+  void replica_ids(std::vector<std::uint32_t>& out) const;
+
+ private:
+  void split_by(std::uint32_t s);
+  void queue(std::uint32_t c) {
+    if (!inq_[c]) {
+      inq_[c] = 1;
+      queue_.push_back(c);
+    }
+  }
+
+  std::uint32_t nf_, nl_, nr_, n_;
+  std::vector<std::uint32_t> adj_off_, adj_;
+  std::vector<std::uint32_t> elems_, pos_, cls_, cnt_, touched_, tclasses_;
+  std::vector<std::uint32_t> start_, end_, tcount_;  // per class
+  std::vector<char> inq_, late_;                     // per class
+  std::vector<std::uint32_t> queue_;
+  std::uint32_t rclasses_ = 0;
+  bool late_phase_ = false;
+};
+
+Refiner::Refiner(const EquitableGraph& g)
+    : nf_(static_cast<std::uint32_t>(g.f_owner.size())),
+      nl_(static_cast<std::uint32_t>(g.l_colour.size())),
+      nr_(static_cast<std::uint32_t>(g.replicas)),
+      n_(nf_ + nl_ + nr_) {
+  const std::uint32_t r0 = nf_ + nl_;
+  adj_off_.assign(n_ + 1, 0);
+  for (std::uint32_t f = 0; f < nf_; ++f) {
+    adj_off_[f + 1] += g.f_off[f + 1] - g.f_off[f] + (g.f_owner[f] >= 0 ? 1 : 0);
+    for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) ++adj_off_[nf_ + g.f_links[h] + 1];
+    if (g.f_owner[f] >= 0) ++adj_off_[r0 + static_cast<std::uint32_t>(g.f_owner[f]) + 1];
+  }
+  for (std::uint32_t e = 0; e < n_; ++e) adj_off_[e + 1] += adj_off_[e];
+  adj_.resize(adj_off_[n_]);
+  {
+    std::vector<std::uint32_t> fill(adj_off_.begin(), adj_off_.end() - 1);
+    for (std::uint32_t f = 0; f < nf_; ++f) {
+      for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) {
+        const std::uint32_t l = nf_ + g.f_links[h];
+        adj_[fill[f]++] = l;
+        adj_[fill[l]++] = f;
+      }
+      if (g.f_owner[f] >= 0) {
+        const std::uint32_t r = r0 + static_cast<std::uint32_t>(g.f_owner[f]);
+        adj_[fill[f]++] = r;
+        adj_[fill[r]++] = f;
+      }
+    }
+  }
+  // Initial classes by key (counting sort): flows by (colour, late), links by colour, replicas
+  // alike; classes numbered by key.
+  std::uint32_t fk = 0, lk = 0;
+  for (std::uint32_t c : g.f_colour) fk = std::max(fk, 2 * c + 2);
+  for (std::uint32_t c : g.l_colour) lk = std::max(lk, c + 1);
+  std::vector<std::uint32_t> key(n_);
+  for (std::uint32_t f = 0; f < nf_; ++f)
+    key[f] = 2 * g.f_colour[f] + (g.f_late.empty() || !g.f_late[f] ? 0 : 1);
+  for (std::uint32_t l = 0; l < nl_; ++l) key[nf_ + l] = fk + g.l_colour[l];
+  for (std::uint32_t r = 0; r < nr_; ++r) key[r0 + r] = fk + lk;
+  const std::uint32_t nk = fk + lk + 1;
+  std::vector<std::uint32_t> first(nk + 1, 0);
+  for (std::uint32_t e = 0; e < n_; ++e) ++first[key[e] + 1];
+  for (std::uint32_t k = 0; k < nk; ++k) first[k + 1] += first[k];
+  std::vector<std::uint32_t> kcls(nk, std::numeric_limits<std::uint32_t>::max());
+  for (std::uint32_t k = 0; k < nk; ++k)
+    if (first[k + 1] > first[k]) {
+      kcls[k] = static_cast<std::uint32_t>(start_.size());
+      start_.push_back(first[k]);
+      end_.push_back(first[k + 1]);
+      late_.push_back(k < fk && k % 2 == 1 ? 1 : 0);
+      if (k >= fk + lk) ++rclasses_;
+    }
+  elems_.resize(n_);
+  pos_.resize(n_);
+  cls_.resize(n_);
+  for (std::uint32_t e = 0; e < n_; ++e) {
+    const std::uint32_t p = first[key[e]]++;
+    elems_[p] = e;
+    pos_[e] = p;
+    cls_[e] = kcls[key[e]];
+  }
+  tcount_.assign(start_.size(), 0);
+  inq_.assign(start_.size(), 0);
+  cnt_.assign(n_, 0);
+  // Every class but the late flows' starts queued; popped from the back: lowest ids first.
+  for (std::uint32_t c = static_cast<std::uint32_t>(start_.size()); c-- > 0;)
+    if (!late_[c]) queue(c);
+}
+
+void Refiner::run(bool late) {
+  if (late && !late_phase_) {
+    late_phase_ = true;
+    for (std::uint32_t c = static_cast<std::uint32_t>(start_.size()); c-- > 0;)
+      if (late_[c]) queue(c);
+  }
+  while (!queue_.empty() && !discrete()) {
+    const std::uint32_t s = queue_.back();
+    queue_.pop_back();
+    inq_[s] = 0;
+    split_by(s);
+  }
+}
+
+void Refiner::split_by(std::uint32_t s) {
+  // Count each element's edges into s (s is never split here: edges join flows to links and
+  // replicas only).
+  touched_.clear();
+  for (std::uint32_t i = start_[s]; i < end_[s]; ++i) {
+    const std::uint32_t e = elems_[i];
+    for (std::uint32_t k = adj_off_[e]; k < adj_off_[e + 1]; ++k)
+      if (cnt_[adj_[k]]++ == 0) touched_.push_back(adj_[k]);
+  }
+  // Move the touched elements to the front of their classes.
+  tclasses_.clear();
+  for (std::uint32_t v : touched_) {
+    const std::uint32_t c = cls_[v];
+    if (tcount_[c] == 0) tclasses_.push_back(c);
+    const std::uint32_t p = pos_[v], q = start_[c] + tcount_[c]++;
+    const std::uint32_t w = elems_[q];
+    elems_[p] = w;
+    pos_[w] = p;
+    elems_[q] = v;
+    pos_[v] = q;
+  }
+  const auto by_count = [this](std::uint32_t a, std::uint32_t b) { return cnt_[a] < cnt_[b]; };
+  for (std::uint32_t c : tclasses_) {
+    const std::uint32_t b = start_[c], e = end_[c], t = tcount_[c];
+    tcount_[c] = 0;
+    std::uint32_t* seg = elems_.data() + b;
+    bool same = true;
+    for (std::uint32_t i = 1; i < t && same; ++i) same = cnt_[seg[i]] == cnt_[seg[0]];
+    if (same && t == e - b) continue;  // all alike: no split
+    if (!same) {
+      std::sort(seg, seg + t, by_count);
+      for (std::uint32_t i = 0; i < t; ++i) pos_[seg[i]] = b + i;
+    }
+    // Parts: runs of equal counts in [b, b + t), then the untouched [b + t, e) (count 0). The
+    // first keeps id c.
+    const bool was_queued = inq_[c] != 0;
+    const char late = late_[c];
+    const bool quiet = late && !late_phase_;  // late flows split before they are splitters
+    const auto first_new = static_cast<std::uint32_t>(start_.size());
+    std::uint32_t largest = c, largest_size = 0;
+    std::uint32_t p0 = b;
+    bool first_part = true;
+    while (p0 < e) {
+      std::uint32_t p1 = p0 + 1;
+      if (p0 < b + t)
+        while (p1 < b + t && cnt_[elems_[p1]] == cnt_[elems_[p0]]) ++p1;
+      else
+        p1 = e;
+      std::uint32_t id = c;
+      if (first_part) {
+        end_[c] = p1;
+        first_part = false;
+      } else {
+        id = static_cast<std::uint32_t>(start_.size());
+        start_.push_back(p0);
+        end_.push_back(p1);
+        late_.push_back(late);
+        inq_.push_back(0);
+        tcount_.push_back(0);
+        for (std::uint32_t i = p0; i < p1; ++i) cls_[elems_[i]] = id;
+        if (elems_[p0] >= nf_ + nl_) ++rclasses_;
+        if (!quiet && was_queued) queue(id);
+      }
+      if (p1 - p0 > largest_size) {
+        largest_size = p1 - p0;
+        largest = id;
+      }
+      p0 = p1;
+    }
+    if (!quiet && !was_queued) {
+      // Stable with respect to the whole: all parts but the largest.
+      if (largest != c) queue(c);
+      for (std::uint32_t id = first_new; id < start_.size(); ++id)
+        if (id != largest) queue(id);
+    }
+  }
+  for (std::uint32_t v : touched_) cnt_[v] = 0;
+}
+
+void Refiner::replica_ids(std::vector<std::uint32_t>& out) const {
+  out.resize(nr_);
+  std::vector<std::uint32_t> id(start_.size(), std::numeric_limits<std::uint32_t>::max());
+  std::uint32_t next = 0;
+  for (std::uint32_t r = 0; r < nr_; ++r) {
+    std::uint32_t& x = id[cls_[nf_ + nl_ + r]];
+    if (x == std::numeric_limits<std::uint32_t>::max()) x = next++;
+    out[r] = x;
+  }
+}
+
+}  // namespace
+
+void equitable_replica_classes(const EquitableGraph& g, std::vector<std::uint32_t>& base,
+                               std::vector<std::uint32_t>* full) {
+  Refiner rf(g);
+  rf.run(false);
+  rf.replica_ids(base);
+  if (!full) return;
+  if (rf.discrete()) {  // the full partition refines the base one
+    *full = base;
+    return;
+  }
+  rf.run(true);
+  rf.replica_ids(*full);
+}
+
+}  // namespace tutti
