@@ -31,8 +31,9 @@ class Refiner {
     }
   }
 
+  const EquitableGraph& g_;
   std::uint32_t nf_, nl_, nr_, n_;
-  std::vector<std::uint32_t> adj_off_, adj_;
+  std::vector<std::uint32_t> rev_off_, rev_;  // per link, then replica: its flows
   std::vector<std::uint32_t> elems_, pos_, cls_, cnt_, touched_, tclasses_;
   std::vector<std::uint32_t> start_, end_, tcount_;  // per class
   std::vector<char> inq_, late_;                     // per class
@@ -42,47 +43,38 @@ class Refiner {
 };
 
 Refiner::Refiner(const EquitableGraph& g)
-    : nf_(static_cast<std::uint32_t>(g.f_owner.size())),
+    : g_(g),
+      nf_(static_cast<std::uint32_t>(g.f_owner.size())),
       nl_(static_cast<std::uint32_t>(g.l_colour.size())),
       nr_(static_cast<std::uint32_t>(g.replicas)),
       n_(nf_ + nl_ + nr_) {
-  const std::uint32_t r0 = nf_ + nl_;
-  adj_off_.assign(n_ + 1, 0);
+  // Links' and replicas' flows (the flows' own edges are g's): counts, inclusive prefix sums,
+  // then filled downwards, which leaves rev_off_[i] at the start of element nf_ + i's list.
+  const std::uint32_t nlr = nl_ + nr_;
+  rev_off_.assign(nlr + 1, 0);
   for (std::uint32_t f = 0; f < nf_; ++f) {
-    adj_off_[f + 1] += g.f_off[f + 1] - g.f_off[f] + (g.f_owner[f] >= 0 ? 1 : 0);
-    for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) ++adj_off_[nf_ + g.f_links[h] + 1];
-    if (g.f_owner[f] >= 0) ++adj_off_[r0 + static_cast<std::uint32_t>(g.f_owner[f]) + 1];
+    for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) ++rev_off_[g.f_links[h]];
+    if (g.f_owner[f] >= 0) ++rev_off_[nl_ + static_cast<std::uint32_t>(g.f_owner[f])];
   }
-  for (std::uint32_t e = 0; e < n_; ++e) adj_off_[e + 1] += adj_off_[e];
-  adj_.resize(adj_off_[n_]);
-  {
-    std::vector<std::uint32_t> fill(adj_off_.begin(), adj_off_.end() - 1);
-    for (std::uint32_t f = 0; f < nf_; ++f) {
-      for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) {
-        const std::uint32_t l = nf_ + g.f_links[h];
-        adj_[fill[f]++] = l;
-        adj_[fill[l]++] = f;
-      }
-      if (g.f_owner[f] >= 0) {
-        const std::uint32_t r = r0 + static_cast<std::uint32_t>(g.f_owner[f]);
-        adj_[fill[f]++] = r;
-        adj_[fill[r]++] = f;
-      }
-    }
+  for (std::uint32_t i = 1; i <= nlr; ++i) rev_off_[i] += rev_off_[i - 1];
+  rev_.resize(rev_off_[nlr]);
+  for (std::uint32_t f = 0; f < nf_; ++f) {
+    for (std::uint32_t h = g.f_off[f]; h < g.f_off[f + 1]; ++h) rev_[--rev_off_[g.f_links[h]]] = f;
+    if (g.f_owner[f] >= 0) rev_[--rev_off_[nl_ + static_cast<std::uint32_t>(g.f_owner[f])]] = f;
   }
   // Initial classes by key (counting sort): flows by (colour, late), links by colour, replicas
   // alike; classes numbered by key.
   std::uint32_t fk = 0, lk = 0;
   for (std::uint32_t c : g.f_colour) fk = std::max(fk, 2 * c + 2);
   for (std::uint32_t c : g.l_colour) lk = std::max(lk, c + 1);
-  std::vector<std::uint32_t> key(n_);
-  for (std::uint32_t f = 0; f < nf_; ++f)
-    key[f] = 2 * g.f_colour[f] + (g.f_late.empty() || !g.f_late[f] ? 0 : 1);
-  for (std::uint32_t l = 0; l < nl_; ++l) key[nf_ + l] = fk + g.l_colour[l];
-  for (std::uint32_t r = 0; r < nr_; ++r) key[r0 + r] = fk + lk;
+  const auto key = [&](std::uint32_t e) -> std::uint32_t {
+    if (e < nf_) return 2 * g.f_colour[e] + (g.f_late.empty() || !g.f_late[e] ? 0 : 1);
+    if (e < nf_ + nl_) return fk + g.l_colour[e - nf_];
+    return fk + lk;
+  };
   const std::uint32_t nk = fk + lk + 1;
   std::vector<std::uint32_t> first(nk + 1, 0);
-  for (std::uint32_t e = 0; e < n_; ++e) ++first[key[e] + 1];
+  for (std::uint32_t e = 0; e < n_; ++e) ++first[key(e) + 1];
   for (std::uint32_t k = 0; k < nk; ++k) first[k + 1] += first[k];
   std::vector<std::uint32_t> kcls(nk, std::numeric_limits<std::uint32_t>::max());
   for (std::uint32_t k = 0; k < nk; ++k)
@@ -97,14 +89,15 @@ Refiner::Refiner(const EquitableGraph& g)
   pos_.resize(n_);
   cls_.resize(n_);
   for (std::uint32_t e = 0; e < n_; ++e) {
-    const std::uint32_t p = first[key[e]]++;
+    const std::uint32_t k = key(e), p = first[k]++;
     elems_[p] = e;
     pos_[e] = p;
-    cls_[e] = kcls[key[e]];
+    cls_[e] = kcls[k];
   }
   tcount_.assign(start_.size(), 0);
   inq_.assign(start_.size(), 0);
   cnt_.assign(n_, 0);
+  touched_.resize(n_);
   // Every class but the late flows' starts queued; popped from the back: lowest ids first.
   for (std::uint32_t c = static_cast<std::uint32_t>(start_.size()); c-- > 0;)
     if (!late_[c]) queue(c);
@@ -127,23 +120,56 @@ void Refiner::run(bool late) {
 void Refiner::split_by(std::uint32_t s) {
   // Count each element's edges into s (s is never split here: edges join flows to links and
   // replicas only).
-  touched_.clear();
-  for (std::uint32_t i = start_[s]; i < end_[s]; ++i) {
-    const std::uint32_t e = elems_[i];
-    for (std::uint32_t k = adj_off_[e]; k < adj_off_[e + 1]; ++k)
-      if (cnt_[adj_[k]]++ == 0) touched_.push_back(adj_[k]);
+  // Raw pointers: the loops below store through them, which would otherwise reload the vectors.
+  std::uint32_t* const cnt = cnt_.data();
+  std::uint32_t* const touched = touched_.data();  // sized n_: an element is touched once
+  std::uint32_t nt = 0;
+  const std::uint32_t* const elems = elems_.data();
+  if (elems[start_[s]] < nf_) {
+    const std::uint32_t* const off = g_.f_off.data();
+    const std::uint32_t* const links = g_.f_links.data();
+    const std::int32_t* const owner = g_.f_owner.data();
+    const std::uint32_t r0 = nf_ + nl_;
+    for (std::uint32_t i = start_[s], ie = end_[s]; i < ie; ++i) {
+      const std::uint32_t f = elems[i];
+      for (std::uint32_t h = off[f], he = off[f + 1]; h < he; ++h) {
+        const std::uint32_t v = nf_ + links[h];
+        if (cnt[v]++ == 0) touched[nt++] = v;
+      }
+      if (owner[f] >= 0) {
+        const std::uint32_t v = r0 + static_cast<std::uint32_t>(owner[f]);
+        if (cnt[v]++ == 0) touched[nt++] = v;
+      }
+    }
+  } else {
+    const std::uint32_t* const off = rev_off_.data();
+    const std::uint32_t* const rev = rev_.data();
+    for (std::uint32_t i = start_[s], ie = end_[s]; i < ie; ++i) {
+      const std::uint32_t e = elems[i] - nf_;
+      for (std::uint32_t k = off[e], ke = off[e + 1]; k < ke; ++k) {
+        const std::uint32_t v = rev[k];
+        if (cnt[v]++ == 0) touched[nt++] = v;
+      }
+    }
   }
   // Move the touched elements to the front of their classes.
   tclasses_.clear();
-  for (std::uint32_t v : touched_) {
-    const std::uint32_t c = cls_[v];
-    if (tcount_[c] == 0) tclasses_.push_back(c);
-    const std::uint32_t p = pos_[v], q = start_[c] + tcount_[c]++;
-    const std::uint32_t w = elems_[q];
-    elems_[p] = w;
-    pos_[w] = p;
-    elems_[q] = v;
-    pos_[v] = q;
+  {
+    std::uint32_t* const el = elems_.data();
+    std::uint32_t* const pos = pos_.data();
+    const std::uint32_t* const cls = cls_.data();
+    std::uint32_t* const tcount = tcount_.data();
+    const std::uint32_t* const start = start_.data();
+    for (std::uint32_t j = 0; j < nt; ++j) {
+      const std::uint32_t v = touched[j], c = cls[v];
+      if (tcount[c] == 0) tclasses_.push_back(c);
+      const std::uint32_t p = pos[v], q = start[c] + tcount[c]++;
+      const std::uint32_t w = el[q];
+      el[p] = w;
+      pos[w] = p;
+      el[q] = v;
+      pos[v] = q;
+    }
   }
   const auto by_count = [this](std::uint32_t a, std::uint32_t b) { return cnt_[a] < cnt_[b]; };
   for (std::uint32_t c : tclasses_) {
@@ -200,7 +226,7 @@ void Refiner::split_by(std::uint32_t s) {
         if (id != largest) queue(id);
     }
   }
-  for (std::uint32_t v : touched_) cnt_[v] = 0;
+  for (std::uint32_t j = 0; j < nt; ++j) cnt[touched[j]] = 0;
 }
 
 void Refiner::replica_ids(std::vector<std::uint32_t>& out) const {
