@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <queue>
 #include <set>
@@ -45,6 +46,13 @@
 namespace tutti {
 
 namespace {
+
+/// CPU time of the calling thread, s (TUTTI_ENGINE_STATS: wall times mislead on a shared machine).
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 /// Pacing of a phase's `repeat` lock-step steps (a ring's 2(n-1) steps). A set of macro flows
 /// (every flow's bytes and latency x k) stands for k steps exactly while one flow of the set stays
@@ -379,8 +387,9 @@ class Des {
   std::map<std::pair<std::uint32_t, std::uint32_t>,
            std::vector<std::pair<std::uint32_t, std::uint32_t>>>
       rcoll_;
-  int replicas_ = 1;    // timelines per rank class: replica groups (rgroups_.size())
-  double group_s_ = 0;  // wall time of replica_groups
+  int replicas_ = 1;        // timelines per rank class: replica groups (rgroups_.size())
+  double group_s_ = 0;      // wall time of replica_groups
+  double group_cpu_s_ = 0;  // its CPU time (this thread's; the machine may be shared)
   std::vector<std::string> approximations_;  // SimResult::approximations
   std::vector<std::vector<int>> rgroups_;  // data-parallel indices of each replica group, ascending
   // cross-class (PP-dimension) collectives: (name, occurrence) -> participants so far.
@@ -501,6 +510,10 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep, std:
   std::pair<std::uint32_t, double> last_key{0, -1.0};
   std::uint32_t last_col = 0;
   std::uint32_t family = 0;
+  // Only the links some flow crosses are in the graph (the others, alone, change no flow's or
+  // replica's class): link_id[l] is l's index in the graph plus 1 (0: none yet), used the inverse.
+  const std::size_t nl = topo_.links().size();
+  std::vector<std::uint32_t> link_id(nl, 0), used;
   auto add = [&](int a, int b, double bytes, std::int32_t owner, bool is_late) {
     if (a == b || a >= topo_.num_gpus() || b >= topo_.num_gpus()) return;
     const int np = topo_.paths(a, b);
@@ -511,7 +524,14 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep, std:
     }
     for (int part = 0; part < np; ++part) {
       topo_.route_path(a, b, flow_hash(opt_.seed, a, b), np > 1 ? part : -1, path_);
-      g.f_links.insert(g.f_links.end(), path_.begin(), path_.end());
+      for (std::uint32_t l : path_) {
+        std::uint32_t& m = link_id[l];
+        if (m == 0) {
+          used.push_back(l);
+          m = static_cast<std::uint32_t>(used.size());
+        }
+        g.f_links.push_back(m - 1);
+      }
       g.f_off.push_back(static_cast<std::uint32_t>(g.f_links.size()));
       g.f_owner.push_back(owner);
       g.f_colour.push_back(last_col);
@@ -570,20 +590,19 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep, std:
       family = std::max(family, fam0);
     }
   // Links by (capacity, latency): few distinct pairs, looked up among those seen so far.
-  const std::size_t nl = topo_.links().size();
-  g.l_colour.resize(nl);
+  g.l_colour.resize(used.size());
   {
     constexpr std::size_t kFew = 64;  // then a map
     std::vector<std::pair<double, double>> lk;
     std::map<std::pair<double, double>, std::uint32_t> more;
-    for (std::size_t l = 0; l < nl; ++l) {
-      const std::pair<double, double> key(
-          topo_.links()[l].bandwidth_Bps * topo_.link_bundle(static_cast<std::uint32_t>(l)),
-          topo_.links()[l].latency_s);
+    for (std::size_t i = 0; i < used.size(); ++i) {
+      const std::uint32_t l = used[i];
+      const std::pair<double, double> key(topo_.links()[l].bandwidth_Bps * topo_.link_bundle(l),
+                                          topo_.links()[l].latency_s);
       std::size_t c = 0;
       while (c < lk.size() && lk[c] != key) ++c;
       if (c == lk.size() && lk.size() < kFew) lk.push_back(key);
-      g.l_colour[l] =
+      g.l_colour[i] =
           c < kFew
               ? static_cast<std::uint32_t>(c)
               : more.emplace(key, static_cast<std::uint32_t>(kFew + more.size())).first->second;
@@ -607,6 +626,7 @@ void Des::build() {
     throw InputError("the program needs " + std::to_string(prog_.world) + " GPUs but cluster " +
                      cl_.name + " has " + std::to_string(topo_.num_gpus()));
   const auto g0 = std::chrono::steady_clock::now();
+  const double c0 = thread_cpu_s();
   // The strict groups' count, for the approximation below, comes with the default groups (one
   // graph, refined on from the default partition).
   std::size_t strict_n = 0;
@@ -642,6 +662,7 @@ void Des::build() {
           "bounded in general)");
   }
   group_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+  group_cpu_s_ = thread_cpu_s() - c0;
   const int span = L.tp * L.cp;
   // Mirroring needs one timeline per stage and stages made of whole nodes; EP groups are mirrored
   // when each is a run of whole nodes and a stage has several of them (Des::route).
@@ -1556,11 +1577,12 @@ SimResult Des::run() {
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(
         stderr,
-        "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s), %llu "
+        "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s, %.3f s CPU), "
+        "%llu "
         "rate solves, %llu "
         "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s), %zu mirrored "
         "flows run for real when perturbed (over all runs), %zu private runs from the memo (%s)\n",
-        total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_,
+        total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_, group_cpu_s_,
         static_cast<unsigned long long>(net_.solves()),
         static_cast<unsigned long long>(net_.flows_solved()),
         coll_cache_.size() + p2p_cache_.size(), mirrored_,
