@@ -27,9 +27,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <memory>
+#include <new>
 #include <queue>
 #include <set>
-#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -513,7 +514,12 @@ std::vector<std::vector<int>> Des::replica_groups(bool strict, bool any_ep, std:
   // Only the links some flow crosses are in the graph (the others, alone, change no flow's or
   // replica's class): link_id[l] is l's index in the graph plus 1 (0: none yet), used the inverse.
   const std::size_t nl = topo_.links().size();
-  std::vector<std::uint32_t> link_id(nl, 0), used;
+  // calloc: the zero pages of links no flow crosses are never touched (1.04M links at 65k GPUs).
+  const std::unique_ptr<std::uint32_t, decltype(&std::free)> link_ids(
+      static_cast<std::uint32_t*>(std::calloc(nl + 1, sizeof(std::uint32_t))), &std::free);
+  if (!link_ids) throw std::bad_alloc();
+  std::uint32_t* const link_id = link_ids.get();
+  std::vector<std::uint32_t> used;
   auto add = [&](int a, int b, double bytes, std::int32_t owner, bool is_late) {
     if (a == b || a >= topo_.num_gpus() || b >= topo_.num_gpus()) return;
     const int np = topo_.paths(a, b);

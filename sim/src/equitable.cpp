@@ -97,7 +97,7 @@ Refiner::Refiner(const EquitableGraph& g)
   tcount_.assign(start_.size(), 0);
   inq_.assign(start_.size(), 0);
   cnt_.assign(n_, 0);
-  touched_.resize(n_);
+  touched_.resize(std::max(nf_, nl_ + nr_));  // the other side of the edges
   // Every class but the late flows' starts queued; popped from the back: lowest ids first.
   for (std::uint32_t c = static_cast<std::uint32_t>(start_.size()); c-- > 0;)
     if (!late_[c]) queue(c);
@@ -122,7 +122,7 @@ void Refiner::split_by(std::uint32_t s) {
   // replicas only).
   // Raw pointers: the loops below store through them, which would otherwise reload the vectors.
   std::uint32_t* const cnt = cnt_.data();
-  std::uint32_t* const touched = touched_.data();  // sized n_: an element is touched once
+  std::uint32_t* const touched = touched_.data();  // each element of the other side once
   std::uint32_t nt = 0;
   const std::uint32_t* const elems = elems_.data();
   if (elems[start_[s]] < nf_) {
