@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace tutti {
 namespace {
@@ -38,6 +39,7 @@ class Refiner {
   std::vector<std::uint32_t> start_, end_, tcount_;  // per class
   std::vector<char> inq_, late_;                     // per class
   std::vector<std::uint32_t> queue_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> parts_;  // split_by's scratch
   std::uint32_t rclasses_ = 0;
   bool late_phase_ = false;
 };
@@ -184,46 +186,41 @@ void Refiner::split_by(std::uint32_t s) {
       for (std::uint32_t i = 0; i < t; ++i) pos_[seg[i]] = b + i;
     }
     // Parts: runs of equal counts in [b, b + t), then the untouched [b + t, e) (count 0). The
-    // first keeps id c.
-    const bool was_queued = inq_[c] != 0;
-    const char late = late_[c];
-    const bool quiet = late && !late_phase_;  // late flows split before they are splitters
-    const auto first_new = static_cast<std::uint32_t>(start_.size());
-    std::uint32_t largest = c, largest_size = 0;
-    std::uint32_t p0 = b;
-    bool first_part = true;
-    while (p0 < e) {
+    // largest (the first of equal ones) keeps id c, so relabelling costs the smaller parts only.
+    parts_.clear();
+    std::uint32_t keep = 0;
+    for (std::uint32_t p0 = b; p0 < e;) {
       std::uint32_t p1 = p0 + 1;
       if (p0 < b + t)
         while (p1 < b + t && cnt_[elems_[p1]] == cnt_[elems_[p0]]) ++p1;
       else
         p1 = e;
-      std::uint32_t id = c;
-      if (first_part) {
-        end_[c] = p1;
-        first_part = false;
-      } else {
-        id = static_cast<std::uint32_t>(start_.size());
-        start_.push_back(p0);
-        end_.push_back(p1);
-        late_.push_back(late);
-        inq_.push_back(0);
-        tcount_.push_back(0);
-        for (std::uint32_t i = p0; i < p1; ++i) cls_[elems_[i]] = id;
-        if (elems_[p0] >= nf_ + nl_) ++rclasses_;
-        if (!quiet && was_queued) queue(id);
-      }
-      if (p1 - p0 > largest_size) {
-        largest_size = p1 - p0;
-        largest = id;
-      }
+      if (parts_.empty() || p1 - p0 > parts_[keep].second - parts_[keep].first)
+        keep = static_cast<std::uint32_t>(parts_.size());
+      parts_.emplace_back(p0, p1);
       p0 = p1;
     }
-    if (!quiet && !was_queued) {
-      // Stable with respect to the whole: all parts but the largest.
-      if (largest != c) queue(c);
-      for (std::uint32_t id = first_new; id < start_.size(); ++id)
-        if (id != largest) queue(id);
+    // Queued: every part stays queued. Not queued: the partition is stable with respect to the
+    // whole, so with respect to the largest part once the others are processed: those only.
+    const bool requeue = !(late_[c] && !late_phase_);  // late flows split before they split others
+    const char late = late_[c];
+    const bool is_replica = elems_[b] >= nf_ + nl_;
+    for (std::uint32_t k = 0; k < parts_.size(); ++k) {
+      const auto [p0, p1] = parts_[k];
+      if (k == keep) {
+        start_[c] = p0;
+        end_[c] = p1;
+        continue;
+      }
+      const auto id = static_cast<std::uint32_t>(start_.size());
+      start_.push_back(p0);
+      end_.push_back(p1);
+      late_.push_back(late);
+      inq_.push_back(0);
+      tcount_.push_back(0);
+      for (std::uint32_t i = p0; i < p1; ++i) cls_[elems_[i]] = id;
+      if (is_replica) ++rclasses_;
+      if (requeue) queue(id);
     }
   }
   for (std::uint32_t j = 0; j < nt; ++j) cnt[touched[j]] = 0;
