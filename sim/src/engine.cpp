@@ -486,9 +486,9 @@ struct MirrorBroken {
 // late flows have colours of their own and no owner), so it refines the default one, and refining
 // on from the default partition reaches it. Strict groups are not computed when the default ones
 // already give every replica its own. Cost: O((E + V) log V) for E hops and owned flows, V
-// elements, plus routing every flow once (405B at 16,384 GPUs, 103k flows and 480k hops: 0.06-0.07
-// s wall on the shared 2-core machine, against 0.34-0.63 s for both rounds-based calls before,
-// bench/engine.md).
+// elements, plus routing every flow once (405B at 16,384 GPUs, 103k flows and 480k hops, both
+// partitions: 0.05-0.06 s CPU on the shared 2-core machine, against 0.34-0.37 s for the two
+// round-by-round calls before, bench/engine.md).
 // Not grouped (one lock-stepped timeline per class): dp = 1, and expert parallelism (ep > 1):
 // there the replicas of a stage stay in lock-step, which is exact only when they meet the same
 // contention; when their transfers set them apart the run says so in its approximations.
