@@ -175,9 +175,11 @@ void FlowNetwork::detach(std::uint32_t f) {
     std::uint32_t l = hop_link_[h];
     LinkList& ll = lists_[l];
     const std::uint32_t i = hop_pos_[h];
-    const LinkEntry last = entries_[ll.off + --ll.n];
-    entries_[ll.off + i] = last;
-    hop_pos_[last.hop] = i;
+    if (--ll.n != i) {  // the last entry fills the hole (a flow alone there touches no entry)
+      const LinkEntry last = entries_[ll.off + ll.n];
+      entries_[ll.off + i] = last;
+      hop_pos_[last.hop] = i;
+    }
     ll.ub_sum_q -= fl.ub_q;
     // A link slack before (and so after) matters only when it is left to a single flow (resolve).
     if (ll.coupled != 0 || ll.n == 1) dirty_links_.push_back(l);
@@ -222,7 +224,10 @@ void FlowNetwork::advance(double t, std::vector<std::uint64_t>& completed) {
     fl.rate = 0;
     activate(a.flow);
   }
-  // Completions.
+  // Completions, in (t_fin, flow) order. Many at once (a set's flows finishing together) leave
+  // the heap in one pass and a rebuild instead of one sift-down each.
+  if (heap_pop_due(horizon))
+    for (std::uint32_t f : due_) finish(f, completed);
   for (heap_settle(); !cheap_.empty() && cheap_[0].t <= horizon; heap_settle())
     finish(cheap_[0].flow, completed);
   if (!dirty_links_.empty() || !fresh_.empty()) resolve(t);
@@ -527,6 +532,34 @@ void FlowNetwork::heap_update(std::uint32_t f) {
     cheap_[pos].t = fl.t_fin;
     heap_up(pos);
   }  // else: later than the key, which stays a lower bound (heap_settle)
+}
+bool FlowNetwork::heap_pop_due(double horizon) {
+  // The flows whose t_fin is <= horizon: keys are lower bounds, so each such flow and all its
+  // ancestors have keys <= horizon, and a walk from the root that stops at larger keys finds
+  // them all.
+  due_.clear();
+  if (cheap_.empty() || cheap_[0].t > horizon) return false;
+  walk_.clear();
+  walk_.push_back(0);
+  while (!walk_.empty()) {
+    const std::size_t i = walk_.back();
+    walk_.pop_back();
+    if (flows_[cheap_[i].flow].t_fin <= horizon) due_.push_back(cheap_[i].flow);
+    for (std::size_t c = 4 * i + 1; c < std::min(4 * i + 5, cheap_.size()); ++c)
+      if (cheap_[c].t <= horizon) walk_.push_back(c);
+  }
+  // Few: the caller pops them one by one. Many: out, and the heap rebuilt bottom-up (O(n)).
+  if (due_.size() < 16 || due_.size() * 8 < cheap_.size()) return false;
+  std::sort(due_.begin(), due_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return flows_[a].t_fin != flows_[b].t_fin ? flows_[a].t_fin < flows_[b].t_fin : a < b;
+  });
+  for (std::uint32_t f : due_) hpos_[f] = kNoPos;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < cheap_.size(); ++i)
+    if (hpos_[cheap_[i].flow] != kNoPos) heap_place(k++, cheap_[i]);
+  cheap_.resize(k);
+  for (std::size_t i = k > 1 ? (k - 2) / 4 + 1 : 0; i-- > 0;) heap_down(i);
+  return true;
 }
 void FlowNetwork::heap_remove(std::uint32_t f) {
   const std::size_t i = hpos_[f];

@@ -262,3 +262,38 @@ TEST_CASE("clone_flow: a flow added to a started set goes on from where the orig
   lat.clone_flow(c, 0, &l1, 1, 0.2);
   CHECK(run_all(lat, 1)[0] == doctest::Approx(1.5));
 }
+
+TEST_CASE("flows finishing together leave in (time, flow) order, many at once or one by one") {
+  // 240 one-flow sets on their own links, in six waves of 40 that finish together (the many-at-
+  // once path: FlowNetwork::heap_pop_due) and 12 stragglers that finish alone (one by one). Tags
+  // are the sets' add order, which is also their flows' order: within a wave, ascending.
+  const std::size_t waves = 6, per = 40, alone = 12, n = waves * per + alone;
+  FlowNetwork net(std::vector<double>(n, 10.0), std::vector<double>(n, 0.0));
+  std::vector<double> expect(n);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    // Interleaved so that the waves are spread over the heap, not contiguous in it.
+    const double bytes = k < waves * per ? 10.0 * (1 + k % waves) : 5.0 + 10.0 * (k % waves);
+    auto id = net.open_set(k);
+    net.add_flow(id, &k, 1, bytes);
+    net.start_set(id, 0.0);
+    expect[k] = bytes / 10.0;
+  }
+  std::vector<std::uint64_t> done, order;
+  std::vector<double> at;
+  while (net.next_event_time() < FlowNetwork::kNever) {
+    const double now = net.next_event_time();
+    done.clear();
+    net.advance(now, done);
+    for (auto tag : done) {
+      order.push_back(tag);
+      at.push_back(now);
+    }
+  }
+  REQUIRE(order.size() == n);
+  for (std::size_t i = 0; i < n; ++i) CHECK(at[i] == doctest::Approx(expect[order[i]]));
+  for (std::size_t i = 1; i < n; ++i) {
+    CHECK(at[i - 1] <= at[i]);
+    if (at[i - 1] == at[i]) CHECK(order[i - 1] < order[i]);
+  }
+  CHECK(net.active_flows() == 0);
+}

@@ -140,6 +140,9 @@ class FlowNetwork {
   void heap_settle();
   void heap_update(std::uint32_t f);
   void heap_remove(std::uint32_t f);
+  /// Collects in due_ the flows finishing by `horizon`; when they are many, also takes them out
+  /// of the heap (sorted by (t_fin, flow)) and returns true.
+  bool heap_pop_due(double horizon);
   /// A flow slot on `links[0..n)`, waiting (state 1) and listed last in `set` (add_flow and
   /// clone_flow then set its bytes and activation time).
   std::uint32_t new_flow(SetId set, const std::uint32_t* links, std::size_t n);
@@ -195,6 +198,8 @@ class FlowNetwork {
   MinHeap activations_;
   std::vector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
   std::vector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
+  std::vector<std::uint32_t> due_;   // heap_pop_due's result
+  std::vector<std::size_t> walk_;    // heap_pop_due's stack
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
