@@ -28,6 +28,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -186,6 +187,11 @@ struct RoutedPlan {
   // (their bytes are counted on the links at the end, Des::run), and the Des::cross_epoch_ at
   // which every link of the plan was last seen held by its owner (0: never).
   std::int32_t owner = -1;
+  // Private plans: the distinct links of all phases' flows, sorted (the per-run checks and
+  // counts of Des::begin_comm, end_private and end_memo only ask whether a count is > 0, so a
+  // link counted once per run is the same as once per crossing flow).
+  std::vector<std::uint32_t> own_links;
+  std::uint32_t ngroups = 0;  // merged collectives of the first phase (0: no phase)
   mutable std::array<double, 2> memo_s{-1, -1};
   mutable std::uint64_t memo_count = 0;
   mutable std::uint32_t owned_epoch = 0;
@@ -318,8 +324,9 @@ class Des {
   void start_op(std::uint32_t c, std::uint32_t i);
   void complete_op(std::uint32_t c, std::uint32_t i);
   void drain_ready();
-  void begin_comm(const RoutedPlan* plan,
-                  std::vector<std::pair<std::uint32_t, std::uint32_t>> parts);
+  using OpRef = std::pair<std::uint32_t, std::uint32_t>;  // (class, op)
+  // parts: copied into the run's slot, whose vector keeps its capacity (no allocation per run).
+  void begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts);
   void start_phase(std::uint32_t inst);
   void on_set_done(std::uint64_t tag);
   void check_pacing();
@@ -966,9 +973,8 @@ void Des::hold_links(std::int32_t owner) {
 
 bool Des::owns_links(const RoutedPlan& plan) const {
   if (plan.owned_epoch == cross_epoch_) return true;  // no held link was lost since the last look
-  for (const RoutedPhase& ph : plan.phases)
-    for (std::uint32_t l : ph.links)
-      if (link_owner_[l] != plan.owner) return false;
+  for (std::uint32_t l : plan.own_links)
+    if (link_owner_[l] != plan.owner) return false;
   plan.owned_epoch = cross_epoch_;
   return true;
 }
@@ -1173,6 +1179,13 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
       }
     }
   }
+  if (rp.owner >= 0) {
+    for (const RoutedPhase& ph : rp.phases)
+      rp.own_links.insert(rp.own_links.end(), ph.links.begin(), ph.links.end());
+    std::sort(rp.own_links.begin(), rp.own_links.end());
+    rp.own_links.erase(std::unique(rp.own_links.begin(), rp.own_links.end()), rp.own_links.end());
+  }
+  rp.ngroups = rp.phases.empty() ? 0 : static_cast<std::uint32_t>(rp.phases[0].groups.size() - 1);
   return rp;
 }
 
@@ -1285,8 +1298,7 @@ std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_
   return id;
 }
 
-void Des::begin_comm(const RoutedPlan* plan,
-                     std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
+void Des::begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts) {
   for (auto [c, i] : parts) cls_[c].st[i].rendezvous = now_;
   // Neighbourhood: the tiers this run crosses that other communication in flight crosses too.
   std::uint64_t sig = 0;
@@ -1298,19 +1310,17 @@ void Des::begin_comm(const RoutedPlan* plan,
     }
   const TierCounts begins = tier_begins_;
   const bool paced = std::find(plan->quiet.begin(), plan->quiet.end(), sig) == plan->quiet.end();
-  const std::size_t ng = plan->phases.empty() ? 0 : plan->phases[0].groups.size() - 1;
+  const std::size_t ng = plan->ngroups;
   PrivateRun pr;
   if (plan->owner >= 0) {
     bool alone = owns_links(*plan);
-    for (const RoutedPhase& ph : plan->phases)
-      for (std::uint32_t l : ph.links) {
-        if (memo_busy_[l] > 0) throw MemoBroken{};  // that run went as if alone: start again
-        if (sim_busy_[l] > 0) alone = false;
-      }
+    for (std::uint32_t l : plan->own_links) {
+      if (memo_busy_[l] > 0) throw MemoBroken{};  // that run went as if alone: start again
+      if (sim_busy_[l] > 0) alone = false;
+    }
     const double m = plan->memo_s[paced ? 1 : 0];
     if (alone && m >= 0) {
-      for (const RoutedPhase& ph : plan->phases)
-        for (std::uint32_t l : ph.links) ++memo_busy_[l];
+      for (std::uint32_t l : plan->own_links) ++memo_busy_[l];
       ++memo_taken_;
       if (plan->memo_count++ == 0) memo_plans_.push_back(plan);
       const std::uint32_t id = take_slot(memo_runs_, free_memo_);
@@ -1319,20 +1329,19 @@ void Des::begin_comm(const RoutedPlan* plan,
       mr.paced = paced;
       mr.sig = sig;
       mr.begins = begins;
-      mr.participants = std::move(parts);
+      mr.participants.assign(parts.begin(), parts.end());
       push(now_ + m, 2, id, 0);
       return;
     }
     pr = {plan->owner, alone && m == -1, ++priv_seq_, now_};
-    for (const RoutedPhase& ph : plan->phases)
-      for (std::uint32_t l : ph.links) {
-        ++sim_busy_[l];
-        last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
-      }
+    for (std::uint32_t l : plan->own_links) {
+      ++sim_busy_[l];
+      last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
+    }
   }
   if (!paced || ng < 2 || plan->units) {  // units: one set for all groups (Des::units_begin)
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
-    insts_[id].participants = std::move(parts);
+    insts_[id].participants.assign(parts.begin(), parts.end());
     insts_[id].paced = paced;
     insts_[id].sig = sig;
     insts_[id].begins = begins;
@@ -1345,7 +1354,7 @@ void Des::begin_comm(const RoutedPlan* plan,
   joins_[j].paced = true;
   joins_[j].sig = sig;
   joins_[j].begins = begins;
-  joins_[j].participants = std::move(parts);
+  joins_[j].participants.assign(parts.begin(), parts.end());
   joins_[j].priv = pr;
   for (std::uint32_t g = 0; g < ng; ++g) new_instance(plan, true, g, j);
 }
@@ -1353,11 +1362,10 @@ void Des::begin_comm(const RoutedPlan* plan,
 void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved) {
   if (pr.owner < 0) return;
   bool undisturbed = true;
-  for (const RoutedPhase& ph : plan->phases)
-    for (std::uint32_t l : ph.links) {
-      --sim_busy_[l];
-      undisturbed = undisturbed && last_begin_[l] == pr.seq;
-    }
+  for (std::uint32_t l : plan->own_links) {
+    --sim_busy_[l];
+    undisturbed = undisturbed && last_begin_[l] == pr.seq;
+  }
   double& m = plan->memo_s[paced ? 1 : 0];
   if (pr.record && undisturbed && m == -1) m = moved ? -2 : now_ - pr.t0;
 }
@@ -1365,8 +1373,7 @@ void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, 
 void Des::end_memo(std::uint32_t id) {
   MemoRun& mr = memo_runs_[id];
   end_run(mr.plan, mr.paced, mr.sig, mr.begins, false);
-  for (const RoutedPhase& ph : mr.plan->phases)
-    for (std::uint32_t l : ph.links) --memo_busy_[l];
+  for (std::uint32_t l : mr.plan->own_links) --memo_busy_[l];
   for (auto [c, i] : mr.participants) complete_op(c, i);
   mr.participants.clear();
   free_memo_.push_back(id);
@@ -1496,7 +1503,7 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
       auto it = coll_cache_.find(key2);
       if (it == coll_cache_.end())
         it = coll_cache_.emplace(key2, std::make_unique<RoutedPlan>(route(plans, false, 0))).first;
-      begin_comm(it->second.get(), std::move(parts));
+      begin_comm(it->second.get(), parts);
       xcoll_.erase(key);
       return;
     }
@@ -1505,12 +1512,12 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
       auto& parts = rcoll_[{base, i}];
       parts.push_back({c, i});
       if (parts.size() < static_cast<std::size_t>(replicas_)) return;
-      auto all = std::move(parts);
+      begin_comm(collective_plan(base, op), parts);
       rcoll_.erase({base, i});
-      begin_comm(collective_plan(base, op), std::move(all));
       return;
     }
-    begin_comm(collective_plan(c, op), {{c, i}});
+    const OpRef one[] = {{c, i}};
+    begin_comm(collective_plan(c, op), one);
     return;
   }
   // Send / Recv: rendezvous with the matching op of the peer stage.
@@ -1536,7 +1543,8 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
   std::uint32_t sc = op.kind == OpKind::Send ? c : other.first;
   std::uint32_t dc = op.kind == OpKind::Send ? other.first : c;
   double bytes = op.kind == OpKind::Send ? op.bytes : oop.bytes;
-  begin_comm(p2p_plan(sc, dc, bytes), {{other.first, other.second}, {c, i}});
+  const OpRef two[] = {{other.first, other.second}, {c, i}};
+  begin_comm(p2p_plan(sc, dc, bytes), two);
 }
 
 SimResult Des::run() {
