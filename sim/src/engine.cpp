@@ -242,7 +242,49 @@ struct Event {
   std::uint64_t seq;
   std::uint32_t kind;  // 0 op done, 1 comm latency done, 2 memoised private run done
   std::uint32_t a, b;
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  bool operator<(const Event& o) const { return t != o.t ? t < o.t : seq < o.seq; }
+};
+
+/// The engine's event queue: a 4-ary min-heap by (t, seq). seq is unique, so that order is total
+/// and the events pop in the same order as from any other heap (std::priority_queue before); a
+/// node's four children share a cache line, and a sift has half the levels of a binary heap.
+class EventHeap {
+ public:
+  bool empty() const { return h_.empty(); }
+  const Event& top() const { return h_[0]; }
+  void push(const Event& e) {
+    std::size_t i = h_.size();
+    h_.push_back(e);
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 4;
+      if (!(e < h_[p])) break;
+      h_[i] = h_[p];
+      i = p;
+    }
+    h_[i] = e;
+  }
+  void pop() {
+    const Event e = h_.back();
+    h_.pop_back();
+    const std::size_t n = h_.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    while (true) {
+      const std::size_t c0 = 4 * i + 1;
+      if (c0 >= n) break;
+      std::size_t m = c0;
+      const std::size_t ce = std::min(c0 + 4, n);
+      for (std::size_t c = c0 + 1; c < ce; ++c)
+        if (h_[c] < h_[m]) m = c;
+      if (!(h_[m] < e)) break;
+      h_[i] = h_[m];
+      i = m;
+    }
+    h_[i] = e;
+  }
+
+ private:
+  std::vector<Event> h_;
 };
 
 /// A paced run of a plan that merges several collectives (the groups of a rank class) runs one
@@ -369,7 +411,18 @@ class Des {
   FlowNetwork net_;
   CollectiveContext ctx_;
   std::vector<ClassState> cls_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  EventHeap events_;
+  // Per timeline (cls_ index), what completing, releasing and starting an op read, compact (a
+  // few cache lines for all timelines, where ClassState is scattered): its op records, its class's
+  // graph and ops, and its class's compute-op durations (computed on first use; -1: not yet).
+  struct Hot {
+    ClassState::OpState* st;
+    const OpGraph* ops;
+    const RankClass* rc;
+    double* op_s;
+  };
+  std::vector<Hot> tl_;
+  std::vector<std::vector<double>> op_s_;  // per rank class: compute ops' durations (Hot::op_s)
   std::uint64_t seq_ = 0;
   double now_ = 0;
   ReadyOps<std::pair<std::uint32_t, std::uint32_t>> ready_;
@@ -764,6 +817,12 @@ void Des::build() {
     s.st.assign(n, ClassState::OpState{});
     for (std::size_t i = 0; i < n; ++i) s.st[i].indeg = s.ops->indeg0[i];
   }
+  op_s_.resize(prog_.classes.size());
+  for (std::size_t k = 0; k < prog_.classes.size(); ++k)
+    op_s_[k].assign(prog_.classes[k].ops.size(), -1.0);
+  tl_.resize(cls_.size());
+  for (std::size_t c = 0; c < cls_.size(); ++c)
+    tl_[c] = {cls_[c].st.data(), cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data()};
   xcoll_expected_ = xcount;
 }
 
@@ -1271,7 +1330,7 @@ void Des::route_all() {
 }
 
 void Des::release(std::uint32_t c, std::uint32_t i) {
-  ready_.release(cls_[c].st[i].indeg, {c, i}, "engine");
+  ready_.release(tl_[c].st[i].indeg, {c, i}, "engine");
 }
 
 void Des::drain_ready() {
@@ -1279,10 +1338,10 @@ void Des::drain_ready() {
 }
 
 void Des::complete_op(std::uint32_t c, std::uint32_t i) {
-  ClassState& s = cls_[c];
-  s.st[i].end = now_;
+  const Hot& h = tl_[c];
+  h.st[i].end = now_;
   ++done_ops_;
-  release_successors(*s.ops, *s.rc, i, [&](std::uint32_t j) { release(c, j); });
+  release_successors(*h.ops, *h.rc, i, [&](std::uint32_t j) { release(c, j); });
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
@@ -1299,7 +1358,7 @@ std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_
 }
 
 void Des::begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts) {
-  for (auto [c, i] : parts) cls_[c].st[i].rendezvous = now_;
+  for (auto [c, i] : parts) tl_[c].st[i].rendezvous = now_;
   // Neighbourhood: the tiers this run crosses that other communication in flight crosses too.
   std::uint64_t sig = 0;
   for (int t = 0; t < kTiers; ++t)
@@ -1474,15 +1533,17 @@ void Des::check_pacing() {
 }
 
 void Des::start_op(std::uint32_t c, std::uint32_t i) {
-  ClassState& s = cls_[c];
-  const Op& op = s.rc->ops[i];
-  s.st[i].start = now_;
-  s.st[i].started = 1;
+  const Hot& h = tl_[c];
+  const Op& op = h.rc->ops[i];
+  h.st[i].start = now_;
+  h.st[i].started = 1;
   if (is_compute(op.kind)) {
-    double t = op_time_s(op, cl_.gpu, prof_) * opt_.compute_slowdown;
+    double& t = h.op_s[i];  // the same for every timeline of the class
+    if (t < 0) t = op_time_s(op, cl_.gpu, prof_) * opt_.compute_slowdown;
     push(now_ + t, 0, c, i);
     return;
   }
+  ClassState& s = cls_[c];
   if (op.kind == OpKind::Collective) {
     if (op.group == GroupDim::PP) {
       auto key = std::make_tuple(op.name, s.ops->occurrence[i], s.replica);
@@ -1579,6 +1640,9 @@ SimResult Des::run() {
       Event e = events_.top();
       events_.pop();
       now_ = e.t;
+      // The next op to complete: fetch its record while this event is handled.
+      if (!events_.empty() && events_.top().kind == 0)
+        __builtin_prefetch(tl_[events_.top().a].st + events_.top().b, 1);
       if (e.kind == 0)
         complete_op(e.a, e.b);
       else if (e.kind == 1)
