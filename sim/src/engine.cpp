@@ -36,6 +36,7 @@
 #include "tutti/core/error.hpp"
 #include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
+#include "tutti/sim/huge_pages.hpp"
 #include "tutti/sim/network.hpp"
 #include "tutti/sim/op_graph.hpp"
 #include "tutti/sim/slots.hpp"
@@ -218,7 +219,7 @@ struct ClassState {
     std::uint32_t indeg = 0;
     std::uint8_t started = 0;
   };
-  std::vector<OpState> st;
+  OpState* st = nullptr;  // rc->ops.size() records in Des::op_pool_
   // The times of st, copied out when the run ends (Des::unpack) for the attribution and traces.
   std::vector<double> start, end, rendezvous;
   // The plans this timeline has used (a few: its collectives and transfers), scanned before the
@@ -423,6 +424,9 @@ class Des {
   };
   std::vector<Hot> tl_;
   std::vector<std::vector<double>> op_s_;  // per rank class: compute ops' durations (Hot::op_s)
+  // Per rank class, the op records (ClassState::st) of its timelines, one after the other: a few
+  // large blocks that huge pages can back (huge_pages.hpp).
+  std::vector<HugeVector<ClassState::OpState>> op_pool_;
   std::uint64_t seq_ = 0;
   double now_ = 0;
   ReadyOps<std::pair<std::uint32_t, std::uint32_t>> ready_;
@@ -814,7 +818,14 @@ void Des::build() {
     s.nranks = span * static_cast<int>(rgroups_[replica].size());
     const std::size_t n = rc.ops.size();
     total_ops_ += n;
-    s.st.assign(n, ClassState::OpState{});
+  }
+  op_pool_.resize(prog_.classes.size());
+  for (std::size_t k = 0; k < prog_.classes.size(); ++k)
+    op_pool_[k].resize(prog_.classes[k].ops.size() * static_cast<std::size_t>(replicas_));
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    ClassState& s = cls_[c];
+    const std::size_t n = s.rc->ops.size();
+    s.st = op_pool_[c / replicas_].data() + (c % replicas_) * n;
     for (std::size_t i = 0; i < n; ++i) s.st[i].indeg = s.ops->indeg0[i];
   }
   op_s_.resize(prog_.classes.size());
@@ -822,7 +833,7 @@ void Des::build() {
     op_s_[k].assign(prog_.classes[k].ops.size(), -1.0);
   tl_.resize(cls_.size());
   for (std::size_t c = 0; c < cls_.size(); ++c)
-    tl_[c] = {cls_[c].st.data(), cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data()};
+    tl_[c] = {cls_[c].st, cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data()};
   xcoll_expected_ = xcount;
 }
 
@@ -1621,7 +1632,7 @@ SimResult Des::run() {
   }
   if (memo_) route_all();
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
-    for (std::uint32_t i = 0; i < cls_[c].st.size(); ++i)
+    for (std::uint32_t i = 0; i < cls_[c].rc->ops.size(); ++i)
       if (cls_[c].st[i].indeg == 0) ready_.push({c, i});
   std::reverse(ready_.list().begin(), ready_.list().end());
   drain_ready();
@@ -1654,7 +1665,7 @@ SimResult Des::run() {
   }
   if (done_ops_ != total_ops_) {
     for (std::uint32_t c = 0; c < cls_.size(); ++c)
-      for (std::uint32_t i = 0; i < cls_[c].st.size(); ++i)
+      for (std::uint32_t i = 0; i < cls_[c].rc->ops.size(); ++i)
         if (cls_[c].st[i].end < 0)
           throw InternalError(
               "program deadlocks: stage " + std::to_string(cls_[c].rc->stage) + " op " +
@@ -1699,11 +1710,12 @@ SimResult Des::run() {
   return r;
 }
 
-// The op times of each timeline as the arrays OpTimeline reads; a class's records are freed as it
-// is copied, so the peak memory stays that of the records.
+// The op times of each timeline as the arrays OpTimeline reads; a rank class's records are freed
+// once its timelines are copied, so the peak memory stays about that of the records.
 void Des::unpack() {
-  for (ClassState& s : cls_) {
-    const std::size_t n = s.st.size();
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    ClassState& s = cls_[c];
+    const std::size_t n = s.rc->ops.size();
     s.start.resize(n);
     s.end.resize(n);
     s.rendezvous.resize(n);
@@ -1712,7 +1724,9 @@ void Des::unpack() {
       s.end[i] = s.st[i].end;
       s.rendezvous[i] = s.st[i].rendezvous;
     }
-    std::vector<ClassState::OpState>().swap(s.st);
+    s.st = nullptr;
+    if ((c + 1) % static_cast<std::size_t>(replicas_) == 0)
+      HugeVector<ClassState::OpState>().swap(op_pool_[c / replicas_]);
   }
 }
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tutti/sim/calibration.hpp"
+#include "tutti/sim/huge_pages.hpp"
 #include "tutti/topologies/topology.hpp"
 
 namespace tutti {
@@ -155,25 +156,27 @@ class FlowNetwork {
     double cap_Bps = 0;  // = cap_[l]
     std::uint32_t off = 0, n = 0, room = 0, mark = 0;
   };
-  std::vector<LinkList> lists_;
-  std::vector<LinkEntry> entries_;
+  // The pools below are HugeVectors: the solver visits them in an order set by the traffic, and
+  // huge pages spare most of those visits a TLB miss at scale (huge_pages.hpp).
+  HugeVector<LinkList> lists_;
+  HugeVector<LinkEntry> entries_;
   std::span<const LinkEntry> on_link(std::uint32_t l) const {
     return {entries_.data() + lists_[l].off, lists_[l].n};
   }
   // Flow paths in one pool: hop_link_[h] is the link, hop_pos_[h] the index of the flow's entry
   // in link hop_link_[h]'s list while it is active.
-  std::vector<std::uint32_t> hop_link_, hop_pos_;
+  HugeVector<std::uint32_t> hop_link_, hop_pos_;
   std::span<const std::uint32_t> path(const Flow& fl) const {
     return {hop_link_.data() + fl.off, fl.n};
   }
-  std::vector<Flow> flows_;
+  HugeVector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<Set> sets_;
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
   MinHeap activations_;
-  std::vector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
-  std::vector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
+  HugeVector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
+  HugeVector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
