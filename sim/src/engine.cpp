@@ -202,7 +202,12 @@ struct RoutedPlan {
 /// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
 /// (deps), the next op on its stream, its indegree before the run, and the occurrence index of its
 /// name.
-using ClassOps = OpGraph;
+struct ClassOps : OpGraph {
+  // Per op: its collective's plan slot, one per distinct (collective, group, bytes) of the class's
+  // collectives outside GroupDim::PP (ClassState::slot_plans; 0 for other ops).
+  std::vector<std::uint32_t> plan_slot;
+  std::uint32_t plan_slots = 0;
+};
 
 struct ClassState {
   const RankClass* rc = nullptr;
@@ -231,6 +236,9 @@ struct ClassState {
     const RoutedPlan* plan;
   };
   std::vector<PlanRef> plans;
+  // Per plan slot of its class (ClassOps::plan_slot), the plan found for it (nullptr: not yet): a
+  // collective's start then reads its plan without scanning `plans`.
+  std::vector<const RoutedPlan*> slot_plans;
   const RoutedPlan* find_plan(int coll, int group, std::uint32_t peer, double bytes) const {
     for (const PlanRef& r : plans)
       if (r.coll == coll && r.group == group && r.peer == peer && r.bytes == bytes) return r.plan;
@@ -374,6 +382,12 @@ class Des {
   void on_set_done(std::uint64_t tag);
   void check_pacing();
   const RoutedPlan* collective_plan(std::uint32_t c, const Op& op);
+  /// collective_plan for op `i` of timeline c, cached per (timeline, plan slot of op i).
+  const RoutedPlan* op_plan(std::uint32_t c, std::uint32_t i, const Op& op) {
+    const RoutedPlan*& p = cls_[c].slot_plans[cls_[c].ops->plan_slot[i]];
+    if (p == nullptr) p = collective_plan(c, op);
+    return p;
+  }
   const RoutedPlan* p2p_plan(std::uint32_t src_class, std::uint32_t dst_class, double bytes);
   RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
                    int stage = -1, std::int32_t owner = -1);
@@ -800,7 +814,17 @@ void Des::build() {
   for (std::size_t k = 0; k < prog_.classes.size(); ++k) {
     const RankClass& rc = prog_.classes[k];
     ClassOps& co = class_ops_[k];
-    co = build_op_graph(rc);
+    static_cast<OpGraph&>(co) = build_op_graph(rc);
+    co.plan_slot.assign(rc.ops.size(), 0);
+    std::map<std::tuple<int, int, double>, std::uint32_t> slot;
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) {
+      const Op& op = rc.ops[i];
+      if (op.kind != OpKind::Collective || op.group == GroupDim::PP) continue;
+      auto key = std::make_tuple(static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
+      auto it = slot.emplace(key, static_cast<std::uint32_t>(slot.size())).first;
+      co.plan_slot[i] = it->second;
+    }
+    co.plan_slots = static_cast<std::uint32_t>(std::max<std::size_t>(1, slot.size()));
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
       if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
@@ -818,6 +842,7 @@ void Des::build() {
     s.nranks = span * static_cast<int>(rgroups_[replica].size());
     const std::size_t n = rc.ops.size();
     total_ops_ += n;
+    s.slot_plans.assign(s.ops->plan_slots, nullptr);
   }
   op_pool_.resize(prog_.classes.size());
   for (std::size_t k = 0; k < prog_.classes.size(); ++k)
@@ -1327,10 +1352,10 @@ void Des::route_all() {
   for (std::uint32_t c = 0; c < cls_.size(); ++c) {
     const ClassState& s = cls_[c];
     const auto& ops = s.rc->ops;
-    for (const Op& op : ops) {
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
       if (op.kind == OpKind::Collective && op.group != GroupDim::PP) {
-        collective_plan(crosses_replicas(op.group) ? c - static_cast<std::uint32_t>(s.replica) : c,
-                        op);
+        op_plan(crosses_replicas(op.group) ? c - static_cast<std::uint32_t>(s.replica) : c, i, op);
       } else if (op.kind == OpKind::Send) {
         const int peer = s.rc->stage + op.peer_delta;
         if (peer < 0 || peer >= static_cast<int>(prog_.classes.size())) continue;  // start_op says
@@ -1584,12 +1609,12 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
       auto& parts = rcoll_[{base, i}];
       parts.push_back({c, i});
       if (parts.size() < static_cast<std::size_t>(replicas_)) return;
-      begin_comm(collective_plan(base, op), parts);
+      begin_comm(op_plan(base, i, op), parts);
       rcoll_.erase({base, i});
       return;
     }
     const OpRef one[] = {{c, i}};
-    begin_comm(collective_plan(c, op), one);
+    begin_comm(op_plan(c, i, op), one);
     return;
   }
   // Send / Recv: rendezvous with the matching op of the peer stage.
