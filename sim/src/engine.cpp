@@ -166,7 +166,8 @@ struct RoutedPhase {
   std::vector<int> unit_block;
   std::vector<Run> unit_runs;
 };
-struct RoutedPlan {
+// Its first cache line holds what every run's begin_comm and end_run read (alignas(64)).
+struct alignas(64) RoutedPlan {
   // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
   // communication in flight crosses when a run starts (a Tier bit mask). A run is paced unless a
   // paced run under the same neighbourhood saw no bottleneck move and no other communication
@@ -176,8 +177,19 @@ struct RoutedPlan {
   // neighbourhood. Learnt per plan alone (one flag), a ZeRO-3 gather whose first runs saw no move
   // ran as macro flows beside the TP collectives it overlaps later (tiny-gpt tp=2,zero=3,
   // reshard=0 was 1.4% long against SimGrid; now equal). Cost: 405B on 16,384 GPUs +11% re-rates.
-  mutable std::vector<std::uint64_t> quiet;
-  std::uint32_t tiers = 0;  // bit t: a flow crosses a link of Tier t
+  // The quiet neighbourhoods as a set of masks (< 2^8: one bit each, Des::kTiers).
+  mutable std::array<std::uint64_t, 4> quiet{};
+  bool is_quiet(std::uint64_t sig) const { return quiet[sig >> 6] >> (sig & 63) & 1; }
+  void set_quiet(std::uint64_t sig, bool on) const {
+    const std::uint64_t bit = std::uint64_t{1} << (sig & 63);
+    quiet[sig >> 6] = on ? quiet[sig >> 6] | bit : quiet[sig >> 6] & ~bit;
+  }
+  std::uint32_t tiers = 0;    // bit t: a flow crosses a link of Tier t
+  std::int32_t owner = -1;    // private runs, below
+  std::uint32_t ngroups = 0;  // merged collectives of the first phase (0: no phase)
+  mutable std::uint32_t owned_epoch = 0;
+  mutable std::array<double, 2> memo_s{-1, -1};
+  // The rest.
   double fixed_latency_s = 0;
   std::vector<RoutedPhase> phases;
   CollAlgo algo = CollAlgo::Ring;
@@ -186,16 +198,13 @@ struct RoutedPlan {
   // (-1: none, the plan is not a candidate), the duration of an undisturbed run per paced flag
   // (-1: not known yet; -2: never taken: a run moved its bottleneck), the runs taken from the memo
   // (their bytes are counted on the links at the end, Des::run), and the Des::cross_epoch_ at
-  // which every link of the plan was last seen held by its owner (0: never).
-  std::int32_t owner = -1;
+  // which every link of the plan was last seen held by its owner (0: never): owner, memo_s,
+  // memo_count and owned_epoch.
   // Private plans: the distinct links of all phases' flows, sorted (the per-run checks and
   // counts of Des::begin_comm, end_private and end_memo only ask whether a count is > 0, so a
   // link counted once per run is the same as once per crossing flow).
   std::vector<std::uint32_t> own_links;
-  std::uint32_t ngroups = 0;  // merged collectives of the first phase (0: no phase)
-  mutable std::array<double, 2> memo_s{-1, -1};
   mutable std::uint64_t memo_count = 0;
-  mutable std::uint32_t owned_epoch = 0;
   bool units = false;  // has flows of EP groups (runs as one instance: Des::begin_comm)
 };
 
@@ -300,6 +309,7 @@ class EventHeap {
 /// instance per collective, so that each is paced by its own steps (SimGrid and NCCL have no
 /// barrier between different communicators); the op completes when the last one does.
 constexpr int kTiers = 8;  // Tier values (topology.hpp)
+static_assert(kTiers <= 8, "RoutedPlan::quiet holds masks of up to 8 tiers");
 using TierCounts = std::array<std::uint64_t, kTiers>;
 
 /// A run of a plan with an owner timeline (RoutedPlan::owner), simulated: whether its duration
@@ -1404,7 +1414,7 @@ void Des::begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts) {
       ++tier_begins_[t];
     }
   const TierCounts begins = tier_begins_;
-  const bool paced = std::find(plan->quiet.begin(), plan->quiet.end(), sig) == plan->quiet.end();
+  const bool paced = !plan->is_quiet(sig);
   const std::size_t ng = plan->ngroups;
   PrivateRun pr;
   if (plan->owner >= 0) {
@@ -1484,9 +1494,8 @@ void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const T
       --tier_live_[t];
       changed = changed || (!(sig >> t & 1) && tier_begins_[t] != begins[t]);
     }
-  auto& q = plan->quiet;
-  if (paced && !moved && !changed) q.push_back(sig);
-  if (!paced && changed) q.erase(std::remove(q.begin(), q.end(), sig), q.end());
+  if (paced && !moved && !changed) plan->set_quiet(sig, true);
+  if (!paced && changed) plan->set_quiet(sig, false);
 }
 
 void Des::start_phase(std::uint32_t id) {

@@ -491,10 +491,4 @@ void FlowNetwork::heap_remove(std::uint32_t f) {
   }
 }
 
-double FlowNetwork::flow_rate(SetId set, std::size_t index) const {
-  const Set& s = sets_[set];
-  const Flow& fl = flows_[s.flows[index]];
-  return fl.state == 2 ? fl.rate : 0.0;
-}
-
 }  // namespace tutti

@@ -85,7 +85,10 @@ class FlowNetwork {
   void advance(double t, std::vector<std::uint64_t>& completed);
 
   /// Current rate (bytes/s) of flow `index` (in add order) of a started set (0 while in latency).
-  double flow_rate(SetId set, std::size_t index) const;
+  double flow_rate(SetId set, std::size_t index) const {  // inline: pacing checks call it per flow
+    const Flow& fl = flows_[sets_[set].flows[index]];
+    return fl.state == 2 ? fl.rate : 0.0;
+  }
   /// Bytes carried by each link so far (counted when flows start).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   std::size_t active_flows() const { return n_active_; }
