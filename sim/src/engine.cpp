@@ -216,6 +216,7 @@ struct ClassOps : OpGraph {
   // collectives outside GroupDim::PP (ClassState::slot_plans; 0 for other ops).
   std::vector<std::uint32_t> plan_slot;
   std::uint32_t plan_slots = 0;
+  std::vector<OpKind> kind;  // per op (start_op reads a compute op's kind and duration only)
 };
 
 struct ClassState {
@@ -445,6 +446,7 @@ class Des {
     const OpGraph* ops;
     const RankClass* rc;
     double* op_s;
+    const OpKind* kind;
   };
   std::vector<Hot> tl_;
   std::vector<std::vector<double>> op_s_;  // per rank class: compute ops' durations (Hot::op_s)
@@ -826,6 +828,8 @@ void Des::build() {
     ClassOps& co = class_ops_[k];
     static_cast<OpGraph&>(co) = build_op_graph(rc);
     co.plan_slot.assign(rc.ops.size(), 0);
+    co.kind.resize(rc.ops.size());
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) co.kind[i] = rc.ops[i].kind;
     std::map<std::tuple<int, int, double>, std::uint32_t> slot;
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
@@ -868,7 +872,8 @@ void Des::build() {
     op_s_[k].assign(prog_.classes[k].ops.size(), -1.0);
   tl_.resize(cls_.size());
   for (std::size_t c = 0; c < cls_.size(); ++c)
-    tl_[c] = {cls_[c].st, cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data()};
+    tl_[c] = {cls_[c].st, cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data(),
+              class_ops_[c / replicas_].kind.data()};
   xcoll_expected_ = xcount;
 }
 
@@ -1387,7 +1392,7 @@ void Des::complete_op(std::uint32_t c, std::uint32_t i) {
   const Hot& h = tl_[c];
   h.st[i].end = now_;
   ++done_ops_;
-  release_successors(*h.ops, *h.rc, i, [&](std::uint32_t j) { release(c, j); });
+  release_successors(*h.ops, i, [&](std::uint32_t j) { release(c, j); });
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
@@ -1579,15 +1584,15 @@ void Des::check_pacing() {
 
 void Des::start_op(std::uint32_t c, std::uint32_t i) {
   const Hot& h = tl_[c];
-  const Op& op = h.rc->ops[i];
   h.st[i].start = now_;
   h.st[i].started = 1;
-  if (is_compute(op.kind)) {
+  if (is_compute(h.kind[i])) {
     double& t = h.op_s[i];  // the same for every timeline of the class
-    if (t < 0) t = op_time_s(op, cl_.gpu, prof_) * opt_.compute_slowdown;
+    if (t < 0) t = op_time_s(h.rc->ops[i], cl_.gpu, prof_) * opt_.compute_slowdown;
     push(now_ + t, 0, c, i);
     return;
   }
+  const Op& op = h.rc->ops[i];
   ClassState& s = cls_[c];
   if (op.kind == OpKind::Collective) {
     if (op.group == GroupDim::PP) {

@@ -39,10 +39,10 @@ TEST_CASE("op_graph: successors, stream order, indegrees and name occurrences") 
   // Completing op 0 releases its successor and its stream's next op; a send (op 1) released its
   // stream when issued, so its completion releases only its successors.
   std::vector<std::uint32_t> released;
-  release_successors(g, rc, 0, [&](std::uint32_t j) { released.push_back(j); });
+  release_successors(g, 0, [&](std::uint32_t j) { released.push_back(j); });
   CHECK(released == std::vector<std::uint32_t>{2, 1});
   released.clear();
-  release_successors(g, rc, 1, [&](std::uint32_t j) { released.push_back(j); });
+  release_successors(g, 1, [&](std::uint32_t j) { released.push_back(j); });
   CHECK(released == std::vector<std::uint32_t>{2});
 
   RankClass bad;
