@@ -60,10 +60,12 @@ FlowNetwork::SetId FlowNetwork::open_set(std::uint64_t tag) {
 std::uint32_t FlowNetwork::new_flow(SetId set, const std::uint32_t* links, std::size_t n) {
   const std::uint32_t f = take_slot(flows_, free_flows_);
   if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
+  if (cold_.size() < flows_.size()) cold_.resize(flows_.size());
   Flow& fl = flows_[f];
-  if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
+  FlowCold& fc = cold_[f];
+  if (n > fc.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
     fl.off = static_cast<std::uint32_t>(hop_link_.size());
-    fl.hop_cap = static_cast<std::uint32_t>(n);
+    fc.hop_cap = static_cast<std::uint32_t>(n);
     hop_link_.resize(hop_link_.size() + n);
     hop_pos_.resize(hop_pos_.size() + n);
   }
@@ -75,7 +77,7 @@ std::uint32_t FlowNetwork::new_flow(SetId set, const std::uint32_t* links, std::
   fl.state = 1;
   fl.frozen = false;
   Set& s = sets_[set];
-  fl.index = static_cast<std::uint32_t>(s.flows.size());
+  fc.index = static_cast<std::uint32_t>(s.flows.size());
   s.flows.push_back(f);
   ++s.pending;
   return f;
@@ -96,7 +98,7 @@ void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* 
   check_internal(sets_[set].started && index < sets_[set].flows.size(),
                  "FlowNetwork::clone_flow of a flow that is not in a started set");
   const std::uint32_t o = sets_[set].flows[index];
-  if (flows_[o].set != set || flows_[o].index != index || flows_[o].state == 0) return;
+  if (flows_[o].set != set || cold_[o].index != index || flows_[o].state == 0) return;
   const std::uint32_t f = new_flow(set, links, n);
   Flow& fl = flows_[f];
   const Flow& of = flows_[o];  // after new_flow: taking a slot may move the flows

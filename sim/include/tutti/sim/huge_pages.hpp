@@ -27,7 +27,12 @@ struct HugePageAllocator {
 
   T* allocate(std::size_t n) {
     const std::size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    if (bytes < kHuge) {
+      if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+        return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
+      else
+        return static_cast<T*>(::operator new(bytes));
+    }
     const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, size);
     if (p == nullptr) throw std::bad_alloc();
@@ -37,10 +42,14 @@ struct HugePageAllocator {
     return static_cast<T*>(p);
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) < kHuge)
-      ::operator delete(p);
-    else
+    if (n * sizeof(T) >= kHuge) {
       std::free(p);
+    } else {
+      if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+        ::operator delete (p, std::align_val_t{alignof(T)});
+      else
+        ::operator delete(p);
+    }
   }
   template <class U>
   bool operator==(const HugePageAllocator<U>&) const noexcept {

@@ -101,8 +101,9 @@ class FlowNetwork {
 
  private:
   static constexpr std::uint32_t kNoPos = 0xffffffffu;
-  // Hot fields first: the component search and the filling read rate, cap, mark, off, n.
-  struct Flow {
+  // Hot fields first: the component search and the filling read rate, cap, mark, off, n. One
+  // cache line per flow (what only new_flow and clone_flow read is in FlowCold).
+  struct alignas(64) Flow {
     double rate = 0;
     double cap = 0;  // solver scratch: min capacity of the links this flow has to itself
     std::uint32_t mark = 0;
@@ -111,8 +112,12 @@ class FlowNetwork {
     bool fresh = false;      // joined the sharing since the last solve
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     double remaining = 0, t_ref = 0, t_fin = kNever;
-    std::uint32_t set = 0, version = 0, hop_cap = 0;
-    std::uint32_t index = 0;  // position in its set's flows
+    std::uint32_t set = 0, version = 0;
+  };
+  static_assert(sizeof(Flow) == 64);
+  struct FlowCold {
+    std::uint32_t hop_cap = 0;  // hops of the slot's block in hop_link_/hop_pos_
+    std::uint32_t index = 0;    // position in its set's flows
   };
   struct Set {
     std::uint64_t tag = 0;
@@ -173,6 +178,7 @@ class FlowNetwork {
     return {hop_link_.data() + fl.off, fl.n};
   }
   HugeVector<Flow> flows_;
+  HugeVector<FlowCold> cold_;  // per flow slot
   std::vector<std::uint32_t> free_flows_;
   std::vector<Set> sets_;
   std::vector<SetId> free_sets_;
