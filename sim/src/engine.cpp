@@ -1755,13 +1755,13 @@ void Des::unpack() {
   for (std::size_t c = 0; c < cls_.size(); ++c) {
     ClassState& s = cls_[c];
     const std::size_t n = s.rc->ops.size();
-    s.start.resize(n);
-    s.end.resize(n);
-    s.rendezvous.resize(n);
+    s.start.reserve(n);  // filled once (resize would zero them first)
+    s.end.reserve(n);
+    s.rendezvous.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      s.start[i] = s.st[i].start;
-      s.end[i] = s.st[i].end;
-      s.rendezvous[i] = s.st[i].rendezvous;
+      s.start.push_back(s.st[i].start);
+      s.end.push_back(s.st[i].end);
+      s.rendezvous.push_back(s.st[i].rendezvous);
     }
     s.st = nullptr;
     if ((c + 1) % static_cast<std::size_t>(replicas_) == 0)
