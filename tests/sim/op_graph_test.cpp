@@ -32,6 +32,7 @@ TEST_CASE("op_graph: successors, stream order, indegrees and name occurrences") 
   OpGraph g = build_op_graph(rc);
   CHECK(g.indeg0 == std::vector<std::uint32_t>{0, 1, 3});
   CHECK(g.stream_next == std::vector<std::int32_t>{1, 2, -1});
+  CHECK(g.done_next == std::vector<std::int32_t>{1, -1, -1});  // the send's stream: at issue
   CHECK(g.occurrence == std::vector<std::uint32_t>{0, 0, 1});
   CHECK(g.succ_off == std::vector<std::uint32_t>{0, 1, 2, 2});
   CHECK(g.succ == std::vector<std::uint32_t>{2, 2});
