@@ -29,7 +29,6 @@
 #include <queue>
 #include <set>
 #include <span>
-#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -578,22 +577,54 @@ struct Renumber {
   }
   void push(std::uint32_t x) { buf.push_back(x); }
   void sort_from(std::size_t from) {
-    std::sort(buf.begin() + static_cast<std::ptrdiff_t>(from), buf.end());
+    // Signatures are short (a path's links, a link's flows): insertion sort below 32 entries.
+    if (buf.size() - from > 32) {
+      std::sort(buf.begin() + static_cast<std::ptrdiff_t>(from), buf.end());
+      return;
+    }
+    for (std::size_t i = from + 1; i < buf.size(); ++i) {
+      const std::uint32_t x = buf[i];
+      std::size_t j = i;
+      for (; j > from && buf[j - 1] > x; --j) buf[j] = buf[j - 1];
+      buf[j] = x;
+    }
   }
   std::size_t mark() const { return buf.size(); }
   void end() { off.push_back(buf.size()); }
+  /// Numbers the signatures in order of first occurrence (equal signatures, equal ids), with an
+  /// open-addressing table of signature indices (the ids do not depend on the hash).
   std::uint32_t ids(std::vector<std::uint32_t>& out) const {
     const std::size_t n = off.size() - 1;
     out.resize(n);
-    std::unordered_map<std::string_view, std::uint32_t> seen;
-    seen.reserve(n);
-    const char* base = reinterpret_cast<const char*>(buf.data());
+    std::size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    std::vector<std::uint32_t> slot(cap, 0xffffffffu);  // index of a signature's first occurrence
+    std::vector<std::uint64_t> hash(n);
+    std::uint32_t next = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const std::string_view key(base + off[i] * sizeof(std::uint32_t),
-                                 (off[i + 1] - off[i]) * sizeof(std::uint32_t));
-      out[i] = seen.emplace(key, static_cast<std::uint32_t>(seen.size())).first->second;
+      std::uint64_t h = 0x9e3779b97f4a7c15ull ^ (off[i + 1] - off[i]);
+      for (std::size_t k = off[i]; k < off[i + 1]; ++k) {
+        h = (h ^ buf[k]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+      }
+      hash[i] = h;
+      for (std::size_t p = h & (cap - 1);; p = (p + 1) & (cap - 1)) {
+        const std::uint32_t j = slot[p];
+        if (j == 0xffffffffu) {
+          slot[p] = static_cast<std::uint32_t>(i);
+          out[i] = next++;
+          break;
+        }
+        if (hash[j] == h && off[j + 1] - off[j] == off[i + 1] - off[i] &&
+            std::equal(buf.begin() + static_cast<std::ptrdiff_t>(off[i]),
+                       buf.begin() + static_cast<std::ptrdiff_t>(off[i + 1]),
+                       buf.begin() + static_cast<std::ptrdiff_t>(off[j]))) {
+          out[i] = out[j];
+          break;
+        }
+      }
     }
-    return static_cast<std::uint32_t>(seen.size());
+    return next;
   }
 };
 }  // namespace
