@@ -3,9 +3,10 @@
 // 2 MiB or more are 2 MiB-aligned and, on Linux, marked MADV_HUGEPAGE, so that transparent huge
 // pages back them where the system enables them on request (`madvise` mode, Debian's default).
 // The native engine walks these pools in an order set by events, not by addresses: with 4 KiB
-// pages most of its accesses at 16,384 GPUs also miss the TLB (405B vp=4: 10-25% less CPU time
-// with huge pages, bench/engine.md). Smaller blocks come from operator new. Contents and
-// results do not depend on it; memory grows by at most 2 MiB per large block.
+// pages many of its accesses at 16,384 GPUs also miss the TLB (405B vp=4 16k ECMP: 7-9% less
+// user + sys time with huge pages in two concurrent pairs of runs, bench/engine.md). Smaller blocks
+// come from operator new. Contents and results do not depend on it; memory grows by at most 2 MiB
+// per large block.
 #include <cstddef>
 #include <cstdlib>
 #include <new>
