@@ -31,6 +31,7 @@
 #include <new>
 #include <queue>
 #include <set>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -38,6 +39,7 @@
 #include "tutti/sim/attribution.hpp"
 #include "tutti/sim/compute_model.hpp"
 #include "tutti/sim/equitable.hpp"
+#include "tutti/sim/huge_pages.hpp"
 #include "tutti/sim/network.hpp"
 #include "tutti/sim/op_graph.hpp"
 #include "tutti/sim/slots.hpp"
@@ -174,7 +176,8 @@ struct RoutedPhase {
   std::vector<int> unit_block;
   std::vector<Run> unit_runs;
 };
-struct RoutedPlan {
+// Its first cache line holds what every run's begin_comm and end_run read (alignas(64)).
+struct alignas(64) RoutedPlan {
   // Pacing, learnt over the plan's runs per neighbourhood: the tiers this plan crosses that other
   // communication in flight crosses when a run starts (a Tier bit mask). A run is paced unless a
   // paced run under the same neighbourhood saw no bottleneck move and no other communication
@@ -184,8 +187,19 @@ struct RoutedPlan {
   // neighbourhood. Learnt per plan alone (one flag), a ZeRO-3 gather whose first runs saw no move
   // ran as macro flows beside the TP collectives it overlaps later (tiny-gpt tp=2,zero=3,
   // reshard=0 was 1.4% long against SimGrid; now equal). Cost: 405B on 16,384 GPUs +11% re-rates.
-  mutable std::vector<std::uint64_t> quiet;
-  std::uint32_t tiers = 0;  // bit t: a flow crosses a link of Tier t
+  // The quiet neighbourhoods as a set of masks (< 2^8: one bit each, Des::kTiers).
+  mutable std::array<std::uint64_t, 4> quiet{};
+  bool is_quiet(std::uint64_t sig) const { return quiet[sig >> 6] >> (sig & 63) & 1; }
+  void set_quiet(std::uint64_t sig, bool on) const {
+    const std::uint64_t bit = std::uint64_t{1} << (sig & 63);
+    quiet[sig >> 6] = on ? quiet[sig >> 6] | bit : quiet[sig >> 6] & ~bit;
+  }
+  std::uint32_t tiers = 0;    // bit t: a flow crosses a link of Tier t
+  std::int32_t owner = -1;    // private runs, below
+  std::uint32_t ngroups = 0;  // merged collectives of the first phase (0: no phase)
+  mutable std::uint32_t owned_epoch = 0;
+  mutable std::array<double, 2> memo_s{-1, -1};
+  // The rest.
   double fixed_latency_s = 0;
   std::vector<RoutedPhase> phases;
   CollAlgo algo = CollAlgo::Ring;
@@ -194,18 +208,26 @@ struct RoutedPlan {
   // (-1: none, the plan is not a candidate), the duration of an undisturbed run per paced flag
   // (-1: not known yet; -2: never taken: a run moved its bottleneck), the runs taken from the memo
   // (their bytes are counted on the links at the end, Des::run), and the Des::cross_epoch_ at
-  // which every link of the plan was last seen held by its owner (0: never).
-  std::int32_t owner = -1;
-  mutable std::array<double, 2> memo_s{-1, -1};
+  // which every link of the plan was last seen held by its owner (0: never): owner, memo_s,
+  // memo_count and owned_epoch.
+  // Private plans: the distinct links of all phases' flows, sorted (the per-run checks and
+  // counts of Des::begin_comm, end_private and end_memo only ask whether a count is > 0, so a
+  // link counted once per run is the same as once per crossing flow).
+  std::vector<std::uint32_t> own_links;
   mutable std::uint64_t memo_count = 0;
-  mutable std::uint32_t owned_epoch = 0;
   bool units = false;  // has flows of EP groups (runs as one instance: Des::begin_comm)
 };
 
 /// What the timelines of one rank class share (op_graph.hpp): per op, its completion successors
 /// (deps), the next op on its stream, its indegree before the run, and the occurrence index of its
 /// name.
-using ClassOps = OpGraph;
+struct ClassOps : OpGraph {
+  // Per op: its collective's plan slot, one per distinct (collective, group, bytes) of the class's
+  // collectives outside GroupDim::PP (ClassState::slot_plans; 0 for other ops).
+  std::vector<std::uint32_t> plan_slot;
+  std::uint32_t plan_slots = 0;
+  std::vector<OpKind> kind;  // per op (start_op reads a compute op's kind and duration only)
+};
 
 struct ClassState {
   const RankClass* rc = nullptr;
@@ -213,9 +235,18 @@ struct ClassState {
   int nranks = 0;   // ranks this timeline stands for (Des::ranks_of; first_rank is the first)
   int replica = 0;  // replica group (Des::rgroups_) this timeline runs; its ranks: Des::ranks_of
   const ClassOps* ops = nullptr;  // the rank class's op tables (shared by its timelines)
-  std::vector<std::uint32_t> indeg;
+  // Per op, what the run reads and writes as the op is released, starts, meets its peers and
+  // completes, in one 32-byte record: an op and its successors (usually the next ops) share a
+  // cache line or two, where five arrays per timeline cost a miss each with thousands of
+  // timelines interleaved (405B on 16,384 GPUs: 2,048 timelines, 9.35 M ops).
+  struct OpState {
+    double start = -1, end = -1, rendezvous = -1;
+    std::uint32_t indeg = 0;
+    std::uint8_t started = 0;
+  };
+  OpState* st = nullptr;  // rc->ops.size() records in Des::op_pool_
+  // The times of st, copied out when the run ends (Des::unpack) for the attribution and traces.
   std::vector<double> start, end, rendezvous;
-  std::vector<std::uint8_t> started;
   // The plans this timeline has used (a few: its collectives and transfers), scanned before the
   // engine's plan maps (a map look-up per collective was 5.6% of a 16,384-GPU run).
   struct PlanRef {
@@ -225,6 +256,9 @@ struct ClassState {
     const RoutedPlan* plan;
   };
   std::vector<PlanRef> plans;
+  // Per plan slot of its class (ClassOps::plan_slot), the plan found for it (nullptr: not yet): a
+  // collective's start then reads its plan without scanning `plans`.
+  std::vector<const RoutedPlan*> slot_plans;
   const RoutedPlan* find_plan(int coll, int group, std::uint32_t peer, double bytes) const {
     for (const PlanRef& r : plans)
       if (r.coll == coll && r.group == group && r.peer == peer && r.bytes == bytes) return r.plan;
@@ -237,13 +271,56 @@ struct Event {
   std::uint64_t seq;
   std::uint32_t kind;  // 0 op done, 1 comm latency done, 2 memoised private run done
   std::uint32_t a, b;
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  bool operator<(const Event& o) const { return t != o.t ? t < o.t : seq < o.seq; }
+};
+
+/// The engine's event queue: a 4-ary min-heap by (t, seq). seq is unique, so that order is total
+/// and the events pop in the same order as from any other heap (std::priority_queue before); a
+/// node's four children share a cache line, and a sift has half the levels of a binary heap.
+class EventHeap {
+ public:
+  bool empty() const { return h_.empty(); }
+  const Event& top() const { return h_[0]; }
+  void push(const Event& e) {
+    std::size_t i = h_.size();
+    h_.push_back(e);
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 4;
+      if (!(e < h_[p])) break;
+      h_[i] = h_[p];
+      i = p;
+    }
+    h_[i] = e;
+  }
+  void pop() {
+    const Event e = h_.back();
+    h_.pop_back();
+    const std::size_t n = h_.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    while (true) {
+      const std::size_t c0 = 4 * i + 1;
+      if (c0 >= n) break;
+      std::size_t m = c0;
+      const std::size_t ce = std::min(c0 + 4, n);
+      for (std::size_t c = c0 + 1; c < ce; ++c)
+        if (h_[c] < h_[m]) m = c;
+      if (!(h_[m] < e)) break;
+      h_[i] = h_[m];
+      i = m;
+    }
+    h_[i] = e;
+  }
+
+ private:
+  std::vector<Event> h_;
 };
 
 /// A paced run of a plan that merges several collectives (the groups of a rank class) runs one
 /// instance per collective, so that each is paced by its own steps (SimGrid and NCCL have no
 /// barrier between different communicators); the op completes when the last one does.
 constexpr int kTiers = 8;  // Tier values (topology.hpp)
+static_assert(kTiers <= 8, "RoutedPlan::quiet holds masks of up to 8 tiers");
 using TierCounts = std::array<std::uint64_t, kTiers>;
 
 /// A run of a plan with an owner timeline (RoutedPlan::owner), simulated: whether its duration
@@ -319,12 +396,19 @@ class Des {
   void start_op(std::uint32_t c, std::uint32_t i);
   void complete_op(std::uint32_t c, std::uint32_t i);
   void drain_ready();
-  void begin_comm(const RoutedPlan* plan,
-                  std::vector<std::pair<std::uint32_t, std::uint32_t>> parts);
+  using OpRef = std::pair<std::uint32_t, std::uint32_t>;  // (class, op)
+  // parts: copied into the run's slot, whose vector keeps its capacity (no allocation per run).
+  void begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts);
   void start_phase(std::uint32_t inst);
   void on_set_done(std::uint64_t tag);
   void check_pacing();
   const RoutedPlan* collective_plan(std::uint32_t c, const Op& op);
+  /// collective_plan for op `i` of timeline c, cached per (timeline, plan slot of op i).
+  const RoutedPlan* op_plan(std::uint32_t c, std::uint32_t i, const Op& op) {
+    const RoutedPlan*& p = cls_[c].slot_plans[cls_[c].ops->plan_slot[i]];
+    if (p == nullptr) p = collective_plan(c, op);
+    return p;
+  }
   const RoutedPlan* p2p_plan(std::uint32_t src_class, std::uint32_t dst_class, double bytes);
   RoutedPlan route(const std::vector<CollectivePlan>& plans, bool local_only, int rep_node,
                    int stage = -1, std::int32_t owner = -1);
@@ -351,6 +435,7 @@ class Des {
   void push(double t, std::uint32_t kind, std::uint32_t a, std::uint32_t b) {
     events_.push({t, seq_++, kind, a, b});
   }
+  void unpack();
   void breakdown(SimResult& r, double iter);
   void bottlenecks(SimResult& r, double iter);
   std::vector<TraceTimeline> trace_timelines() const;
@@ -363,7 +448,22 @@ class Des {
   FlowNetwork net_;
   CollectiveContext ctx_;
   std::vector<ClassState> cls_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  EventHeap events_;
+  // Per timeline (cls_ index), what completing, releasing and starting an op read, compact (a
+  // few cache lines for all timelines, where ClassState is scattered): its op records, its class's
+  // graph and ops, and its class's compute-op durations (computed on first use; -1: not yet).
+  struct Hot {
+    ClassState::OpState* st;
+    const OpGraph* ops;
+    const RankClass* rc;
+    double* op_s;
+    const OpKind* kind;
+  };
+  std::vector<Hot> tl_;
+  std::vector<std::vector<double>> op_s_;  // per rank class: compute ops' durations (Hot::op_s)
+  // Per rank class, the op records (ClassState::st) of its timelines, one after the other: a few
+  // large blocks that huge pages can back (huge_pages.hpp).
+  std::vector<HugeVector<ClassState::OpState>> op_pool_;
   std::uint64_t seq_ = 0;
   double now_ = 0;
   ReadyOps<std::pair<std::uint32_t, std::uint32_t>> ready_;
@@ -706,7 +806,19 @@ void Des::build() {
   for (std::size_t k = 0; k < prog_.classes.size(); ++k) {
     const RankClass& rc = prog_.classes[k];
     ClassOps& co = class_ops_[k];
-    co = build_op_graph(rc);
+    static_cast<OpGraph&>(co) = build_op_graph(rc);
+    co.plan_slot.assign(rc.ops.size(), 0);
+    co.kind.resize(rc.ops.size());
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) co.kind[i] = rc.ops[i].kind;
+    std::map<std::tuple<int, int, double>, std::uint32_t> slot;
+    for (std::size_t i = 0; i < rc.ops.size(); ++i) {
+      const Op& op = rc.ops[i];
+      if (op.kind != OpKind::Collective || op.group == GroupDim::PP) continue;
+      auto key = std::make_tuple(static_cast<int>(op.coll), static_cast<int>(op.group), op.bytes);
+      auto it = slot.emplace(key, static_cast<std::uint32_t>(slot.size())).first;
+      co.plan_slot[i] = it->second;
+    }
+    co.plan_slots = static_cast<std::uint32_t>(std::max<std::size_t>(1, slot.size()));
     for (std::size_t i = 0; i < rc.ops.size(); ++i) {
       const Op& op = rc.ops[i];
       if (op.kind == OpKind::Collective && op.group == GroupDim::PP)
@@ -724,12 +836,24 @@ void Des::build() {
     s.nranks = span * static_cast<int>(rgroups_[replica].size());
     const std::size_t n = rc.ops.size();
     total_ops_ += n;
-    s.indeg = s.ops->indeg0;
-    s.start.assign(n, -1);
-    s.end.assign(n, -1);
-    s.rendezvous.assign(n, -1);
-    s.started.assign(n, 0);
+    s.slot_plans.assign(s.ops->plan_slots, nullptr);
   }
+  op_pool_.resize(prog_.classes.size());
+  for (std::size_t k = 0; k < prog_.classes.size(); ++k)
+    op_pool_[k].resize(prog_.classes[k].ops.size() * static_cast<std::size_t>(replicas_));
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    ClassState& s = cls_[c];
+    const std::size_t n = s.rc->ops.size();
+    s.st = op_pool_[c / replicas_].data() + (c % replicas_) * n;
+    for (std::size_t i = 0; i < n; ++i) s.st[i].indeg = s.ops->indeg0[i];
+  }
+  op_s_.resize(prog_.classes.size());
+  for (std::size_t k = 0; k < prog_.classes.size(); ++k)
+    op_s_[k].assign(prog_.classes[k].ops.size(), -1.0);
+  tl_.resize(cls_.size());
+  for (std::size_t c = 0; c < cls_.size(); ++c)
+    tl_[c] = {cls_[c].st, cls_[c].ops, cls_[c].rc, op_s_[c / replicas_].data(),
+              class_ops_[c / replicas_].kind.data()};
   xcoll_expected_ = xcount;
 }
 
@@ -939,9 +1063,8 @@ void Des::hold_links(std::int32_t owner) {
 
 bool Des::owns_links(const RoutedPlan& plan) const {
   if (plan.owned_epoch == cross_epoch_) return true;  // no held link was lost since the last look
-  for (const RoutedPhase& ph : plan.phases)
-    for (std::uint32_t l : ph.links)
-      if (link_owner_[l] != plan.owner) return false;
+  for (std::uint32_t l : plan.own_links)
+    if (link_owner_[l] != plan.owner) return false;
   plan.owned_epoch = cross_epoch_;
   return true;
 }
@@ -1146,6 +1269,13 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
       }
     }
   }
+  if (rp.owner >= 0) {
+    for (const RoutedPhase& ph : rp.phases)
+      rp.own_links.insert(rp.own_links.end(), ph.links.begin(), ph.links.end());
+    std::sort(rp.own_links.begin(), rp.own_links.end());
+    rp.own_links.erase(std::unique(rp.own_links.begin(), rp.own_links.end()), rp.own_links.end());
+  }
+  rp.ngroups = rp.phases.empty() ? 0 : static_cast<std::uint32_t>(rp.phases[0].groups.size() - 1);
   return rp;
 }
 
@@ -1217,10 +1347,10 @@ void Des::route_all() {
   for (std::uint32_t c = 0; c < cls_.size(); ++c) {
     const ClassState& s = cls_[c];
     const auto& ops = s.rc->ops;
-    for (const Op& op : ops) {
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
       if (op.kind == OpKind::Collective && op.group != GroupDim::PP) {
-        collective_plan(crosses_replicas(op.group) ? c - static_cast<std::uint32_t>(s.replica) : c,
-                        op);
+        op_plan(crosses_replicas(op.group) ? c - static_cast<std::uint32_t>(s.replica) : c, i, op);
       } else if (op.kind == OpKind::Send) {
         const int peer = s.rc->stage + op.peer_delta;
         if (peer < 0 || peer >= static_cast<int>(prog_.classes.size())) continue;  // start_op says
@@ -1231,7 +1361,7 @@ void Des::route_all() {
 }
 
 void Des::release(std::uint32_t c, std::uint32_t i) {
-  ready_.release(cls_[c].indeg[i], {c, i}, "engine");
+  ready_.release(tl_[c].st[i].indeg, {c, i}, "engine");
 }
 
 void Des::drain_ready() {
@@ -1239,10 +1369,10 @@ void Des::drain_ready() {
 }
 
 void Des::complete_op(std::uint32_t c, std::uint32_t i) {
-  ClassState& s = cls_[c];
-  s.end[i] = now_;
+  const Hot& h = tl_[c];
+  h.st[i].end = now_;
   ++done_ops_;
-  release_successors(*s.ops, *s.rc, i, [&](std::uint32_t j) { release(c, j); });
+  release_successors(*h.ops, i, [&](std::uint32_t j) { release(c, j); });
 }
 
 std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_t group,
@@ -1258,9 +1388,8 @@ std::uint32_t Des::new_instance(const RoutedPlan* plan, bool paced, std::uint32_
   return id;
 }
 
-void Des::begin_comm(const RoutedPlan* plan,
-                     std::vector<std::pair<std::uint32_t, std::uint32_t>> parts) {
-  for (auto [c, i] : parts) cls_[c].rendezvous[i] = now_;
+void Des::begin_comm(const RoutedPlan* plan, std::span<const OpRef> parts) {
+  for (auto [c, i] : parts) tl_[c].st[i].rendezvous = now_;
   // Neighbourhood: the tiers this run crosses that other communication in flight crosses too.
   std::uint64_t sig = 0;
   for (int t = 0; t < kTiers; ++t)
@@ -1270,20 +1399,18 @@ void Des::begin_comm(const RoutedPlan* plan,
       ++tier_begins_[t];
     }
   const TierCounts begins = tier_begins_;
-  const bool paced = std::find(plan->quiet.begin(), plan->quiet.end(), sig) == plan->quiet.end();
-  const std::size_t ng = plan->phases.empty() ? 0 : plan->phases[0].groups.size() - 1;
+  const bool paced = !plan->is_quiet(sig);
+  const std::size_t ng = plan->ngroups;
   PrivateRun pr;
   if (plan->owner >= 0) {
     bool alone = owns_links(*plan);
-    for (const RoutedPhase& ph : plan->phases)
-      for (std::uint32_t l : ph.links) {
-        if (memo_busy_[l] > 0) throw MemoBroken{};  // that run went as if alone: start again
-        if (sim_busy_[l] > 0) alone = false;
-      }
+    for (std::uint32_t l : plan->own_links) {
+      if (memo_busy_[l] > 0) throw MemoBroken{};  // that run went as if alone: start again
+      if (sim_busy_[l] > 0) alone = false;
+    }
     const double m = plan->memo_s[paced ? 1 : 0];
     if (alone && m >= 0) {
-      for (const RoutedPhase& ph : plan->phases)
-        for (std::uint32_t l : ph.links) ++memo_busy_[l];
+      for (std::uint32_t l : plan->own_links) ++memo_busy_[l];
       ++memo_taken_;
       if (plan->memo_count++ == 0) memo_plans_.push_back(plan);
       const std::uint32_t id = take_slot(memo_runs_, free_memo_);
@@ -1292,20 +1419,19 @@ void Des::begin_comm(const RoutedPlan* plan,
       mr.paced = paced;
       mr.sig = sig;
       mr.begins = begins;
-      mr.participants = std::move(parts);
+      mr.participants.assign(parts.begin(), parts.end());
       push(now_ + m, 2, id, 0);
       return;
     }
     pr = {plan->owner, alone && m == -1, ++priv_seq_, now_};
-    for (const RoutedPhase& ph : plan->phases)
-      for (std::uint32_t l : ph.links) {
-        ++sim_busy_[l];
-        last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
-      }
+    for (std::uint32_t l : plan->own_links) {
+      ++sim_busy_[l];
+      last_begin_[l] = pr.seq;  // runs in flight on l are no longer alone
+    }
   }
   if (!paced || ng < 2 || plan->units) {  // units: one set for all groups (Des::units_begin)
     const std::uint32_t id = new_instance(plan, paced, CommInstance::kAll, CommInstance::kAll);
-    insts_[id].participants = std::move(parts);
+    insts_[id].participants.assign(parts.begin(), parts.end());
     insts_[id].paced = paced;
     insts_[id].sig = sig;
     insts_[id].begins = begins;
@@ -1318,7 +1444,7 @@ void Des::begin_comm(const RoutedPlan* plan,
   joins_[j].paced = true;
   joins_[j].sig = sig;
   joins_[j].begins = begins;
-  joins_[j].participants = std::move(parts);
+  joins_[j].participants.assign(parts.begin(), parts.end());
   joins_[j].priv = pr;
   for (std::uint32_t g = 0; g < ng; ++g) new_instance(plan, true, g, j);
 }
@@ -1326,11 +1452,10 @@ void Des::begin_comm(const RoutedPlan* plan,
 void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, bool moved) {
   if (pr.owner < 0) return;
   bool undisturbed = true;
-  for (const RoutedPhase& ph : plan->phases)
-    for (std::uint32_t l : ph.links) {
-      --sim_busy_[l];
-      undisturbed = undisturbed && last_begin_[l] == pr.seq;
-    }
+  for (std::uint32_t l : plan->own_links) {
+    --sim_busy_[l];
+    undisturbed = undisturbed && last_begin_[l] == pr.seq;
+  }
   double& m = plan->memo_s[paced ? 1 : 0];
   if (pr.record && undisturbed && m == -1) m = moved ? -2 : now_ - pr.t0;
 }
@@ -1338,8 +1463,7 @@ void Des::end_private(const PrivateRun& pr, const RoutedPlan* plan, bool paced, 
 void Des::end_memo(std::uint32_t id) {
   MemoRun& mr = memo_runs_[id];
   end_run(mr.plan, mr.paced, mr.sig, mr.begins, false);
-  for (const RoutedPhase& ph : mr.plan->phases)
-    for (std::uint32_t l : ph.links) --memo_busy_[l];
+  for (std::uint32_t l : mr.plan->own_links) --memo_busy_[l];
   for (auto [c, i] : mr.participants) complete_op(c, i);
   mr.participants.clear();
   free_memo_.push_back(id);
@@ -1355,9 +1479,8 @@ void Des::end_run(const RoutedPlan* plan, bool paced, std::uint64_t sig, const T
       --tier_live_[t];
       changed = changed || (!(sig >> t & 1) && tier_begins_[t] != begins[t]);
     }
-  auto& q = plan->quiet;
-  if (paced && !moved && !changed) q.push_back(sig);
-  if (!paced && changed) q.erase(std::remove(q.begin(), q.end(), sig), q.end());
+  if (paced && !moved && !changed) plan->set_quiet(sig, true);
+  if (!paced && changed) plan->set_quiet(sig, false);
 }
 
 void Des::start_phase(std::uint32_t id) {
@@ -1440,15 +1563,17 @@ void Des::check_pacing() {
 }
 
 void Des::start_op(std::uint32_t c, std::uint32_t i) {
-  ClassState& s = cls_[c];
-  const Op& op = s.rc->ops[i];
-  s.start[i] = now_;
-  s.started[i] = 1;
-  if (is_compute(op.kind)) {
-    double t = op_time_s(op, cl_.gpu, prof_) * opt_.compute_slowdown;
+  const Hot& h = tl_[c];
+  h.st[i].start = now_;
+  h.st[i].started = 1;
+  if (is_compute(h.kind[i])) {
+    double& t = h.op_s[i];  // the same for every timeline of the class
+    if (t < 0) t = op_time_s(h.rc->ops[i], cl_.gpu, prof_) * opt_.compute_slowdown;
     push(now_ + t, 0, c, i);
     return;
   }
+  const Op& op = h.rc->ops[i];
+  ClassState& s = cls_[c];
   if (op.kind == OpKind::Collective) {
     if (op.group == GroupDim::PP) {
       auto key = std::make_tuple(op.name, s.ops->occurrence[i], s.replica);
@@ -1469,7 +1594,7 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
       auto it = coll_cache_.find(key2);
       if (it == coll_cache_.end())
         it = coll_cache_.emplace(key2, std::make_unique<RoutedPlan>(route(plans, false, 0))).first;
-      begin_comm(it->second.get(), std::move(parts));
+      begin_comm(it->second.get(), parts);
       xcoll_.erase(key);
       return;
     }
@@ -1478,12 +1603,12 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
       auto& parts = rcoll_[{base, i}];
       parts.push_back({c, i});
       if (parts.size() < static_cast<std::size_t>(replicas_)) return;
-      auto all = std::move(parts);
+      begin_comm(op_plan(base, i, op), parts);
       rcoll_.erase({base, i});
-      begin_comm(collective_plan(base, op), std::move(all));
       return;
     }
-    begin_comm(collective_plan(c, op), {{c, i}});
+    const OpRef one[] = {{c, i}};
+    begin_comm(op_plan(c, i, op), one);
     return;
   }
   // Send / Recv: rendezvous with the matching op of the peer stage.
@@ -1509,7 +1634,8 @@ void Des::start_op(std::uint32_t c, std::uint32_t i) {
   std::uint32_t sc = op.kind == OpKind::Send ? c : other.first;
   std::uint32_t dc = op.kind == OpKind::Send ? other.first : c;
   double bytes = op.kind == OpKind::Send ? op.bytes : oop.bytes;
-  begin_comm(p2p_plan(sc, dc, bytes), {{other.first, other.second}, {c, i}});
+  const OpRef two[] = {{other.first, other.second}, {c, i}};
+  begin_comm(p2p_plan(sc, dc, bytes), two);
 }
 
 SimResult Des::run() {
@@ -1525,8 +1651,8 @@ SimResult Des::run() {
   }
   if (memo_) route_all();
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
-    for (std::uint32_t i = 0; i < cls_[c].indeg.size(); ++i)
-      if (cls_[c].indeg[i] == 0) ready_.push({c, i});
+    for (std::uint32_t i = 0; i < cls_[c].rc->ops.size(); ++i)
+      if (cls_[c].st[i].indeg == 0) ready_.push({c, i});
   std::reverse(ready_.list().begin(), ready_.list().end());
   drain_ready();
   std::vector<std::uint64_t> done;
@@ -1544,6 +1670,9 @@ SimResult Des::run() {
       Event e = events_.top();
       events_.pop();
       now_ = e.t;
+      // The next op to complete: fetch its record while this event is handled.
+      if (!events_.empty() && events_.top().kind == 0)
+        __builtin_prefetch(tl_[events_.top().a].st + events_.top().b, 1);
       if (e.kind == 0)
         complete_op(e.a, e.b);
       else if (e.kind == 1)
@@ -1555,14 +1684,15 @@ SimResult Des::run() {
   }
   if (done_ops_ != total_ops_) {
     for (std::uint32_t c = 0; c < cls_.size(); ++c)
-      for (std::uint32_t i = 0; i < cls_[c].end.size(); ++i)
-        if (cls_[c].end[i] < 0)
-          throw InternalError("program deadlocks: stage " + std::to_string(cls_[c].rc->stage) +
-                              " op " + std::to_string(i) + " (" +
-                              prog_.names.at(cls_[c].rc->ops[i].name) + ", " +
-                              to_string(cls_[c].rc->ops[i].kind) + ") never " +
-                              (cls_[c].started[i] ? "finished (unmatched send/recv?)" : "started"));
+      for (std::uint32_t i = 0; i < cls_[c].rc->ops.size(); ++i)
+        if (cls_[c].st[i].end < 0)
+          throw InternalError(
+              "program deadlocks: stage " + std::to_string(cls_[c].rc->stage) + " op " +
+              std::to_string(i) + " (" + prog_.names.at(cls_[c].rc->ops[i].name) + ", " +
+              to_string(cls_[c].rc->ops[i].kind) + ") never " +
+              (cls_[c].st[i].started ? "finished (unmatched send/recv?)" : "started"));
   }
+  unpack();
   double iter = 0;
   for (const auto& s : cls_)
     for (double e : s.end) iter = std::max(iter, e);
@@ -1598,6 +1728,26 @@ SimResult Des::run() {
         made_real_, memo_taken_, memo_ ? "on" : "off");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
+}
+
+// The op times of each timeline as the arrays OpTimeline reads; a rank class's records are freed
+// once its timelines are copied, so the peak memory stays about that of the records.
+void Des::unpack() {
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    ClassState& s = cls_[c];
+    const std::size_t n = s.rc->ops.size();
+    s.start.reserve(n);  // filled once (resize would zero them first)
+    s.end.reserve(n);
+    s.rendezvous.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s.start.push_back(s.st[i].start);
+      s.end.push_back(s.st[i].end);
+      s.rendezvous.push_back(s.st[i].rendezvous);
+    }
+    s.st = nullptr;
+    if ((c + 1) % static_cast<std::size_t>(replicas_) == 0)
+      HugeVector<ClassState::OpState>().swap(op_pool_[c / replicas_]);
+  }
 }
 
 void Des::breakdown(SimResult& r, double iter) {

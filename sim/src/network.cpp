@@ -60,10 +60,12 @@ FlowNetwork::SetId FlowNetwork::open_set(std::uint64_t tag) {
 std::uint32_t FlowNetwork::new_flow(SetId set, const std::uint32_t* links, std::size_t n) {
   const std::uint32_t f = take_slot(flows_, free_flows_);
   if (hpos_.size() < flows_.size()) hpos_.resize(flows_.size(), kNoPos);
+  if (cold_.size() < flows_.size()) cold_.resize(flows_.size());
   Flow& fl = flows_[f];
-  if (n > fl.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
+  FlowCold& fc = cold_[f];
+  if (n > fc.hop_cap) {  // a slot keeps its hop block; a longer path gets a new one
     fl.off = static_cast<std::uint32_t>(hop_link_.size());
-    fl.hop_cap = static_cast<std::uint32_t>(n);
+    fc.hop_cap = static_cast<std::uint32_t>(n);
     hop_link_.resize(hop_link_.size() + n);
     hop_pos_.resize(hop_pos_.size() + n);
   }
@@ -75,7 +77,7 @@ std::uint32_t FlowNetwork::new_flow(SetId set, const std::uint32_t* links, std::
   fl.state = 1;
   fl.frozen = false;
   Set& s = sets_[set];
-  fl.index = static_cast<std::uint32_t>(s.flows.size());
+  fc.index = static_cast<std::uint32_t>(s.flows.size());
   s.flows.push_back(f);
   ++s.pending;
   return f;
@@ -96,7 +98,7 @@ void FlowNetwork::clone_flow(SetId set, std::size_t index, const std::uint32_t* 
   check_internal(sets_[set].started && index < sets_[set].flows.size(),
                  "FlowNetwork::clone_flow of a flow that is not in a started set");
   const std::uint32_t o = sets_[set].flows[index];
-  if (flows_[o].set != set || flows_[o].index != index || flows_[o].state == 0) return;
+  if (flows_[o].set != set || cold_[o].index != index || flows_[o].state == 0) return;
   const std::uint32_t f = new_flow(set, links, n);
   Flow& fl = flows_[f];
   const Flow& of = flows_[o];  // after new_flow: taking a slot may move the flows
@@ -137,16 +139,20 @@ double FlowNetwork::next_event_time() {
   return t;
 }
 
+std::uint64_t FlowNetwork::bound_q(const Flow& fl) const {
+  double ub = kNever;
+  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h)
+    ub = std::min(ub, lists_[hop_link_[h]].cap_Bps);
+  return static_cast<std::uint64_t>(std::llround(std::min(ub, kMaxBound) * kQuantum));
+}
+
 void FlowNetwork::activate(std::uint32_t f) {
   Flow& fl = flows_[f];
   fl.state = 2;
   ++n_active_;
   fl.fresh = true;
   fresh_.push_back(f);
-  double ub = kNever;  // its narrowest link (this pass also brings the links' records in)
-  for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h)
-    ub = std::min(ub, lists_[hop_link_[h]].cap_Bps);
-  fl.ub_q = static_cast<std::uint64_t>(std::llround(std::min(ub, kMaxBound) * kQuantum));
+  const std::uint64_t ub_q = bound_q(fl);  // (this pass also brings the links' records in)
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
     std::uint32_t l = hop_link_[h];
     LinkList& ll = lists_[l];
@@ -160,7 +166,7 @@ void FlowNetwork::activate(std::uint32_t f) {
     }
     hop_pos_[h] = ll.n;
     entries_[ll.off + ll.n++] = {f, h};
-    ll.ub_sum_q += fl.ub_q;
+    ll.ub_sum_q += ub_q;
     // Alone there, or on a link slack before and after: nothing to re-rate for it (resolve seeds
     // the flow from fresh_).
     if (ll.n == 1 || (ll.coupled == 0 && !couples(ll))) continue;
@@ -171,6 +177,7 @@ void FlowNetwork::activate(std::uint32_t f) {
 
 void FlowNetwork::detach(std::uint32_t f) {
   Flow& fl = flows_[f];
+  const std::uint64_t ub_q = bound_q(fl);
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h) {
     std::uint32_t l = hop_link_[h];
     LinkList& ll = lists_[l];
@@ -180,7 +187,7 @@ void FlowNetwork::detach(std::uint32_t f) {
       entries_[ll.off + i] = last;
       hop_pos_[last.hop] = i;
     }
-    ll.ub_sum_q -= fl.ub_q;
+    ll.ub_sum_q -= ub_q;
     // A link slack before (and so after) matters only when it is left to a single flow (resolve).
     if (ll.coupled != 0 || ll.n == 1) dirty_links_.push_back(l);
   }
@@ -576,12 +583,6 @@ void FlowNetwork::heap_remove(std::uint32_t f) {
   } else {
     cheap_.pop_back();
   }
-}
-
-double FlowNetwork::flow_rate(SetId set, std::size_t index) const {
-  const Set& s = sets_[set];
-  const Flow& fl = flows_[s.flows[index]];
-  return fl.state == 2 ? fl.rate : 0.0;
 }
 
 }  // namespace tutti

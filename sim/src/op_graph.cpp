@@ -33,6 +33,9 @@ OpGraph build_op_graph(const RankClass& rc) {
     last[st] = static_cast<std::int32_t>(i);
     g.occurrence[i] = occ[op.name]++;
   }
+  g.done_next = g.stream_next;
+  for (std::size_t i = 0; i < n; ++i)
+    if (is_p2p(rc.ops[i].kind)) g.done_next[i] = -1;
   g.succ_off.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) g.succ_off[i + 1] = g.succ_off[i] + cnt[i];
   g.succ.assign(g.succ_off[n], 0);

@@ -32,6 +32,7 @@ TEST_CASE("op_graph: successors, stream order, indegrees and name occurrences") 
   OpGraph g = build_op_graph(rc);
   CHECK(g.indeg0 == std::vector<std::uint32_t>{0, 1, 3});
   CHECK(g.stream_next == std::vector<std::int32_t>{1, 2, -1});
+  CHECK(g.done_next == std::vector<std::int32_t>{1, -1, -1});  // the send's stream: at issue
   CHECK(g.occurrence == std::vector<std::uint32_t>{0, 0, 1});
   CHECK(g.succ_off == std::vector<std::uint32_t>{0, 1, 2, 2});
   CHECK(g.succ == std::vector<std::uint32_t>{2, 2});
@@ -39,10 +40,10 @@ TEST_CASE("op_graph: successors, stream order, indegrees and name occurrences") 
   // Completing op 0 releases its successor and its stream's next op; a send (op 1) released its
   // stream when issued, so its completion releases only its successors.
   std::vector<std::uint32_t> released;
-  release_successors(g, rc, 0, [&](std::uint32_t j) { released.push_back(j); });
+  release_successors(g, 0, [&](std::uint32_t j) { released.push_back(j); });
   CHECK(released == std::vector<std::uint32_t>{2, 1});
   released.clear();
-  release_successors(g, rc, 1, [&](std::uint32_t j) { released.push_back(j); });
+  release_successors(g, 1, [&](std::uint32_t j) { released.push_back(j); });
   CHECK(released == std::vector<std::uint32_t>{2});
 
   RankClass bad;

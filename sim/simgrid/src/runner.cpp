@@ -431,7 +431,7 @@ void ProgramRun::complete_op(int r, std::uint32_t i) {
   end_[slot(r, i)] = World::now();
   ++done_;
   if (opt_.progress) opt_.progress(done_, total_);
-  release_successors(s, *s.rc, i, [&](std::uint32_t j) { release(r, j); });
+  release_successors(s, i, [&](std::uint32_t j) { release(r, j); });
 }
 
 void ProgramRun::begin(const CollectivePlan* plan,

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "tutti/sim/calibration.hpp"
+#include "tutti/sim/huge_pages.hpp"
 #include "tutti/topologies/topology.hpp"
 
 namespace tutti {
@@ -86,7 +87,10 @@ class FlowNetwork {
   void advance(double t, std::vector<std::uint64_t>& completed);
 
   /// Current rate (bytes/s) of flow `index` (in add order) of a started set (0 while in latency).
-  double flow_rate(SetId set, std::size_t index) const;
+  double flow_rate(SetId set, std::size_t index) const {  // inline: pacing checks call it per flow
+    const Flow& fl = flows_[sets_[set].flows[index]];
+    return fl.state == 2 ? fl.rate : 0.0;
+  }
   /// Bytes carried by each link so far (counted when flows start).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   std::size_t active_flows() const { return n_active_; }
@@ -99,19 +103,23 @@ class FlowNetwork {
 
  private:
   static constexpr std::uint32_t kNoPos = 0xffffffffu;
-  // Hot fields first: the component search and the filling read rate, cap, mark, off, n.
-  struct Flow {
+  // Hot fields first: the component search and the filling read rate, cap, mark, off, n. One
+  // cache line per flow (what only new_flow and clone_flow read is in FlowCold).
+  struct alignas(64) Flow {
     double rate = 0;
-    double cap = 0;          // solver scratch: min capacity of the links this flow has to itself
-    std::uint64_t ub_q = 0;  // capacity of its narrowest link x kQuantum: its rate's bound
+    double cap = 0;  // solver scratch: min capacity of the links this flow has to itself
     std::uint32_t mark = 0;
     std::uint32_t off = 0, n = 0;  // hops hop_link_/hop_pos_[off, off + n)
     bool frozen = false;
     bool fresh = false;      // joined the sharing since the last solve
     std::uint8_t state = 0;  // 0 free, 1 waiting latency, 2 active
     double remaining = 0, t_ref = 0, t_fin = kNever;
-    std::uint32_t set = 0, version = 0, hop_cap = 0;
-    std::uint32_t index = 0;  // position in its set's flows
+    std::uint32_t set = 0, version = 0;
+  };
+  static_assert(sizeof(Flow) == 64);
+  struct FlowCold {
+    std::uint32_t hop_cap = 0;  // hops of the slot's block in hop_link_/hop_pos_
+    std::uint32_t index = 0;    // position in its set's flows
   };
   struct Set {
     std::uint64_t tag = 0;
@@ -146,6 +154,9 @@ class FlowNetwork {
   /// A flow slot on `links[0..n)`, waiting (state 1) and listed last in `set` (add_flow and
   /// clone_flow then set its bytes and activation time).
   std::uint32_t new_flow(SetId set, const std::uint32_t* links, std::size_t n);
+  /// The capacity of the flow's narrowest link (a bound on its rate) in units of 1/kQuantum
+  /// B/s (computed again where needed: one more pass over its few hops, no room in Flow).
+  std::uint64_t bound_q(const Flow& fl) const;
   void activate(std::uint32_t f);
   void detach(std::uint32_t f);
   void finish(std::uint32_t f, std::vector<std::uint64_t>& completed);
@@ -160,7 +171,7 @@ class FlowNetwork {
   // costs one access to it and one to its block.
   struct LinkList {
     double cap_Bps = 0;          // = cap_[l]
-    std::uint64_t ub_sum_q = 0;  // sum of the rate bounds (Flow::ub_q) of its active flows
+    std::uint64_t ub_sum_q = 0;  // sum of the rate bounds (bound_q) of its active flows
     std::uint32_t off = 0, n = 0, room = 0, mark = 0;
     std::uint32_t adds = 0;    // flows that joined since the last solve
     std::uint8_t coupled = 0;  // coupling at the last solve that saw it (resolve)
@@ -179,27 +190,30 @@ class FlowNetwork {
   // range (2^64 / kQuantum = 2.9e17 B/s) while a link's flows' bounds stay under that.
   static constexpr double kQuantum = 64.0, kMaxBound = 1e15;
   static constexpr double kSlackQ = kQuantum * (1 + 1e-12);
-  std::vector<LinkList> lists_;
-  std::vector<LinkEntry> entries_;
+  // The pools below are HugeVectors: the solver visits them in an order set by the traffic, and
+  // huge pages spare most of those visits a TLB miss at scale (huge_pages.hpp).
+  HugeVector<LinkList> lists_;
+  HugeVector<LinkEntry> entries_;
   std::span<const LinkEntry> on_link(std::uint32_t l) const {
     return {entries_.data() + lists_[l].off, lists_[l].n};
   }
   // Flow paths in one pool: hop_link_[h] is the link, hop_pos_[h] the index of the flow's entry
   // in link hop_link_[h]'s list while it is active.
-  std::vector<std::uint32_t> hop_link_, hop_pos_;
+  HugeVector<std::uint32_t> hop_link_, hop_pos_;
   std::span<const std::uint32_t> path(const Flow& fl) const {
     return {hop_link_.data() + fl.off, fl.n};
   }
-  std::vector<Flow> flows_;
+  HugeVector<Flow> flows_;
+  HugeVector<FlowCold> cold_;  // per flow slot
   std::vector<std::uint32_t> free_flows_;
   std::vector<Set> sets_;
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
   MinHeap activations_;
-  std::vector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
-  std::vector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
-  std::vector<std::uint32_t> due_;   // heap_pop_due's result
-  std::vector<std::size_t> walk_;    // heap_pop_due's stack
+  HugeVector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
+  HugeVector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
+  std::vector<std::uint32_t> due_;  // heap_pop_due's result
+  std::vector<std::size_t> walk_;   // heap_pop_due's stack
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;

@@ -17,10 +17,12 @@ namespace tutti {
 /// What every timeline of one rank class shares, per op: its completion successors (the ops that
 /// list it as a dependency, CSR form), the next op on its stream (-1 none), its indegree before
 /// the run (dependencies + stream predecessor) and the occurrence index of its name in the class
-/// (how collectives of the same name are matched across classes).
+/// (how collectives of the same name are matched across classes). done_next: the stream successor
+/// that the op's completion releases: stream_next, except -1 for a send/recv (those release their
+/// stream when they are issued, so that a pipeline stage can post its next message).
 struct OpGraph {
   std::vector<std::uint32_t> succ_off, succ;
-  std::vector<std::int32_t> stream_next;
+  std::vector<std::int32_t> stream_next, done_next;
   std::vector<std::uint32_t> indeg0, occurrence;
 };
 
@@ -28,14 +30,12 @@ struct OpGraph {
 /// depends on a later op.
 OpGraph build_op_graph(const RankClass& rc);
 
-/// Calls release(j) for each op j that waits for op `i` of `rc` to complete: its successors, then
-/// the next op of its stream unless op `i` is a send/recv (those release their stream when they
-/// are issued, so that a pipeline stage can post its next message).
+/// Calls release(j) for each op j that waits for op `i` of g's class to complete: its successors,
+/// then the next op of its stream unless op `i` is a send/recv (OpGraph::done_next).
 template <class Release>
-void release_successors(const OpGraph& g, const RankClass& rc, std::uint32_t i, Release&& release) {
+void release_successors(const OpGraph& g, std::uint32_t i, Release&& release) {
   for (std::uint32_t k = g.succ_off[i]; k < g.succ_off[i + 1]; ++k) release(g.succ[k]);
-  if (!is_p2p(rc.ops[i].kind) && g.stream_next[i] >= 0)
-    release(static_cast<std::uint32_t>(g.stream_next[i]));
+  if (g.done_next[i] >= 0) release(static_cast<std::uint32_t>(g.done_next[i]));
 }
 
 /// The ops whose dependencies are all met, started last in, first out (seed it in reverse program
