@@ -1,11 +1,11 @@
 // CPU compute device: OpenBLAS GEMMs, memcpy for memory-bound ops.
-#include <cblas.h>
 
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "openblas.hpp"
 #include "tutti/core/error.hpp"
 #include "tutti/exec/device.hpp"
 #include "tutti/exec/environment.hpp"
@@ -68,9 +68,10 @@ class CpuDevice final : public ComputeDevice {
  public:
   bool is_gpu() const override { return false; }
   std::string library() const override {
-    std::string cfg = openblas_get_config();
-    return cfg + " (core " + openblas_get_corename() + ", " +
-           std::to_string(openblas_get_num_threads()) + " thread(s))";
+    const openblas::Api& b = openblas::api();
+    std::string cfg = b.get_config();
+    return cfg + " (core " + b.get_corename() + ", " + std::to_string(b.get_num_threads()) +
+           " thread(s))";
   }
   std::string model() const override { return cpu_model_name("unknown CPU"); }
 
@@ -95,17 +96,18 @@ class CpuDevice final : public ComputeDevice {
                        static_cast<std::size_t>(k * n) <= b_.size() &&
                        static_cast<std::size_t>(m * n) <= c_.size(),
                    "CpuDevice::gemm: buffers not reserved");
+    const openblas::Api& blas = openblas::api();
     for (std::int64_t b = 0; b < batch; ++b) {
       if (t == ExecType::FP64)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
-                    static_cast<int>(n), static_cast<int>(k), 1.0, a_.data(), static_cast<int>(k),
-                    b_.data(), static_cast<int>(n), 0.0, c_.data(), static_cast<int>(n));
+        blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                   static_cast<int>(n), static_cast<int>(k), 1.0, a_.data(), static_cast<int>(k),
+                   b_.data(), static_cast<int>(n), 0.0, c_.data(), static_cast<int>(n));
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
-                    static_cast<int>(n), static_cast<int>(k), 1.0f,
-                    reinterpret_cast<const float*>(a_.data()), static_cast<int>(k),
-                    reinterpret_cast<const float*>(b_.data()), static_cast<int>(n), 0.0f,
-                    reinterpret_cast<float*>(c_.data()), static_cast<int>(n));
+        blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                   static_cast<int>(n), static_cast<int>(k), 1.0f,
+                   reinterpret_cast<const float*>(a_.data()), static_cast<int>(k),
+                   reinterpret_cast<const float*>(b_.data()), static_cast<int>(n), 0.0f,
+                   reinterpret_cast<float*>(c_.data()), static_cast<int>(n));
     }
   }
 

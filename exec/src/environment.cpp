@@ -1,7 +1,5 @@
 #include "tutti/exec/environment.hpp"
 
-#include <cblas.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -9,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "openblas.hpp"
 #include "tutti/exec/device.hpp"
 #include "tutti/exec/session.hpp"
 
@@ -37,9 +36,10 @@ nlohmann::json environment_json(const Session& s, const ComputeDevice* dev, bool
   j["ranks"] = s.size();
   j["cpu_model"] = cpu_model_name("unknown");
   j["mpi_library"] = Session::mpi_library_version();
-  j["openblas"] = {{"config", openblas_get_config()},
-                   {"core", openblas_get_corename()},
-                   {"threads", openblas_get_num_threads()}};
+  const openblas::Api& blas = openblas::api();
+  j["openblas"] = {{"config", blas.get_config()},
+                   {"core", blas.get_corename()},
+                   {"threads", blas.get_num_threads()}};
   if (gpu) j["cuda"] = cuda_environment();  // a CPU run does not load the CUDA module for it
   if (dev) {
     j["device"] = dev->is_gpu() ? "gpu" : "cpu";

@@ -1,6 +1,8 @@
-// The CUDA backend is a module loaded on first use (exec/src/cuda_module.hpp): `tutti` links no
-// CUDA library, so a simulation or a plan never pays for loading them; `exec info` loads the
-// module, and a module that is missing or broken is named, with exit 2 where a GPU run needs it.
+// The CUDA backend is a module loaded on first use (exec/src/cuda_module.hpp), and OpenBLAS is
+// loaded by the CPU backend's first GEMM or environment record (exec/src/openblas.hpp): `tutti`
+// links neither, so a simulation or a plan never pays for loading them (nor for OpenBLAS's
+// spinning thread pool); `exec info` loads the CUDA module, and a module that is missing or broken
+// is named, with exit 2 where a GPU run needs it.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -20,13 +22,14 @@ bool has(const std::string& s, const std::string& part) {
 const std::string kTutti = std::string(TUTTI_BINARY_DIR) + "/tutti";
 }  // namespace
 
-TEST_CASE("tutti links no CUDA library and exec info loads the CUDA backend module") {
+TEST_CASE("tutti links no CUDA library nor OpenBLAS and exec info loads the CUDA backend module") {
   const auto ldd = run_shell("ldd " + kTutti);
   REQUIRE(ldd.rc == 0);
   CHECK(has(ldd.out, "libmpi"));  // ldd listed the libraries
   CHECK_FALSE(has(ldd.out, "libcudart"));
   CHECK_FALSE(has(ldd.out, "libcublas"));
   CHECK_FALSE(has(ldd.out, "libnccl"));
+  CHECK_FALSE(has(ldd.out, "libopenblas"));
   const auto info = run_tutti({"--json", "exec", "info"});
   REQUIRE(info.rc == 0);
   const nlohmann::json j = info.json();
