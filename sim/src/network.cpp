@@ -143,7 +143,7 @@ std::uint64_t FlowNetwork::bound_q(const Flow& fl) const {
   double ub = kNever;
   for (std::uint32_t h = fl.off; h < fl.off + fl.n; ++h)
     ub = std::min(ub, lists_[hop_link_[h]].cap_Bps);
-  return static_cast<std::uint64_t>(std::llround(std::min(ub, kMaxBound) * kQuantum));
+  return static_cast<std::uint64_t>(std::min(ub, kMaxBound) * kQuantum + 0.5);  // rounded
 }
 
 void FlowNetwork::activate(std::uint32_t f) {
@@ -548,19 +548,32 @@ bool FlowNetwork::heap_pop_due(double horizon) {
   if (cheap_.empty() || cheap_[0].t > horizon) return false;
   walk_.clear();
   walk_.push_back(0);
+  due_keys_.clear();
   while (!walk_.empty()) {
     const std::size_t i = walk_.back();
     walk_.pop_back();
-    if (flows_[cheap_[i].flow].t_fin <= horizon) due_.push_back(cheap_[i].flow);
+    const double t = flows_[cheap_[i].flow].t_fin;
+    if (t <= horizon) due_keys_.push_back({t, cheap_[i].flow});
     for (std::size_t c = 4 * i + 1; c < std::min(4 * i + 5, cheap_.size()); ++c)
       if (cheap_[c].t <= horizon) walk_.push_back(c);
   }
   // Few: the caller pops them one by one. Many: out, and the heap rebuilt bottom-up (O(n)).
-  if (due_.size() < 16 || due_.size() * 8 < cheap_.size()) return false;
-  std::sort(due_.begin(), due_.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return flows_[a].t_fin != flows_[b].t_fin ? flows_[a].t_fin < flows_[b].t_fin : a < b;
-  });
-  for (std::uint32_t f : due_) hpos_[f] = kNoPos;
+  if (due_keys_.size() < 16 || due_keys_.size() * 8 < cheap_.size()) return false;
+  // In (t_fin, flow) order; a set's flows finishing together share one t_fin, and then the flow
+  // ids alone are sorted (4-byte keys).
+  const double t0 = due_keys_[0].t;
+  bool one_time = true;
+  for (const HeapEntry& e : due_keys_) {
+    one_time = one_time && e.t == t0;
+    due_.push_back(e.flow);
+    hpos_[e.flow] = kNoPos;
+  }
+  if (one_time) {
+    std::sort(due_.begin(), due_.end());
+  } else {
+    std::sort(due_keys_.begin(), due_keys_.end());
+    for (std::size_t i = 0; i < due_keys_.size(); ++i) due_[i] = due_keys_[i].flow;
+  }
   std::size_t k = 0;
   for (std::size_t i = 0; i < cheap_.size(); ++i)
     if (hpos_[cheap_[i].flow] != kNoPos) heap_place(k++, cheap_[i]);

@@ -210,10 +210,11 @@ class FlowNetwork {
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
   MinHeap activations_;
-  HugeVector<HeapEntry> cheap_;     // indexed 4-ary min-heap of active flows, lazy keys
-  HugeVector<std::uint32_t> hpos_;  // per flow slot: its index in cheap_ (kNoPos: none)
-  std::vector<std::uint32_t> due_;  // heap_pop_due's result
-  std::vector<std::size_t> walk_;   // heap_pop_due's stack
+  HugeVector<HeapEntry> cheap_;      // indexed 4-ary min-heap of active flows, lazy keys
+  HugeVector<std::uint32_t> hpos_;   // per flow slot: its index in cheap_ (kNoPos: none)
+  std::vector<std::uint32_t> due_;   // heap_pop_due's result
+  std::vector<HeapEntry> due_keys_;  // heap_pop_due scratch: (t_fin, flow) of the due flows
+  std::vector<std::size_t> walk_;    // heap_pop_due's stack
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
