@@ -264,15 +264,20 @@ TEST_CASE("clone_flow: a flow added to a started set goes on from where the orig
 }
 
 TEST_CASE("flows finishing together leave in (time, flow) order, many at once or one by one") {
-  // 240 one-flow sets on their own links, in six waves of 40 that finish together (the many-at-
-  // once path: FlowNetwork::heap_pop_due) and 12 stragglers that finish alone (one by one). Tags
-  // are the sets' add order, which is also their flows' order: within a wave, ascending.
-  const std::size_t waves = 6, per = 40, alone = 12, n = waves * per + alone;
+  // One-flow sets on their own links: 2,100 long ones first (flow ids 0-2,099; they finish last,
+  // together), then six waves of 300 that finish together, interleaved (the many-at-once path:
+  // FlowNetwork::heap_pop_due, its radix sort of flow ids above 256 ids, with a second digit
+  // above id 2,047), and 12 stragglers that finish alone (one by one). Tags are the sets' add
+  // order, which is also their flows' order: within a wave, ascending.
+  const std::size_t lasting = 2100, waves = 6, per = 300, alone = 12;
+  const std::size_t n = lasting + waves * per + alone;
   FlowNetwork net(std::vector<double>(n, 10.0), std::vector<double>(n, 0.0));
   std::vector<double> expect(n);
   for (std::uint32_t k = 0; k < n; ++k) {
-    // Interleaved so that the waves are spread over the heap, not contiguous in it.
-    const double bytes = k < waves * per ? 10.0 * (1 + k % waves) : 5.0 + 10.0 * (k % waves);
+    const std::size_t j = k - lasting;
+    const double bytes = k < lasting       ? 1000.0
+                         : j < waves * per ? 10.0 * static_cast<double>(1 + j % waves)
+                                           : 5.0 + 10.0 * static_cast<double>(j % waves);
     auto id = net.open_set(k);
     net.add_flow(id, &k, 1, bytes);
     net.start_set(id, 0.0);
