@@ -540,29 +540,6 @@ void FlowNetwork::heap_update(std::uint32_t f) {
     heap_up(pos);
   }  // else: later than the key, which stays a lower bound (heap_settle)
 }
-void FlowNetwork::sort_ids(std::vector<std::uint32_t>& ids) {
-  // Distinct ids: an LSD radix sort (11-bit digits, as many passes as the largest id needs) gives
-  // the order std::sort would, in O(n) passes; small lists go to std::sort.
-  if (ids.size() < 256) {
-    std::sort(ids.begin(), ids.end());
-    return;
-  }
-  std::uint32_t hi = 0;
-  for (std::uint32_t x : ids) hi = std::max(hi, x);
-  sort_tmp_.resize(ids.size());
-  std::uint32_t* src = ids.data();
-  std::uint32_t* dst = sort_tmp_.data();
-  int passes = 0;
-  for (int shift = 0; shift < 32 && (shift == 0 || (hi >> shift) != 0); shift += 11, ++passes) {
-    std::uint32_t count[2049] = {};
-    for (std::size_t i = 0; i < ids.size(); ++i) ++count[((src[i] >> shift) & 2047u) + 1];
-    for (int d = 0; d < 2048; ++d) count[d + 1] += count[d];
-    for (std::size_t i = 0; i < ids.size(); ++i) dst[count[(src[i] >> shift) & 2047u]++] = src[i];
-    std::swap(src, dst);
-  }
-  if (passes % 2 == 1) std::copy(src, src + ids.size(), ids.data());
-}
-
 bool FlowNetwork::heap_pop_due(double horizon) {
   // The flows whose t_fin is <= horizon: keys are lower bounds, so each such flow and all its
   // ancestors have keys <= horizon, and a walk from the root that stops at larger keys finds
@@ -592,7 +569,7 @@ bool FlowNetwork::heap_pop_due(double horizon) {
     hpos_[e.flow] = kNoPos;
   }
   if (one_time) {
-    sort_ids(due_);
+    std::sort(due_.begin(), due_.end());
   } else {
     std::sort(due_keys_.begin(), due_keys_.end());
     for (std::size_t i = 0; i < due_keys_.size(); ++i) due_[i] = due_keys_[i].flow;

@@ -264,11 +264,10 @@ TEST_CASE("clone_flow: a flow added to a started set goes on from where the orig
 }
 
 TEST_CASE("flows finishing together leave in (time, flow) order, many at once or one by one") {
-  // One-flow sets on their own links: 2,100 long ones first (flow ids 0-2,099; they finish last,
-  // together), then six waves of 300 that finish together, interleaved (the many-at-once path:
-  // FlowNetwork::heap_pop_due, its radix sort of flow ids above 256 ids, with a second digit
-  // above id 2,047), and 12 stragglers that finish alone (one by one). Tags are the sets' add
-  // order, which is also their flows' order: within a wave, ascending.
+  // One-flow sets on their own links: 2,100 long ones first (they finish last, together), then
+  // six waves of 300 that finish together, interleaved (the many-at-once path:
+  // FlowNetwork::heap_pop_due), and 12 stragglers that finish alone (one by one). Tags are the
+  // sets' add order, which is also their flows' order: within a wave, ascending.
   const std::size_t lasting = 2100, waves = 6, per = 300, alone = 12;
   const std::size_t n = lasting + waves * per + alone;
   FlowNetwork net(std::vector<double>(n, 10.0), std::vector<double>(n, 0.0));
