@@ -42,6 +42,7 @@
 #include "tutti/sim/huge_pages.hpp"
 #include "tutti/sim/network.hpp"
 #include "tutti/sim/op_graph.hpp"
+#include "tutti/sim/quad_heap.hpp"
 #include "tutti/sim/slots.hpp"
 #include "tutti/sim/trace.hpp"
 #include "tutti/topologies/failures.hpp"
@@ -282,37 +283,20 @@ class EventHeap {
   bool empty() const { return h_.empty(); }
   const Event& top() const { return h_[0]; }
   void push(const Event& e) {
-    std::size_t i = h_.size();
     h_.push_back(e);
-    while (i > 0) {
-      const std::size_t p = (i - 1) / 4;
-      if (!(e < h_[p])) break;
-      h_[i] = h_[p];
-      i = p;
-    }
-    h_[i] = e;
+    quad_heap::sift_up(h_, h_.size() - 1, Place{h_});
   }
   void pop() {
-    const Event e = h_.back();
+    h_.front() = h_.back();
     h_.pop_back();
-    const std::size_t n = h_.size();
-    if (n == 0) return;
-    std::size_t i = 0;
-    while (true) {
-      const std::size_t c0 = 4 * i + 1;
-      if (c0 >= n) break;
-      std::size_t m = c0;
-      const std::size_t ce = std::min(c0 + 4, n);
-      for (std::size_t c = c0 + 1; c < ce; ++c)
-        if (h_[c] < h_[m]) m = c;
-      if (!(h_[m] < e)) break;
-      h_[i] = h_[m];
-      i = m;
-    }
-    h_[i] = e;
+    if (!h_.empty()) quad_heap::sift_down(h_, 0, Place{h_});
   }
 
  private:
+  struct Place {
+    std::vector<Event>& h;
+    void operator()(std::size_t i, const Event& e) const { h[i] = e; }
+  };
   std::vector<Event> h_;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tutti/core/error.hpp"
+#include "tutti/sim/quad_heap.hpp"
 #include "tutti/sim/slots.hpp"
 
 namespace tutti {
@@ -491,30 +492,10 @@ void FlowNetwork::heap_place(std::size_t i, const HeapEntry& e) {
   hpos_[e.flow] = static_cast<std::uint32_t>(i);
 }
 void FlowNetwork::heap_up(std::size_t i) {
-  const HeapEntry e = cheap_[i];
-  while (i > 0) {
-    const std::size_t p = (i - 1) / 4;
-    if (!(e < cheap_[p])) break;
-    heap_place(i, cheap_[p]);
-    i = p;
-  }
-  heap_place(i, e);
+  quad_heap::sift_up(cheap_, i, [this](std::size_t k, const HeapEntry& e) { heap_place(k, e); });
 }
 void FlowNetwork::heap_down(std::size_t i) {
-  const HeapEntry e = cheap_[i];
-  const std::size_t n = cheap_.size();
-  while (true) {
-    const std::size_t c0 = 4 * i + 1;
-    if (c0 >= n) break;
-    std::size_t m = c0;
-    const std::size_t ce = std::min(c0 + 4, n);
-    for (std::size_t c = c0 + 1; c < ce; ++c)
-      if (cheap_[c] < cheap_[m]) m = c;
-    if (!(cheap_[m] < e)) break;
-    heap_place(i, cheap_[m]);
-    i = m;
-  }
-  heap_place(i, e);
+  quad_heap::sift_down(cheap_, i, [this](std::size_t k, const HeapEntry& e) { heap_place(k, e); });
 }
 void FlowNetwork::heap_settle() {
   while (!cheap_.empty()) {
