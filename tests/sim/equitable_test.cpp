@@ -57,26 +57,23 @@ std::vector<std::uint32_t> reference(const EquitableGraph& g, bool with_late) {
     }
     const std::uint32_t nfc2 = renumber(sig, tmp);
     fcol = tmp;
-    sig.assign(nl, {});
-    for (std::size_t l = 0; l < nl; ++l) {
-      std::vector<std::uint32_t> c;
-      for (std::uint32_t i : lflows[l]) c.push_back(fcol[i]);
-      std::sort(c.begin(), c.end());
-      sig[l] = {lcol[l]};
-      sig[l].insert(sig[l].end(), c.begin(), c.end());
-    }
-    const std::uint32_t nlc2 = renumber(sig, tmp);
-    lcol = tmp;
-    sig.assign(static_cast<std::size_t>(dp), {});
-    for (std::size_t d = 0; d < static_cast<std::size_t>(dp); ++d) {
-      std::vector<std::uint32_t> c;
-      for (std::uint32_t i : rflows[d]) c.push_back(fcol[i]);
-      std::sort(c.begin(), c.end());
-      sig[d] = {rcol[d]};
-      sig[d].insert(sig[d].end(), c.begin(), c.end());
-    }
-    const std::uint32_t nrc2 = renumber(sig, tmp);
-    rcol = tmp;
+    // Links and replicas alike: own colour, then the sorted colours of their flows.
+    auto by_flows = [&](std::vector<std::uint32_t>& col,
+                        const std::vector<std::vector<std::uint32_t>>& flows) {
+      sig.assign(col.size(), {});
+      for (std::size_t k = 0; k < col.size(); ++k) {
+        std::vector<std::uint32_t> c;
+        for (std::uint32_t i : flows[k]) c.push_back(fcol[i]);
+        std::sort(c.begin(), c.end());
+        sig[k] = {col[k]};
+        sig[k].insert(sig[k].end(), c.begin(), c.end());
+      }
+      const std::uint32_t n = renumber(sig, tmp);
+      col = tmp;
+      return n;
+    };
+    const std::uint32_t nlc2 = by_flows(lcol, lflows);
+    const std::uint32_t nrc2 = by_flows(rcol, rflows);
     const bool stable = round > 0 && nfc2 == nfc && nlc2 == nlc && nrc2 == nrc;
     nfc = nfc2;
     nlc = nlc2;
