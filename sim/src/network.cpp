@@ -521,6 +521,26 @@ void FlowNetwork::heap_update(std::uint32_t f) {
     heap_up(pos);
   }  // else: later than the key, which stays a lower bound (heap_settle)
 }
+void FlowNetwork::sort_ids(std::vector<std::uint32_t>& ids) {
+  // A set's flows take ids near one another (new_flow reuses freed ids, so they are not in
+  // order): when the span of the ids is within 64 x their count, a bitmap of the span, read a word
+  // at a time, sorts them in O(count + span / 64) without comparisons (std::sort of the ~1,400
+  // flows of a ring step was 5% of a 16,384-GPU run). Ids are distinct (a flow is due once).
+  const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+  const std::uint32_t base = *lo, span = *hi - *lo + 1;
+  if (span / 64 > ids.size()) {
+    std::sort(ids.begin(), ids.end());
+    return;
+  }
+  id_bits_.assign(span / 64 + 1, 0);
+  for (std::uint32_t f : ids) id_bits_[(f - base) >> 6] |= std::uint64_t{1} << ((f - base) & 63);
+  std::size_t k = 0;
+  for (std::size_t w = 0; w < id_bits_.size(); ++w)
+    for (std::uint64_t b = id_bits_[w]; b != 0; b &= b - 1)
+      ids[k++] =
+          base + static_cast<std::uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(b)));
+}
+
 bool FlowNetwork::heap_pop_due(double horizon) {
   // The flows whose t_fin is <= horizon: keys are lower bounds, so each such flow and all its
   // ancestors have keys <= horizon, and a walk from the root that stops at larger keys finds
@@ -550,7 +570,7 @@ bool FlowNetwork::heap_pop_due(double horizon) {
     hpos_[e.flow] = kNoPos;
   }
   if (one_time) {
-    std::sort(due_.begin(), due_.end());
+    sort_ids(due_);
   } else {
     std::sort(due_keys_.begin(), due_keys_.end());
     for (std::size_t i = 0; i < due_keys_.size(); ++i) due_[i] = due_keys_[i].flow;

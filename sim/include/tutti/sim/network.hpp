@@ -151,6 +151,8 @@ class FlowNetwork {
   /// Collects in due_ the flows finishing by `horizon`; when they are many, also takes them out
   /// of the heap (sorted by (t_fin, flow)) and returns true.
   bool heap_pop_due(double horizon);
+  /// Sorts distinct flow ids ascending (heap_pop_due; a bitmap when their span is compact).
+  void sort_ids(std::vector<std::uint32_t>& ids);
   /// A flow slot on `links[0..n)`, waiting (state 1) and listed last in `set` (add_flow and
   /// clone_flow then set its bytes and activation time).
   std::uint32_t new_flow(SetId set, const std::uint32_t* links, std::size_t n);
@@ -210,11 +212,12 @@ class FlowNetwork {
   std::vector<SetId> free_sets_;
   std::vector<std::uint64_t> empty_done_;
   MinHeap activations_;
-  HugeVector<HeapEntry> cheap_;      // indexed 4-ary min-heap of active flows, lazy keys
-  HugeVector<std::uint32_t> hpos_;   // per flow slot: its index in cheap_ (kNoPos: none)
-  std::vector<std::uint32_t> due_;   // heap_pop_due's result
-  std::vector<HeapEntry> due_keys_;  // heap_pop_due scratch: (t_fin, flow) of the due flows
-  std::vector<std::size_t> walk_;    // heap_pop_due's stack
+  HugeVector<HeapEntry> cheap_;         // indexed 4-ary min-heap of active flows, lazy keys
+  HugeVector<std::uint32_t> hpos_;      // per flow slot: its index in cheap_ (kNoPos: none)
+  std::vector<std::uint32_t> due_;      // heap_pop_due's result
+  std::vector<HeapEntry> due_keys_;     // heap_pop_due scratch: (t_fin, flow) of the due flows
+  std::vector<std::size_t> walk_;       // heap_pop_due's stack
+  std::vector<std::uint64_t> id_bits_;  // sort_ids's bitmap
   struct ShareEntry {
     double share;
     std::uint32_t link, ver;
