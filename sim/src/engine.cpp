@@ -12,6 +12,10 @@
 //    others mirror it exactly, Des::route) when nothing else shares those nodes' links, and so do
 //    the rail flows of the node-limited all-to-all in one EP group of the stage when no other flow
 //    crosses those links while they run;
+//  * where the traffic between nodes and the links it crosses map onto themselves when every GPU is
+//    replaced by the next GPU of its node (the rails of a rail-symmetric fabric under spraying,
+//    adaptive or d-mod-k routing), only the flows from each node's first GPU are simulated, the
+//    links every rail shares at 1/(GPUs per node) of their capacity (Des::quotient_rails);
 //  * routed flow sets are memoised per (class, collective, bytes) so a repeated collective costs
 //    one copy of precomputed paths into the network, not a re-plan and re-route;
 //  * a collective whose flows cross only links no other timeline's flows cross (a tensor-parallel
@@ -176,6 +180,9 @@ struct RoutedPhase {
   std::vector<std::uint32_t> unit_links, unit_groups{0}, cross_links, cross_groups{0}, shadow_image;
   std::vector<int> unit_block;
   std::vector<Run> unit_runs;
+  // Per simulated flow: source GPU, destination GPU, subflow (Des::quotient_rails reads them; kept
+  // only until it has run).
+  std::vector<std::int32_t> ends;
 };
 // Its first cache line holds what every run's begin_comm and end_run read (alignas(64)).
 struct alignas(64) RoutedPlan {
@@ -357,9 +364,10 @@ struct MemoRun {
 class Des {
  public:
   Des(const Program& p, const SimCluster& c, const CalibrationProfile& prof,
-      const ProgramSimOptions& o, int mirror, bool memo)
+      const ProgramSimOptions& o, int mirror, bool memo, bool rails)
       : mirror_(mirror),
         memo_(memo),
+        rails_(rails ? 1 : 0),
         prog_(p),
         cl_(c),
         prof_(prof),
@@ -375,6 +383,13 @@ class Des {
   // by build() only where it applies.
   int mirror_;
   bool memo_;  // private runs from the memo (begin_comm)
+  // Rail quotient (Des::quotient_rails): 0 off, 1 candidate (route records the flows' ends), 2 on.
+  int rails_;
+  std::vector<std::uint8_t> rail_link_;  // with rails_ 2: links of the quotient (route checks)
+  std::size_t rail_images_ = 0;          // flows left to rail symmetry, over all plans
+  std::size_t rail_shared_ = 0;          // links every rail shares (at 1/g of their capacity)
+  const char* rail_why_ = "off";         // why quotient_rails did not apply ("": it did)
+  void quotient_rails();
   void build();
   void release(std::uint32_t c, std::uint32_t i);
   void start_op(std::uint32_t c, std::uint32_t i);
@@ -529,6 +544,10 @@ struct MemoBroken {};
 struct MirrorBroken {
   int retry;
 };
+
+/// Thrown when a plan routed after Des::quotient_rails crosses a link of the rail quotient: the
+/// run starts again with every rail simulated.
+struct RailsBroken {};
 
 // Replica groups. A rank class stands for the tp*cp*dp ranks of a stage; with d-mod-k routing
 // every data-parallel replica sees the same contention, but with ECMP hashing the transfers of
@@ -770,6 +789,8 @@ void Des::build() {
     }
   }
   if (mirror_ >= 2 && block_nodes_ == 1) mirror_ = 1;
+  // The rail quotient: not with EP (its mirroring of EP groups keeps its own shadows).
+  if (L.ep != 1 || topo_.num_nodes() < 2 || gpn < 2) rails_ = 0;
   if (mirror_) {
     link_node_.assign(topo_.links().size(), -1);
     image_of_.assign(topo_.links().size(), -1);
@@ -1138,6 +1159,9 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
         for (int part = 0; part < np; ++part) {
           topo_.route_path(f.src_gpu, f.dst_gpu, flow_hash(opt_.seed, f.src_gpu, f.dst_gpu),
                            np > 1 ? part : -1, path_);
+          if (rails_ == 2)
+            for (std::uint32_t l : path_)
+              if (rail_link_[l]) throw RailsBroken{};
           if (mirror_) own_links(in_node ? node : level == 1 ? kBlock - unit : kCross);
           if (memo_) hold_links(rp.owner);
           if (level >= 0) {
@@ -1172,6 +1196,7 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
           for (std::uint32_t l : path_) rp.tiers |= 1u << static_cast<int>(topo_.links()[l].tier);
           out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
           out.bytes.push_back(f.bytes / np);
+          if (rails_ == 1) out.ends.insert(out.ends.end(), {f.src_gpu, f.dst_gpu, part});
         }
       }
       const auto nb = static_cast<std::uint32_t>(out.bytes.size());
@@ -1263,6 +1288,213 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
   return rp;
 }
 
+// The rail quotient. Let s map every GPU to the next GPU of its node (local index i -> i + 1 mod
+// g, g GPUs per node). When, over every plan routed before the run (route_all),
+//  (a) each simulated flow between nodes has its image under s in the same phase of the same plan
+//      (source s(src), destination s(dst), the same subflow and bytes), and the hops of a flow and
+//      of its image correspond under one map m of links, the same for every plan (m(l) = l for a
+//      link every rail shares, such as a spine or core bundle), injective, between links of equal
+//      capacity, latency, tier and bundle, whose orbits are of 1 or g links;
+//  (b) no other simulated flow (inside a node) crosses a link of those flows, nor is in a plan with
+//      them (a group of a ring through two GPUs of a node would be paced by its hop inside the
+//      node, whose links the tensor-parallel groups load unlike the next GPUs'), and the images
+//      of a group's flows are the flows of one group (each group is paced as its image is);
+//  (c) the flows from a node's first GPU (local index 0, the representatives) cross at most one
+//      link of each orbit of g links;
+//  (d) a group (merged collective) of a phase that keeps a flow keeps two or more iff it had two
+//      or more, and so does the phase's largest group (Pace chunks a group of two or more; a
+//      group left with images only runs as one empty set per phase, and its collective's images
+//      end with the representatives of the group they mirror);
+// then s maps the network, and every flow set the engine starts (all rails of a collective or
+// transfer start together), onto itself, and by induction over events the max-min rates are
+// invariant: a flow and its images have the same rate at all times. So only the representatives
+// are simulated: a link of an orbit of g carries, at its representative, exactly what one rail
+// puts there, and a link every rail shares carries g copies of each representative's load, so it
+// is given 1/g of its capacity. The images are dropped from the flow sets and their bytes only
+// counted on their links (shadows, as node mirroring does), so the bottleneck report is
+// unchanged. A plan routed later (route) that crosses a quotient link restarts the run with every
+// rail (RailsBroken). ECMP hashing breaks (a) (a flow and its image take unrelated paths), so
+// the quotient holds under spraying, adaptive and d-mod-k routing of rail-symmetric fabrics.
+// Cost: one pass over the plans' flows; it divides the flows between nodes by g.
+void Des::quotient_rails() {
+  const int g = topo_.gpus_per_node();
+  const std::size_t nl = topo_.links().size();
+  std::vector<RoutedPlan*> all;
+  for (auto& kv : coll_cache_) all.push_back(kv.second.get());
+  for (auto& kv : p2p_cache_) all.push_back(kv.second.get());
+  auto done = [&](bool on) {
+    rails_ = on ? 2 : 0;
+    for (RoutedPlan* p : all)
+      for (RoutedPhase& ph : p->phases) std::vector<std::int32_t>().swap(ph.ends);
+  };
+  const auto fail = [&](const char* why) {
+    rail_why_ = why;
+    done(false);
+  };
+  const auto next = [g](int gpu) { return gpu - gpu % g + (gpu % g + 1) % g; };
+  const auto key = [](int src, int dst, int part) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 40 |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)) << 16 |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(part));
+  };
+  const auto between = [&](const RoutedPhase& ph, std::uint32_t f) {
+    return topo_.node_of(ph.ends[3 * f]) != topo_.node_of(ph.ends[3 * f + 1]);
+  };
+  const auto rep = [&](const RoutedPhase& ph, std::uint32_t f) {
+    return !between(ph, f) || ph.ends[3 * f] % g == 0;
+  };
+  if (topo_.num_gpus() >= (1 << 24)) return fail("2^24 GPUs or more");  // key's 24-bit fields
+  // (a) and (b): the map m (img, and pre its inverse); mark: 1 crossed by a flow between nodes,
+  // 2 by another simulated flow.
+  std::vector<std::int64_t> img(nl, -1), pre(nl, -1);
+  std::vector<std::uint8_t> mark(nl, 0);
+  std::unordered_map<std::uint64_t, std::uint32_t> at;
+  std::vector<std::uint32_t> group_of;
+  std::vector<std::int64_t> group_img;
+  std::size_t images = 0;
+  for (RoutedPlan* p : all)
+    for (RoutedPhase& ph : p->phases) {
+      const auto n = static_cast<std::uint32_t>(ph.bytes.size());
+      check_internal(ph.ends.size() == 3 * static_cast<std::size_t>(n),
+                     "engine: a plan's flow ends were not recorded");
+      at.clear();
+      for (std::uint32_t f = 0; f < n; ++f) {
+        const bool b = between(ph, f);
+        for (std::uint32_t h = ph.offsets[f]; h < ph.offsets[f + 1]; ++h)
+          mark[ph.links[h]] |= b ? 1 : 2;
+        if (b) at.emplace(key(ph.ends[3 * f], ph.ends[3 * f + 1], ph.ends[3 * f + 2]), f);
+      }
+      if (!at.empty() && at.size() != n)
+        return fail("a plan with flows between nodes and inside one");
+      // group_of[f]: the group (merged collective) of flow f; a group's images form one group.
+      group_of.assign(n, 0);
+      for (std::uint32_t gi = 0; gi + 1 < ph.groups.size(); ++gi)
+        for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) group_of[f] = gi;
+      group_img.assign(ph.groups.size(), -1);
+      for (std::uint32_t f = 0; f < n; ++f) {
+        if (!between(ph, f)) continue;
+        const auto it =
+            at.find(key(next(ph.ends[3 * f]), next(ph.ends[3 * f + 1]), ph.ends[3 * f + 2]));
+        if (it == at.end()) return fail("a flow between nodes without its image on the next GPUs");
+        const std::uint32_t e = it->second;
+        std::int64_t& gimg = group_img[group_of[f]];
+        if (gimg == -1) gimg = group_of[e];
+        if (gimg != group_of[e]) return fail("a group's images in several groups");
+        const std::uint32_t len = ph.offsets[f + 1] - ph.offsets[f];
+        if (ph.bytes[e] != ph.bytes[f] || ph.offsets[e + 1] - ph.offsets[e] != len)
+          return fail("a flow and its image differ in bytes or hops");
+        for (std::uint32_t k = 0; k < len; ++k) {
+          const std::uint32_t a = ph.links[ph.offsets[f] + k], b = ph.links[ph.offsets[e] + k];
+          if (img[a] == -1) img[a] = b;
+          if (pre[b] == -1) pre[b] = a;
+          if (img[a] != b || pre[b] != a)
+            return fail("a flow's hops and its image's map onto different links (ECMP hashing)");
+        }
+        if (!rep(ph, f)) ++images;
+      }
+    }
+  if (images == 0) return fail("no flow between nodes");
+  // Orbits: of 1 or g alike links; orbit[l]: the least link of l's orbit of g (-1: a shared link).
+  std::vector<std::int64_t> orbit(nl, -1);
+  const auto& links = topo_.links();
+  for (std::uint32_t l = 0; l < nl; ++l) {
+    if (mark[l] == 3) return fail("a link crossed by flows between nodes and inside a node");
+    if (mark[l] != 1) continue;
+    std::uint32_t x = l, least = l;
+    int len = 0;
+    do {
+      if (img[x] < 0) return fail("a link without image");
+      const auto y = static_cast<std::uint32_t>(img[x]);
+      const Link &A = links[x], &B = links[y];
+      if (A.bandwidth_Bps != B.bandwidth_Bps || A.latency_s != B.latency_s || A.tier != B.tier ||
+          topo_.link_bundle(x) != topo_.link_bundle(y) ||
+          net_.capacity_Bps(x) != net_.capacity_Bps(y) || net_.latency_s(x) != net_.latency_s(y))
+        return fail("links of an orbit differ in capacity, latency, tier or bundle (failures)");
+      x = y;
+      least = std::min(least, x);
+      ++len;
+    } while (x != l && len <= g);
+    if (x != l || (len != 1 && len != g))
+      return fail("an orbit of neither 1 nor GPUs-per-node links");
+    if (len == g) orbit[l] = least;
+  }
+  // (c) and (d).
+  std::vector<std::int64_t> owner(nl, -1);
+  for (RoutedPlan* p : all)
+    for (RoutedPhase& ph : p->phases) {
+      for (std::uint32_t f = 0; f < ph.bytes.size(); ++f) {
+        if (!between(ph, f) || !rep(ph, f)) continue;
+        for (std::uint32_t h = ph.offsets[f]; h < ph.offsets[f + 1]; ++h) {
+          const std::uint32_t l = ph.links[h];
+          if (orbit[l] < 0) continue;
+          std::int64_t& o = owner[static_cast<std::size_t>(orbit[l])];
+          if (o == -1) o = l;
+          if (o != l) return fail("representatives on two links of one orbit");
+        }
+      }
+      std::uint32_t max_kept = 0;
+      for (std::size_t gi = 0; gi + 1 < ph.groups.size(); ++gi) {
+        std::uint32_t kept = 0;
+        for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) kept += rep(ph, f);
+        max_kept = std::max(max_kept, kept);
+        if (kept > 0 && (ph.groups[gi + 1] - ph.groups[gi] >= 2) != (kept >= 2))
+          return fail("a group would be paced differently");
+      }
+      if ((ph.max_group >= 2) != (max_kept >= 2)) return fail("a phase would be paced differently");
+    }
+  // The quotient: images to the shadows, group by group; shared links at 1/g.
+  for (RoutedPlan* p : all)
+    for (RoutedPhase& ph : p->phases) {
+      RoutedPhase q;
+      q.repeat = ph.repeat;
+      q.offsets = {0};
+      q.groups = {0};
+      q.shadow_groups = {0};
+      for (std::size_t gi = 0; gi + 1 < ph.groups.size(); ++gi) {
+        for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) {
+          if (!rep(ph, f)) continue;
+          q.links.insert(q.links.end(), ph.links.begin() + ph.offsets[f],
+                         ph.links.begin() + ph.offsets[f + 1]);
+          q.offsets.push_back(static_cast<std::uint32_t>(q.links.size()));
+          q.bytes.push_back(ph.bytes[f]);
+        }
+        for (std::uint32_t f = ph.shadow_groups[gi]; f < ph.shadow_groups[gi + 1]; ++f) {
+          q.shadow_links.insert(q.shadow_links.end(),
+                                ph.shadow_links.begin() + ph.shadow_offsets[f],
+                                ph.shadow_links.begin() + ph.shadow_offsets[f + 1]);
+          q.shadow_offsets.push_back(static_cast<std::uint32_t>(q.shadow_links.size()));
+          q.shadow_bytes.push_back(ph.shadow_bytes[f]);
+          q.shadow_image.push_back(ph.shadow_image[f]);
+        }
+        for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) {
+          if (rep(ph, f)) continue;
+          q.shadow_links.insert(q.shadow_links.end(), ph.links.begin() + ph.offsets[f],
+                                ph.links.begin() + ph.offsets[f + 1]);
+          q.shadow_offsets.push_back(static_cast<std::uint32_t>(q.shadow_links.size()));
+          q.shadow_bytes.push_back(ph.bytes[f]);
+          q.shadow_image.push_back(RoutedPhase::kNoImage);
+        }
+        const auto nb = static_cast<std::uint32_t>(q.bytes.size());
+        q.max_group = std::max(q.max_group, nb - q.groups.back());
+        q.groups.push_back(nb);
+        q.shadow_groups.push_back(static_cast<std::uint32_t>(q.shadow_bytes.size()));
+      }
+      ph = std::move(q);
+    }
+  rail_link_.assign(nl, 0);
+  for (std::uint32_t l = 0; l < nl; ++l) {
+    if (mark[l] != 1) continue;
+    rail_link_[l] = 1;
+    if (orbit[l] < 0) {
+      net_.scale_capacity(l, 1.0 / g);
+      ++rail_shared_;
+    }
+  }
+  rail_images_ = images;
+  rail_why_ = "";
+  done(true);
+}
+
 const RoutedPlan* Des::collective_plan(std::uint32_t c, const Op& op) {
   if (const RoutedPlan* p =
           cls_[c].find_plan(static_cast<int>(op.coll), static_cast<int>(op.group), 0, op.bytes))
@@ -1326,7 +1558,8 @@ const RoutedPlan* Des::p2p_plan(std::uint32_t sc, std::uint32_t dc, double bytes
 // routed during the run that crosses a held link while a memoised run is on it breaks the run
 // (MemoBroken). So every transfer and every collective a timeline will run is routed before the
 // first op starts (the same plans the run would route as it goes, cached the same way); only the
-// collectives across pipeline stages (GroupDim::PP) are still routed as they start.
+// collectives across pipeline stages (GroupDim::PP) are still routed as they start. The rail
+// quotient (Des::quotient_rails) needs the same, memo or not.
 void Des::route_all() {
   for (std::uint32_t c = 0; c < cls_.size(); ++c) {
     const ClassState& s = cls_[c];
@@ -1633,7 +1866,9 @@ SimResult Des::run() {
       run_iterations = std::ceil(opt_.samples_to_train / prog_.samples_per_iteration);
     check_trace(prog_, trace_timelines(), opt_.trace, run_iterations);
   }
-  if (memo_) route_all();
+  // Every plan routed before the run, for the memo and the rail quotient.
+  if (memo_ || rails_ == 1) route_all();
+  if (rails_ == 1) quotient_rails();
   for (std::uint32_t c = 0; c < cls_.size(); ++c)
     for (std::uint32_t i = 0; i < cls_[c].rc->ops.size(); ++i)
       if (cls_[c].st[i].indeg == 0) ready_.push({c, i});
@@ -1694,6 +1929,7 @@ SimResult Des::run() {
   if (opt_.mirrored_flows) *opt_.mirrored_flows = mirrored_;
   if (opt_.memo_runs) *opt_.memo_runs = memo_taken_;
   if (opt_.mirror_level) *opt_.mirror_level = mirror_;
+  if (opt_.rail_images) *opt_.rail_images = rail_images_;
   if (std::getenv("TUTTI_ENGINE_STATS"))
     std::fprintf(
         stderr,
@@ -1701,7 +1937,8 @@ SimResult Des::run() {
         "%llu "
         "rate solves, %llu "
         "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s), %zu mirrored "
-        "flows run for real when perturbed (over all runs), %zu private runs from the memo (%s)\n",
+        "flows run for real when perturbed (over all runs), %zu private runs from the memo (%s), "
+        "%zu flows left to rail symmetry (%zu links shared by the rails)%s%s\n",
         total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_, group_cpu_s_,
         static_cast<unsigned long long>(net_.solves()),
         static_cast<unsigned long long>(net_.flows_solved()),
@@ -1709,7 +1946,8 @@ SimResult Des::run() {
         mirror_ == 2 ? ("nodes and EP groups of " + std::to_string(block_nodes_) + " nodes").c_str()
         : mirror_ == 1 ? "nodes"
                        : "off",
-        made_real_, memo_taken_, memo_ ? "on" : "off");
+        made_real_, memo_taken_, memo_ ? "on" : "off", rail_images_, rail_shared_,
+        *rail_why_ ? ": " : "", rail_why_);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -1931,15 +2169,21 @@ SimResult simulate_program(const Program& program, const SimCluster& cluster,
   // A failed check of mirroring restarts one level down; of a memoised private run, without the
   // memo.
   bool memo = options.memo_private;
+  // The rail quotient goes with mirroring (TUTTI_MIRROR=0 is the every-flow reference);
+  // TUTTI_RAILS=0 turns it off alone.
+  const char* rails_env = std::getenv("TUTTI_RAILS");
+  bool rails = options.quotient_rails && level >= 1 && !(rails_env != nullptr && *rails_env == '0');
   while (true) {
     try {
-      Des des(program, cluster, profile, options, level, memo);
+      Des des(program, cluster, profile, options, level, memo, rails);
       return des.run();
     } catch (const MirrorBroken& b) {
       check_internal(b.retry < level, "engine: mirroring broke at a level it was not on");
       level = b.retry;
     } catch (const MemoBroken&) {
       memo = false;
+    } catch (const RailsBroken&) {
+      rails = false;
     }
   }
 }

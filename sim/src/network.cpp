@@ -41,6 +41,13 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> l
   link_pos_.assign(cap_.size(), 0);
 }
 
+void FlowNetwork::scale_capacity(std::uint32_t l, double factor) {
+  check_internal(n_active_ == 0 && cheap_.empty() && activations_.empty(),
+                 "FlowNetwork::scale_capacity with flows in the network");
+  cap_[l] *= factor;
+  lists_[l].cap_Bps = cap_[l];
+}
+
 double FlowNetwork::path_latency_s(const std::uint32_t* links, std::size_t n) const {
   double s = 0;
   for (std::size_t i = 0; i < n; ++i) s += lat_[links[i]];

@@ -118,6 +118,17 @@ struct ProgramSimOptions {
   bool memo_private = true;
   /// Native engine: when set, receives the number of collective runs it took from the memo.
   std::size_t* memo_runs = nullptr;
+  /// Native engine, with mirror_nodes and memo_private, no expert parallelism: when the traffic
+  /// between nodes and the links it crosses map onto themselves when every GPU is replaced by the
+  /// next GPU of its node (local index i -> i + 1 mod GPUs per node: the rails of a rail-optimized
+  /// or rail-symmetric fabric), simulate only the flows from each node's first GPU and mirror the
+  /// others, with the links every rail shares (spine and core bundles) at 1/(GPUs per node) of
+  /// their capacity (exact where its checks hold, engine.cpp Des::quotient_rails; the run falls
+  /// back to every rail where they do not). False: every rail (tests compare the two).
+  bool quotient_rails = true;
+  /// Native engine: when set, receives the number of flows between nodes left to rail symmetry
+  /// (0: the rail quotient was off or did not apply).
+  std::size_t* rail_images = nullptr;
   /// Native engine: when set, receives the mirroring the run ended with: 2 nodes and EP groups, 1
   /// nodes only, 0 none (a failed check restarts the run one level down).
   int* mirror_level = nullptr;

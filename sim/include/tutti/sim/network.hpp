@@ -86,6 +86,8 @@ class FlowNetwork {
   /// tags of the sets that finished to `completed`.
   void advance(double t, std::vector<std::uint64_t>& completed);
 
+  /// Multiplies link l's capacity by `factor` (engine.cpp Des::quotient_rails); before any flow.
+  void scale_capacity(std::uint32_t l, double factor);
   /// Current rate (bytes/s) of flow `index` (in add order) of a started set (0 while in latency).
   double flow_rate(SetId set, std::size_t index) const {  // inline: pacing checks call it per flow
     const Flow& fl = flows_[sets_[set].flows[index]];
