@@ -386,9 +386,13 @@ class Des {
   // Rail quotient (Des::quotient_rails): 0 off, 1 candidate (route records the flows' ends), 2 on.
   int rails_;
   std::vector<std::uint8_t> rail_link_;  // with rails_ 2: links of the quotient (route checks)
-  std::size_t rail_images_ = 0;          // flows left to rail symmetry, over all plans
-  std::size_t rail_shared_ = 0;          // links every rail shares (at 1/g of their capacity)
-  const char* rail_why_ = "off";         // why quotient_rails did not apply ("": it did)
+  // Per link, with rails_ 2: -1 its own bytes; kShared g times its own; else the link whose bytes
+  // it carries (its orbit's representative link).
+  static constexpr std::int64_t kShared = -2;
+  std::vector<std::int64_t> rail_bytes_of_;
+  std::size_t rail_images_ = 0;   // flows left to rail symmetry, over all plans
+  std::size_t rail_shared_ = 0;   // links every rail shares (at 1/g of their capacity)
+  const char* rail_why_ = "off";  // why quotient_rails did not apply ("": it did)
   void quotient_rails();
   void build();
   void release(std::uint32_t c, std::uint32_t i);
@@ -1310,12 +1314,15 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
 // invariant: a flow and its images have the same rate at all times. So only the representatives
 // are simulated: a link of an orbit of g carries, at its representative, exactly what one rail
 // puts there, and a link every rail shares carries g copies of each representative's load, so it
-// is given 1/g of its capacity. The images are dropped from the flow sets and their bytes only
-// counted on their links (shadows, as node mirroring does), so the bottleneck report is
-// unchanged. A plan routed later (route) that crosses a quotient link restarts the run with every
-// rail (RailsBroken). ECMP hashing breaks (a) (a flow and its image take unrelated paths), so
-// the quotient holds under spraying, adaptive and d-mod-k routing of rail-symmetric fabrics.
-// Cost: one pass over the plans' flows; it divides the flows between nodes by g.
+// is given 1/g of its capacity. The images are dropped from the flow sets; at the end each link
+// of an orbit of g carries the bytes of the orbit's link the representatives cross (the same
+// additions in the same order, so equal to the last bit), and a shared link g times its own
+// (Des::bottlenecks), so the bottleneck report is that of every rail; node mirroring's shadows
+// must then stay off those links. A plan routed later (route) that crosses a quotient link restarts
+// the run with every rail (RailsBroken). ECMP hashing breaks (a) (a flow and its image take
+// unrelated paths), so the quotient holds under spraying, adaptive and d-mod-k routing of
+// rail-symmetric fabrics. Cost: one pass over the plans' flows; it divides the flows between nodes
+// by g.
 void Des::quotient_rails() {
   const int g = topo_.gpus_per_node();
   const std::size_t nl = topo_.links().size();
@@ -1418,6 +1425,12 @@ void Des::quotient_rails() {
       return fail("an orbit of neither 1 nor GPUs-per-node links");
     if (len == g) orbit[l] = least;
   }
+  // Mirrored flows inside nodes (node mirroring's shadows) stay off those links: each such link's
+  // bytes are its representative's at the end.
+  for (RoutedPlan* p : all)
+    for (const RoutedPhase& ph : p->phases)
+      for (std::uint32_t l : ph.shadow_links)
+        if (mark[l] != 0) return fail("a mirrored flow inside a node on a link between nodes");
   // (c) and (d).
   std::vector<std::int64_t> owner(nl, -1);
   for (RoutedPlan* p : all)
@@ -1442,7 +1455,8 @@ void Des::quotient_rails() {
       }
       if ((ph.max_group >= 2) != (max_kept >= 2)) return fail("a phase would be paced differently");
     }
-  // The quotient: images to the shadows, group by group; shared links at 1/g.
+  // The quotient: the images dropped; shared links at 1/g, and each link's bytes, at the end
+  // (Des::bottlenecks), those of its orbit's representative link (g times those of a shared one).
   for (RoutedPlan* p : all)
     for (RoutedPhase& ph : p->phases) {
       RoutedPhase q;
@@ -1466,14 +1480,6 @@ void Des::quotient_rails() {
           q.shadow_bytes.push_back(ph.shadow_bytes[f]);
           q.shadow_image.push_back(ph.shadow_image[f]);
         }
-        for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) {
-          if (rep(ph, f)) continue;
-          q.shadow_links.insert(q.shadow_links.end(), ph.links.begin() + ph.offsets[f],
-                                ph.links.begin() + ph.offsets[f + 1]);
-          q.shadow_offsets.push_back(static_cast<std::uint32_t>(q.shadow_links.size()));
-          q.shadow_bytes.push_back(ph.bytes[f]);
-          q.shadow_image.push_back(RoutedPhase::kNoImage);
-        }
         const auto nb = static_cast<std::uint32_t>(q.bytes.size());
         q.max_group = std::max(q.max_group, nb - q.groups.back());
         q.groups.push_back(nb);
@@ -1482,12 +1488,16 @@ void Des::quotient_rails() {
       ph = std::move(q);
     }
   rail_link_.assign(nl, 0);
+  rail_bytes_of_.assign(nl, -1);
   for (std::uint32_t l = 0; l < nl; ++l) {
     if (mark[l] != 1) continue;
     rail_link_[l] = 1;
     if (orbit[l] < 0) {
       net_.scale_capacity(l, 1.0 / g);
+      rail_bytes_of_[l] = kShared;
       ++rail_shared_;
+    } else if (owner[static_cast<std::size_t>(orbit[l])] != l) {
+      rail_bytes_of_[l] = owner[static_cast<std::size_t>(orbit[l])];
     }
   }
   rail_images_ = images;
@@ -2018,7 +2028,13 @@ void Des::breakdown(SimResult& r, double iter) {
 }
 
 void Des::bottlenecks(SimResult& r, double iter) {
-  const auto& bytes = net_.link_bytes();
+  std::vector<double> bytes = net_.link_bytes();
+  if (rails_ == 2)  // the other rails' bytes (Des::quotient_rails)
+    for (std::size_t l = 0; l < bytes.size(); ++l) {
+      const std::int64_t o = rail_bytes_of_[l];
+      if (o == kShared) bytes[l] *= topo_.gpus_per_node();
+      if (o >= 0) bytes[l] = bytes[static_cast<std::size_t>(o)];
+    }
   std::vector<std::uint32_t> idx;
   for (std::uint32_t l = 0; l < bytes.size(); ++l)
     if (bytes[l] > 0) idx.push_back(l);
