@@ -1305,10 +1305,11 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
 //      of a group's flows are the flows of one group (each group is paced as its image is);
 //  (c) the flows from a node's first GPU (local index 0, the representatives) cross at most one
 //      link of each orbit of g links;
-//  (d) a group (merged collective) of a phase that keeps a flow keeps two or more iff it had two
-//      or more, and so does the phase's largest group (Pace chunks a group of two or more; a
-//      group left with images only runs as one empty set per phase, and its collective's images
-//      end with the representatives of the group they mirror);
+//  (d) a group (merged collective) of a phase holds representatives only or images only, so a
+//      group that is simulated is paced on all its flows, as with every rail (its bottleneck and
+//      chunks are its own), and the phase's largest group keeps two or more flows iff it had two
+//      or more (Pace chunks a group of two or more); a group of images runs as one empty set per
+//      phase, and its collective's images end with the representatives they mirror;
 // then s maps the network, and every flow set the engine starts (all rails of a collective or
 // transfer start together), onto itself, and by induction over events the max-min rates are
 // invariant: a flow and its images have the same rate at all times. So only the representatives
@@ -1370,6 +1371,7 @@ void Des::quotient_rails() {
         for (std::uint32_t h = ph.offsets[f]; h < ph.offsets[f + 1]; ++h)
           mark[ph.links[h]] |= b ? 1 : 2;
         if (b) at.emplace(key(ph.ends[3 * f], ph.ends[3 * f + 1], ph.ends[3 * f + 2]), f);
+        if (ph.ends[3 * f + 2] >= (1 << 16)) return fail("2^16 subflows or more");  // key's field
       }
       if (!at.empty() && at.size() != n)
         return fail("a plan with flows between nodes and inside one");
@@ -1450,8 +1452,8 @@ void Des::quotient_rails() {
         std::uint32_t kept = 0;
         for (std::uint32_t f = ph.groups[gi]; f < ph.groups[gi + 1]; ++f) kept += rep(ph, f);
         max_kept = std::max(max_kept, kept);
-        if (kept > 0 && (ph.groups[gi + 1] - ph.groups[gi] >= 2) != (kept >= 2))
-          return fail("a group would be paced differently");
+        if (kept > 0 && kept != ph.groups[gi + 1] - ph.groups[gi])
+          return fail("a group with representatives and images");
       }
       if ((ph.max_group >= 2) != (max_kept >= 2)) return fail("a phase would be paced differently");
     }
