@@ -385,11 +385,12 @@ class Des {
   bool memo_;  // private runs from the memo (begin_comm)
   // Rail quotient (Des::quotient_rails): 0 off, 1 candidate (route records the flows' ends), 2 on.
   int rails_;
-  std::vector<std::uint8_t> rail_link_;  // with rails_ 2: links of the quotient (route checks)
-  // Per link, with rails_ 2: -1 its own bytes; kShared g times its own; else the link whose bytes
-  // it carries (its orbit's representative link).
-  static constexpr std::int64_t kShared = -2;
-  std::vector<std::int64_t> rail_bytes_of_;
+  // Per link, with rails_ 2: kNotRail not a link of the quotient; kOwn a link the representatives
+  // cross (its own bytes); kShared a link every rail shares (g times its own bytes); else the link
+  // whose bytes it carries (its orbit's representative link). Des::route throws RailsBroken for a
+  // path across any but kNotRail; Des::bottlenecks fills in the bytes.
+  static constexpr std::int64_t kNotRail = -1, kShared = -2, kOwn = -3;
+  std::vector<std::int64_t> rail_link_;
   std::size_t rail_images_ = 0;   // flows left to rail symmetry, over all plans
   std::size_t rail_shared_ = 0;   // links every rail shares (at 1/g of their capacity)
   const char* rail_why_ = "off";  // why quotient_rails did not apply ("": it did)
@@ -1165,7 +1166,7 @@ RoutedPlan Des::route(const std::vector<CollectivePlan>& plans, bool local_only,
                            np > 1 ? part : -1, path_);
           if (rails_ == 2)
             for (std::uint32_t l : path_)
-              if (rail_link_[l]) throw RailsBroken{};
+              if (rail_link_[l] != kNotRail) throw RailsBroken{};
           if (mirror_) own_links(in_node ? node : level == 1 ? kBlock - unit : kCross);
           if (memo_) hold_links(rp.owner);
           if (level >= 0) {
@@ -1489,17 +1490,16 @@ void Des::quotient_rails() {
       }
       ph = std::move(q);
     }
-  rail_link_.assign(nl, 0);
-  rail_bytes_of_.assign(nl, -1);
+  rail_link_.assign(nl, kNotRail);
   for (std::uint32_t l = 0; l < nl; ++l) {
     if (mark[l] != 1) continue;
-    rail_link_[l] = 1;
     if (orbit[l] < 0) {
       net_.scale_capacity(l, 1.0 / g);
-      rail_bytes_of_[l] = kShared;
+      rail_link_[l] = kShared;
       ++rail_shared_;
-    } else if (owner[static_cast<std::size_t>(orbit[l])] != l) {
-      rail_bytes_of_[l] = owner[static_cast<std::size_t>(orbit[l])];
+    } else {
+      const std::int64_t o = owner[static_cast<std::size_t>(orbit[l])];
+      rail_link_[l] = o == l || o < 0 ? kOwn : o;
     }
   }
   rail_images_ = images;
@@ -2033,7 +2033,7 @@ void Des::bottlenecks(SimResult& r, double iter) {
   std::vector<double> bytes = net_.link_bytes();
   if (rails_ == 2)  // the other rails' bytes (Des::quotient_rails)
     for (std::size_t l = 0; l < bytes.size(); ++l) {
-      const std::int64_t o = rail_bytes_of_[l];
+      const std::int64_t o = rail_link_[l];
       if (o == kShared) bytes[l] *= topo_.gpus_per_node();
       if (o >= 0) bytes[l] = bytes[static_cast<std::size_t>(o)];
     }

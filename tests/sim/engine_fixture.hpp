@@ -126,6 +126,19 @@ inline SimCluster make_sim_cluster(std::shared_ptr<const Topology> topo) {
 
 namespace tutti::testing {
 
+/// An empty hand-built Program of tp x pp ranks (one sample, 1,024 tokens and 1e12 FLOP per
+/// iteration): the tests add their rank classes.
+inline Program small_program(int tp, int pp) {
+  Program prog;
+  prog.layout.tp = tp;
+  prog.layout.pp = pp;
+  prog.world = tp * pp;
+  prog.samples_per_iteration = 1;
+  prog.tokens_per_iteration = 1024;
+  prog.model_flops_per_iteration = prog.hardware_flops_per_iteration = 1e12;
+  return prog;
+}
+
 /// A hand-built 1F1B pipeline: p stages, m micro-batches; per micro-batch and stage a forward
 /// GEMM (n^3) and a backward GEMM (2 n^3), each followed by a blocking TP all-reduce of
 /// `tp_bytes` when tp > 1, and activation/gradient send/recv of `act_bytes` between stages.

@@ -110,12 +110,7 @@ TEST_CASE("private runs: a run beside a memoised one sends the engine back to ev
   auto topo = std::make_shared<TestFatTree>(1, 1, 8, 1, 50e9, 450e9, 50e9, 1e-6);
   const SimCluster sc = make_sim_cluster(topo);
   auto program = [](bool side) {
-    Program prog;
-    prog.layout.tp = 8;
-    prog.world = 8;
-    prog.samples_per_iteration = 1;
-    prog.tokens_per_iteration = 1024;
-    prog.model_flops_per_iteration = prog.hardware_flops_per_iteration = 1e12;
+    Program prog = small_program(8, 1);
     const auto nm = prog.intern("tp_ar");
     RankClass rc;
     rc.stage = 0;

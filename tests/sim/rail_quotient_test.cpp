@@ -73,13 +73,7 @@ Cluster cluster(int tiers, double oversub, const std::string& routing, int nodes
 /// Two stages of one 8-GPU node each: a pipeline transfer of 64 MB from every GPU of stage 0 to
 /// its peer, and with `across` a collective between the stages (GroupDim::PP) after it.
 Program two_stage(bool across) {
-  Program prog;
-  prog.layout.tp = 8;
-  prog.layout.pp = 2;
-  prog.world = 16;
-  prog.samples_per_iteration = 1;
-  prog.tokens_per_iteration = 1024;
-  prog.model_flops_per_iteration = prog.hardware_flops_per_iteration = 1e12;
+  Program prog = small_program(8, 2);
   const auto nm = prog.intern("p");
   for (int stage = 0; stage < 2; ++stage) {
     RankClass rc;
