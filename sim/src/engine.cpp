@@ -537,7 +537,8 @@ class Des {
   std::vector<std::uint64_t> last_begin_;
   std::uint64_t priv_seq_ = 0;
   std::vector<std::uint32_t> free_memo_;
-  std::size_t memo_taken_ = 0;  // runs taken from the memo
+  std::size_t memo_taken_ = 0;       // runs taken from the memo
+  std::uint64_t flows_started_ = 0;  // flows put into the network (TUTTI_ENGINE_STATS)
 };
 
 /// Thrown when a private run taken from the memo turns out not to have been alone on its links
@@ -1744,6 +1745,7 @@ void Des::start_phase(std::uint32_t id) {
   const std::uint32_t max_group = all ? ph.max_group : groups[1] - groups[0];
   const int k = pc.take(ph.repeat - pc.step, ph.repeat, max_group);
   FlowNetwork::SetId set = net_.open_set(id);
+  flows_started_ += groups[ng] - groups[0];
   for (std::uint32_t f = groups[0]; f < groups[ng]; ++f)
     net_.add_flow(set, ph.links.data() + ph.offsets[f], ph.offsets[f + 1] - ph.offsets[f],
                   ph.bytes[f] * k, k);
@@ -1946,12 +1948,12 @@ SimResult Des::run() {
     std::fprintf(
         stderr,
         "engine: %zu ops x %d replica timelines (of %d replicas; grouped in %.3f s, %.3f s CPU), "
-        "%llu "
-        "rate solves, %llu "
-        "flow re-rates, %zu comm plans, %zu flows mirrored (mirroring %s), %zu mirrored "
+        "%llu flows started, %llu rate solves, %llu flow re-rates, %zu comm plans, %zu flows "
+        "mirrored (mirroring %s), %zu mirrored "
         "flows run for real when perturbed (over all runs), %zu private runs from the memo (%s), "
         "%zu flows left to rail symmetry (%zu links shared by the rails)%s%s\n",
         total_ops_ / replicas_, replicas_, prog_.layout.dp, group_s_, group_cpu_s_,
+        static_cast<unsigned long long>(flows_started_),
         static_cast<unsigned long long>(net_.solves()),
         static_cast<unsigned long long>(net_.flows_solved()),
         coll_cache_.size() + p2p_cache_.size(), mirrored_,
