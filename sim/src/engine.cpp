@@ -2058,8 +2058,7 @@ void Des::bottlenecks(SimResult& r, double iter) {
     LinkUse u;
     u.link = l;
     u.tier = L.tier;
-    u.name = fabric_device_name(topo_.devices()[L.src]) + "->" +
-             fabric_device_name(topo_.devices()[L.dst]);
+    u.name = fabric_link_name(topo_, l);
     u.utilization = iter > 0 ? util(l) : 0;
     u.bytes = per_cable(l);
     r.bottleneck_links.push_back(u);

@@ -279,9 +279,7 @@ TEST_CASE("failures: routes avoid failed cables and switches, split flows use th
     for (std::uint32_t l : used_healthy)
       if (!used_failed.count(l)) gone.push_back(l);
     std::string names;
-    for (std::uint32_t l : gone)
-      names += fabric_device_name(t.devices()[t.links()[l].src]) + "->" +
-               fabric_device_name(t.devices()[t.links()[l].dst]) + " ";
+    for (std::uint32_t l : gone) names += fabric_link_name(t, l) + " ";
     INFO(std::string(mode) << ": " << names);
     CHECK(gone.size() == 2);  // leaf0 -> spine0 #3 up, spine0 -> leaf1 #5 down
     for (std::uint32_t l : gone) CHECK(t.links()[l].tier == Tier::LeafSpine);

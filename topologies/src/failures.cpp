@@ -11,24 +11,6 @@
 
 namespace tutti {
 
-std::string fabric_device_name(const Device& d) {
-  switch (d.kind) {
-    case DeviceKind::GPU:
-      return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch:
-      return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC:
-      return "nic" + std::to_string(d.index);
-    case DeviceKind::Host:
-      return "host" + std::to_string(d.index);
-    case DeviceKind::Switch: {
-      static const char* kLevel[] = {"leaf", "spine", "core"};
-      return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
-    }
-  }
-  return "?";
-}
-
 namespace {
 
 bool is_scale_out(Tier t) {

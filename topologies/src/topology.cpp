@@ -2,9 +2,30 @@
 
 #include "tutti/core/error.hpp"
 
-namespace tutti {}  // namespace tutti
-
 namespace tutti {
+
+std::string fabric_device_name(const Device& d) {
+  switch (d.kind) {
+    case DeviceKind::GPU:
+      return "gpu" + std::to_string(d.index);
+    case DeviceKind::NVSwitch:
+      return "nvswitch" + std::to_string(d.index);
+    case DeviceKind::NIC:
+      return "nic" + std::to_string(d.index);
+    case DeviceKind::Host:
+      return "host" + std::to_string(d.index);
+    case DeviceKind::Switch: {
+      static const char* kLevel[] = {"leaf", "spine", "core"};
+      return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
+    }
+  }
+  return "?";
+}
+
+std::string fabric_link_name(const Topology& t, std::uint32_t link) {
+  const Link& L = t.links().at(link);
+  return fabric_device_name(t.devices()[L.src]) + "->" + fabric_device_name(t.devices()[L.dst]);
+}
 
 double Topology::path_latency_s(const std::vector<std::uint32_t>& path) const {
   double t = 0;

@@ -34,24 +34,6 @@ namespace {
 // duration is op_time_s whatever the GPU's nominal rate.
 constexpr double kHostFlops = 1e12;
 
-std::string device_name(const Device& d) {  // the same names as the native engine's reports
-  switch (d.kind) {
-    case DeviceKind::GPU:
-      return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch:
-      return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC:
-      return "nic" + std::to_string(d.index);
-    case DeviceKind::Switch: {
-      static const char* kLevel[] = {"leaf", "spine", "core"};
-      return std::string(d.level < 3 ? kLevel[d.level] : "switch") + std::to_string(d.index);
-    }
-    case DeviceKind::Host:
-      return "host" + std::to_string(d.index);
-  }
-  return "?";
-}
-
 /// One SimGrid world in the child: platform, flow replay of collective plans, and (optionally)
 /// the Program's ranks.
 class World {
@@ -707,7 +689,7 @@ SimResult simulate_program_simgrid(const Program& program, const SimCluster& clu
     LinkUse u;
     u.link = x.first;
     u.tier = L.tier;
-    u.name = device_name(topo.devices()[L.src]) + "->" + device_name(topo.devices()[L.dst]);
+    u.name = fabric_link_name(topo, x.first);
     u.utilization = iter > 0 ? util(x) : 0;
     u.bytes = x.second / topo.link_bundle(x.first);  // per cable (Topology::link_bundle)
     r.bottleneck_links.push_back(u);

@@ -38,7 +38,4 @@ void parse_fail_rate(const std::string& text, FailureRequest& r);
 /// fabric without a failure model (dragonfly, torus, single node).
 AppliedFailures apply_failures(Cluster& c, const FailureRequest& r);
 
-/// The name of a device as the outputs print it ("gpu3", "nic17", "leaf0", "spine2", "core5").
-std::string fabric_device_name(const Device& d);
-
 }  // namespace tutti

@@ -120,4 +120,10 @@ class Topology {
   int domain_gpus_ = 1;
 };
 
+/// The name of a device as every output prints it ("gpu3", "nic17", "leaf0", "spine2", "core5";
+/// the SimGrid platform export has its own ids, simgrid_export.hpp).
+std::string fabric_device_name(const Device& d);
+/// The name of a directed link as every output prints it: "<src>-><dst>" ("leaf0->spine2").
+std::string fabric_link_name(const Topology& t, std::uint32_t link);
+
 }  // namespace tutti
