@@ -9,25 +9,32 @@
 
 namespace tutti {
 
-FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile) {
-  const auto& links = topo.links();
-  cap_.resize(links.size());
-  lat_.resize(links.size());
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const TierModel& tm = profile.tier(links[i].tier);
-    // A link standing for a bundle of cables (adaptive/spray on Clos) has the bundle's capacity.
-    cap_[i] = links[i].bandwidth_Bps * tm.bandwidth_efficiency *
-              topo.link_bundle(static_cast<std::uint32_t>(i));
-    lat_[i] = links[i].latency_s + tm.extra_latency_s;
-  }
-  link_bytes_.assign(cap_.size(), 0.0);
-  lists_.resize(cap_.size());
-  for (std::size_t i = 0; i < cap_.size(); ++i) lists_[i].cap_Bps = cap_[i];
-  link_cnt_.assign(cap_.size(), 0);
-  link_ver_.assign(cap_.size(), 0);
-  link_rem_.assign(cap_.size(), 0.0);
-  link_pos_.assign(cap_.size(), 0);
+namespace {
+
+/// Per-link capacity (bytes/s) of `topo` under `profile`'s tier models; a link standing for a
+/// bundle of cables (adaptive routing / spraying on Clos) has the bundle's capacity.
+std::vector<double> link_capacities(const Topology& topo, const CalibrationProfile& profile) {
+  std::vector<double> cap;
+  cap.reserve(topo.links().size());
+  for (std::uint32_t i = 0; i < topo.links().size(); ++i)
+    cap.push_back(topo.links()[i].bandwidth_Bps *
+                  profile.tier(topo.links()[i].tier).bandwidth_efficiency * topo.link_bundle(i));
+  return cap;
 }
+
+/// Per-link latency (s) of `topo` under `profile`'s tier models.
+std::vector<double> link_latencies(const Topology& topo, const CalibrationProfile& profile) {
+  std::vector<double> lat;
+  lat.reserve(topo.links().size());
+  for (const Link& l : topo.links())
+    lat.push_back(l.latency_s + profile.tier(l.tier).extra_latency_s);
+  return lat;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(const Topology& topo, const CalibrationProfile& profile)
+    : FlowNetwork(link_capacities(topo, profile), link_latencies(topo, profile)) {}
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity_Bps, std::vector<double> latency_s)
     : cap_(std::move(capacity_Bps)), lat_(std::move(latency_s)) {
