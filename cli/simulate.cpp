@@ -38,7 +38,20 @@ struct SimulateOptions {
   bool trace_force = false;                              ///< --trace-force: over the size limit
   std::vector<std::string> fail;  ///< --fail link=ID / switch=NAME (repeatable)
   std::string fail_rate;          ///< --fail-rate links=P,switches=P (drawn with --seed)
+  std::string replicas;           ///< --replicas grouped|strict|each (engine.hpp ReplicaMode)
 };
+
+// --replicas: parsed before anything is loaded; the native engine's only.
+ReplicaMode replica_mode(const SimulateOptions& o) {
+  if (o.replicas.empty()) return ReplicaMode::Grouped;
+  const auto m = parse_enum<ReplicaMode>(o.replicas);
+  if (!m)
+    throw InputError("--replicas", "", "\"" + o.replicas + "\"", enum_names<ReplicaMode>(", "));
+  if (*m != ReplicaMode::Grouped && o.engine != "native")
+    throw InputError("--replicas", "", o.replicas + " with --engine " + o.engine,
+                     "--engine native (the engine with replica timelines), or no --replicas");
+  return *m;
+}
 
 // --trace and its filters: checked before anything is loaded or simulated.
 TraceOptions trace_options(const Globals& g, const SimulateOptions& o) {
@@ -244,6 +257,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   if (o.engine != "native" && o.engine != "analytic" && o.engine != "simgrid")
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   TraceOptions trace = trace_options(g, o);
+  const ReplicaMode replicas = replica_mode(o);
   Workload w = load_workload(o.workload);
   const nlohmann::json overrides = workload_overrides(w, o);
   Cluster c = load_cluster(o.cluster, g.sets);
@@ -277,6 +291,7 @@ int run_simulate(const Globals& g, const SimulateOptions& o) {
   so.trace = std::move(trace);
   so.compute_slowdown = o.compute_slowdown;
   so.seed = g.seed;
+  so.replicas = replicas;
   SimResult r;
   FacilityResult fr;
   nlohmann::json j = to_json(run_simulation(w, c, l, so, &r, o.facility, &fr, g.verbosity >= 0));
@@ -398,6 +413,11 @@ void setup_simulate(CLI::App& app, Globals& g) {
       "--fail-rate", o->fail_rate,
       "Random failures: links=P (each switch-to-switch cable down with probability P), switches=P; "
       "drawn from --seed");
+  sub->add_option("--replicas", o->replicas,
+                  "Native engine's data-parallel replica timelines: grouped (default: replicas "
+                  "meeting the same transfer loads share one; the output names what that "
+                  "approximates), strict (also refined by the data-parallel collectives' flows: "
+                  "exact), each (one per replica)");
   sub->add_option("--compute-slowdown", o->compute_slowdown,
                   "Multiply every compute op (>= 1, e.g. thermal throttling)")
       ->check(CLI::Range(1.0, 1e6));

@@ -30,6 +30,11 @@ SimResult simulate(const Workload& w, const Cluster& c, const Layout& l, const S
           "native or analytic here (the SimGrid engine runs through simulate_simgrid)");
     throw InputError("--engine", "engine", "\"" + o.engine + "\"", "native, analytic or simgrid");
   }
+  if (o.replicas != ReplicaMode::Grouped && l.ep > 1)
+    throw InputError(
+        "--replicas", "", std::string(to_string(o.replicas)) + " with ep=" + std::to_string(l.ep),
+        "grouped: with expert parallelism the replicas of a stage run one lock-stepped "
+        "timeline (the output names that approximation and its measured range)");
   if (l.gpus() > c.gpus())
     throw InputError("the layout " + to_string(l) + " needs " + std::to_string(l.gpus()) +
                      " GPUs but cluster " + c.name + " has " + std::to_string(c.gpus()) +
@@ -48,6 +53,8 @@ SimResult simulate(const Workload& w, const Cluster& c, const Layout& l, const S
   po.compute_slowdown = o.compute_slowdown;
   po.seed = o.seed;
   po.trace = o.trace;
+  po.strict_replica_groups = o.replicas == ReplicaMode::Strict;
+  po.per_replica = o.replicas == ReplicaMode::Each;
   po.tokens_to_train = w.model.token_model() ? tokens_to_train(w) : 0;
   po.samples_to_train = w.training.samples_to_train;
   SimResult r = o.engine == "analytic" ? simulate_program_analytic(p, sc, *prof, po)

@@ -186,6 +186,59 @@ TEST_CASE("cli network: report compare puts routing modes and failure scenarios 
   CHECK(bad.err.find("--variant") != std::string::npos);
 }
 
+TEST_CASE(
+    "cli network: --replicas strict runs the exact replica groups the default names, equal to "
+    "one timeline per replica") {
+  // Llama 3 8B data-parallel over 128 RoCE nodes, sprayed: every replica's transfers meet the
+  // same loads (one timeline), but the data-parallel rings cross the spines at some replicas only
+  // (the strict groups set 8 apart).
+  auto args = [](const std::string& mode) {
+    std::vector<std::string> a = {"--set",
+                                  "fabric.routing=spray",
+                                  "simulate",
+                                  "--workload",
+                                  "models/llama3-8b.json",
+                                  "--cluster",
+                                  "topologies/roce-400g.json",
+                                  "--parallel",
+                                  "zero=2,pp=4",
+                                  "--json"};
+    if (!mode.empty()) a.insert(a.end(), {"--replicas", mode});
+    return a;
+  };
+  auto named = [](const RunResult& r) {
+    const auto j = r.json();
+    if (!j.contains("approximations")) return false;
+    for (const auto& a : j["approximations"])
+      if (a.get<std::string>().find("replica groups") != std::string::npos) return true;
+    return false;
+  };
+  const auto def = run_tutti(args("")), grouped = run_tutti(args("grouped")),
+             strict = run_tutti(args("strict")), each = run_tutti(args("each"));
+  for (const auto* r : {&def, &grouped, &strict, &each}) REQUIRE_MESSAGE(r->rc == 0, r->err);
+  CHECK(named(def));  // the default groups, and the output says what they leave out
+  CHECK(def.err.find("there would be 8, exact (--replicas strict runs them)") != std::string::npos);
+  CHECK(named(grouped));
+  CHECK(iteration(def) == iteration(grouped));
+  CHECK_FALSE(named(strict));
+  CHECK_FALSE(named(each));
+  CHECK(iteration(strict) == doctest::Approx(iteration(each)).epsilon(1e-9));
+  // Bad input: a mode that does not exist, another engine, expert parallelism.
+  auto bad = run_tutti(args("all"));
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("--replicas: got \"all\", expected grouped, strict, each") !=
+        std::string::npos);
+  auto a = args("each");
+  a.insert(a.end(), {"--engine", "analytic"});
+  auto other = run_tutti(a);
+  CHECK(other.rc == 2);
+  CHECK(other.err.find("--engine native") != std::string::npos);
+  auto ep = run_tutti({"simulate", "--workload", "models/deepseek-v3.json", "--cluster",
+                       "topologies/roce-400g.json", "--replicas", "strict", "--json"});
+  CHECK(ep.rc == 2);
+  CHECK(ep.err.find("with ep=") != std::string::npos);
+}
+
 TEST_CASE("cli network: a rail-only fabric needs fewer switches than rail-optimized") {
   // One SU (32 nodes): each rail is one 64-port switch, no spines; rail-optimized needs spines.
   auto ro = run_tutti({"--set", "fabric.kind=rail_only", "--set", "fabric.nodes_per_su=0", "topo",

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "tutti/core/enum.hpp"
 #include "tutti/core/progress.hpp"
 #include "tutti/models/program.hpp"
 #include "tutti/sim/calibration.hpp"
@@ -48,9 +49,23 @@ struct Workload;
 struct Cluster;
 
 /// Options of simulate() (the CLI's flags).
+/// The native engine's data-parallel replica timelines (simulate --replicas):
+///   Grouped  replicas whose transfers meet the same link loads share a timeline (the default;
+///            the output names the approximation where the data-parallel collectives' flows
+///            would set more apart);
+///   Strict   the groups refined by the data-parallel collectives' flows too: per-replica exact;
+///   Each     one timeline per replica (the reference the others are tested against).
+/// Expert parallelism runs one lock-stepped timeline per stage whatever the mode (Strict and Each
+/// are refused there: simulate()).
+// clang-format off
+#define TUTTI_REPLICA_MODE_VALUES(X) X(Grouped, "grouped") X(Strict, "strict") X(Each, "each")
+// clang-format on
+TUTTI_ENUM(ReplicaMode, std::uint8_t, TUTTI_REPLICA_MODE_VALUES);
+
 struct SimOptions {
-  std::string engine = "native";  ///< "native" | "analytic" | "simgrid".
-  std::string calibration;        ///< Profile path; empty = default_calibration().
+  std::string engine = "native";                ///< "native" | "analytic" | "simgrid".
+  ReplicaMode replicas = ReplicaMode::Grouped;  ///< Native engine (ReplicaMode).
+  std::string calibration;                      ///< Profile path; empty = default_calibration().
   TraceOptions trace;             ///< Chrome/Perfetto trace (native engine); path empty = none.
   double compute_slowdown = 1.0;  ///< >= 1: multiplies every compute op (thermal throttling).
   std::uint64_t seed = 1;         ///< ECMP hash seed.
