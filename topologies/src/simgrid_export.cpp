@@ -43,19 +43,10 @@ std::uint64_t simgrid_export_hash(int src, int dst) {
 
 std::string simgrid_device_name(const Topology& topo, std::uint32_t device) {
   const Device& d = topo.devices().at(device);
-  switch (d.kind) {
-    case DeviceKind::GPU:
-      return "gpu" + std::to_string(d.index);
-    case DeviceKind::NVSwitch:
-      return "nvswitch" + std::to_string(d.index);
-    case DeviceKind::NIC:
-      return "nic" + std::to_string(d.index);
-    case DeviceKind::Switch:
-      return "sw" + std::to_string(d.level) + "-" + std::to_string(d.index);
-    case DeviceKind::Host:
-      return "host" + std::to_string(d.index);
-  }
-  return "dev" + std::to_string(device);
+  // Switches by level and index ("sw1-4"); every other device as the outputs name it.
+  if (d.kind == DeviceKind::Switch)
+    return "sw" + std::to_string(d.level) + "-" + std::to_string(d.index);
+  return fabric_device_name(d);
 }
 
 void write_simgrid_platform(const Topology& topo, double gpu_flops, std::ostream& out,
