@@ -48,7 +48,6 @@ namespace tutti {
 struct Workload;
 struct Cluster;
 
-/// Options of simulate() (the CLI's flags).
 /// The native engine's data-parallel replica timelines (simulate --replicas):
 ///   Grouped  replicas whose transfers meet the same link loads share a timeline (the default;
 ///            the output names the approximation where the data-parallel collectives' flows
@@ -56,12 +55,14 @@ struct Cluster;
 ///   Strict   the groups refined by the data-parallel collectives' flows too: per-replica exact;
 ///   Each     one timeline per replica (the reference the others are tested against).
 /// Expert parallelism runs one lock-stepped timeline per stage whatever the mode (Strict and Each
-/// are refused there: simulate()).
+/// are refused there, by simulate(); other engines have no replica timelines, and the CLI refuses
+/// --replicas with them).
 // clang-format off
 #define TUTTI_REPLICA_MODE_VALUES(X) X(Grouped, "grouped") X(Strict, "strict") X(Each, "each")
 // clang-format on
 TUTTI_ENUM(ReplicaMode, std::uint8_t, TUTTI_REPLICA_MODE_VALUES);
 
+/// Options of simulate() (the CLI's flags).
 struct SimOptions {
   std::string engine = "native";                ///< "native" | "analytic" | "simgrid".
   ReplicaMode replicas = ReplicaMode::Grouped;  ///< Native engine (ReplicaMode).
